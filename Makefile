@@ -1,0 +1,30 @@
+# Every target creates and uses its own virtual environment in .venv.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-test
+
+.PHONY: demo test bench repro clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip setuptools wheel
+
+$(STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	MPLBACKEND=Agg $(PY) examples/demo.py --out demo-output
+
+test: $(STAMP)
+	MPLBACKEND=Agg $(PY) -m pytest -q
+
+bench: $(STAMP)
+	for f in benchmarks/bench_*.py; do echo "== $$f"; MPLBACKEND=Agg $(PY) $$f || exit 1; done
+
+repro: $(STAMP)
+	MPLBACKEND=Agg $(PY) -m pytest -q -m slow
+
+clean:
+	rm -rf $(VENV) demo-output build *.egg-info

@@ -1,0 +1,21 @@
+"""rashomon: how much does *any* good model rely on a variable?
+
+Model reliance (MR) of fitted models and model class reliance (MCR) over
+Rashomon sets (Fisher, Rudin & Dominici, JMLR 2019).
+"""
+from . import datasets
+from ._losses import Loss
+from ._reliance import FeatureRelianceResult, ModelRelianceResult, feature_reliance, model_reliance
+from ._validation import RashomonInputError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "datasets",
+    "Loss",
+    "RashomonInputError",
+    "ModelRelianceResult",
+    "FeatureRelianceResult",
+    "model_reliance",
+    "feature_reliance",
+]

@@ -1,0 +1,142 @@
+"""Input validation shared by the public functions.
+
+Every error names the argument and what was expected, following one template:
+"The 'X' parameter of model_reliance must be ... Got ... instead."
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+
+class RashomonInputError(ValueError):
+    """Bad user input (subclass of ValueError)."""
+
+
+def _param_error(param: str, func: str, expected: str, got: Any) -> RashomonInputError:
+    return RashomonInputError(f"The '{param}' parameter of {func} must be {expected}. Got {got} instead.")
+
+
+def check_X(X: Any, func: str, param: str = "X", min_rows: int = 2) -> tuple[np.ndarray, list[str] | None]:
+    """Return ``(X as float64 2-D array, column names or None)``.
+
+    Raises a clear error for non-numeric columns, NaN/inf, wrong dimension and
+    too few rows.
+    """
+    columns = None
+    if isinstance(X, pd.DataFrame):
+        columns = [str(c) for c in X.columns]
+        bad = [str(c) for c, dt in X.dtypes.items() if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))]
+        if bad:
+            raise _param_error(param, func, "numeric (encode categorical columns first)", f"non-numeric columns {bad}")
+        arr = X.to_numpy(dtype=float)
+    else:
+        try:
+            arr = np.asarray(X, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise _param_error(param, func, "a numeric array-like of shape (n_samples, n_features)", f"values that cannot be read as numbers ({exc})") from None
+    if arr.ndim != 2:
+        raise _param_error(param, func, "2-D, of shape (n_samples, n_features)", f"an array with {arr.ndim} dimension(s)")
+    if arr.shape[0] < min_rows:
+        raise _param_error(param, func, f"an array with at least {min_rows} rows", f"{arr.shape[0]} row(s)")
+    if arr.shape[1] < 1:
+        raise _param_error(param, func, "an array with at least one column", "0 columns")
+    if not np.all(np.isfinite(arr)):
+        bad_cols = np.where(~np.all(np.isfinite(arr), axis=0))[0]
+        names = [columns[i] for i in bad_cols] if columns else list(bad_cols)
+        raise _param_error(param, func, "finite (no NaN or inf)", f"NaN or inf in column(s) {names}")
+    return arr, columns
+
+
+def check_y(y: Any, n: int, func: str, param: str = "y", numeric: bool = True) -> np.ndarray:
+    """Return y as a 1-D array of length ``n``."""
+    arr = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise _param_error(param, func, "1-D", f"an array of shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise _param_error(param, func, f"of the same length as X ({n} rows)", f"length {arr.shape[0]}")
+    if numeric or arr.dtype.kind in "biuf":
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            raise _param_error(param, func, "numeric", f"values of type {arr.dtype}") from None
+        if not np.all(np.isfinite(arr)):
+            raise _param_error(param, func, "finite (no NaN or inf)", f"{int(np.sum(~np.isfinite(arr)))} non-finite value(s)")
+    return arr
+
+
+def _one_feature(f: Any, columns: list[str] | None, p: int, func: str, param: str) -> int:
+    if isinstance(f, (bool, np.bool_)):
+        raise _param_error(param, func, "column indices or names", f"the boolean {f!r}")
+    if isinstance(f, numbers.Integral):
+        i = int(f)
+        if not -p <= i < p:
+            raise _param_error(param, func, f"a column index in [0, {p})", f"index {i}")
+        return i % p
+    if isinstance(f, str):
+        if columns is None:
+            raise _param_error(param, func, "column indices (X has no column names)", f"the name {f!r}")
+        if f not in columns:
+            raise _param_error(param, func, f"a column of X (one of {columns})", f"unknown feature {f!r}")
+        return columns.index(f)
+    raise _param_error(param, func, "a column index, a column name or a list of them", f"{f!r}")
+
+
+def resolve_group(features: Any, columns: list[str] | None, p: int, func: str, param: str = "features") -> tuple[int, ...]:
+    """Resolve one feature or one group of features to sorted column indices."""
+    if isinstance(features, (str, numbers.Integral)) and not isinstance(features, (bool, np.bool_)):
+        return (_one_feature(features, columns, p, func, param),)
+    if isinstance(features, (list, tuple, np.ndarray, pd.Index)):
+        items = list(features)
+        if len(items) == 0:
+            raise _param_error(param, func, "a non-empty feature group", "an empty group")
+        idx = [_one_feature(f, columns, p, func, param) for f in items]
+        if len(set(idx)) != len(idx):
+            raise _param_error(param, func, "a group without repeated columns", f"{items!r}")
+        return tuple(sorted(idx))
+    raise _param_error(param, func, "a column index, a column name or a list of them", f"{features!r}")
+
+
+def group_name(idx: Sequence[int], columns: list[str] | None) -> str:
+    names = [columns[i] if columns else f"x{i}" for i in idx]
+    return names[0] if len(names) == 1 else "{" + ", ".join(names) + "}"
+
+
+def check_choice(value: Any, choices: Sequence[Any], param: str, func: str) -> Any:
+    if value not in choices:
+        raise _param_error(param, func, f"one of {list(choices)}", repr(value))
+    return value
+
+
+def check_positive_int(value: Any, param: str, func: str, minimum: int = 1) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise _param_error(param, func, f"an int >= {minimum}", repr(value))
+    return int(value)
+
+
+def check_float(value: Any, param: str, func: str, *, low: float | None = None, strict: bool = True) -> float:
+    ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and np.isfinite(value)
+    if ok and low is not None:
+        ok = value > low if strict else value >= low
+    if not ok:
+        cond = "" if low is None else (f" > {low}" if strict else f" >= {low}")
+        raise _param_error(param, func, f"a finite float{cond}", repr(value))
+    return float(value)
+
+
+def seed_from(random_state: Any, func: str) -> int:
+    """Draw one 31-bit seed from None, an int, a RandomState or a Generator."""
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.RandomState)):
+        if isinstance(random_state, (bool, np.bool_)):
+            raise _param_error("random_state", func, "None, an int, a RandomState or a Generator", repr(random_state))
+        from sklearn.utils import check_random_state
+
+        return int(check_random_state(random_state).randint(np.iinfo(np.int32).max + 1))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(np.iinfo(np.int32).max + 1))
+    raise _param_error("random_state", func, "None, an int, a RandomState or a Generator", repr(random_state))
