@@ -165,10 +165,13 @@ class Predictor:
         return out
 
     def losses(self, y_enc: np.ndarray, X: np.ndarray) -> np.ndarray:
-        vals = np.asarray(self.loss(y_enc, self(X)), dtype=float)
-        if vals.shape != (X.shape[0],):
+        return self.losses_from(y_enc, self(X))
+
+    def losses_from(self, y_enc: np.ndarray, pred: np.ndarray) -> np.ndarray:
+        vals = np.asarray(self.loss(y_enc, pred), dtype=float)
+        if vals.shape != (y_enc.shape[0],):
             raise RashomonInputError(
-                f"The loss {self.loss.name!r} must return one value per row; got shape {vals.shape} for {X.shape[0]} rows."
+                f"The loss {self.loss.name!r} must return one value per row; got shape {vals.shape} for {y_enc.shape[0]} rows."
             )
         if not np.all(np.isfinite(vals)):
             raise RashomonInputError(f"The loss {self.loss.name!r} returned NaN or inf for some rows.")

@@ -143,15 +143,17 @@ def linear_coefficients(estimator: Any, X: np.ndarray, predictor: Predictor) -> 
     return beta, b
 
 
-def linear_squared_e_switch(X: np.ndarray, y: np.ndarray, beta: np.ndarray, b: float, group: Sequence[int]) -> tuple[float, float]:
-    """Exact ``(e_orig, e_switch)`` of ``f(x) = x'beta + b`` under squared loss, O(n·p)."""
+def linear_squared_e_switch(X: np.ndarray, y: np.ndarray, pred: np.ndarray, beta: np.ndarray, group: Sequence[int]) -> tuple[float, float]:
+    """Exact ``(e_orig, e_switch)`` of a linear model under squared loss.
+
+    ``pred = X @ beta + b`` is computed once per data set; each group then costs
+    O(n·|group|): ``u = X1 @ beta1`` and ``r = y - pred + u``.
+    """
     n = X.shape[0]
-    g = np.asarray(group)
-    mask = np.zeros(X.shape[1], dtype=bool)
-    mask[g] = True
-    u = X[:, mask] @ beta[mask]
-    r = y - b - X[:, ~mask] @ beta[~mask]
-    diag = float(np.sum((r - u) ** 2))
+    g = list(group)
+    u = X[:, g] @ beta[g]
+    r = y - pred + u
+    diag = float(np.sum((y - pred) ** 2))
     rc = r - r.mean()
     uc = u - u.mean()
     total = n * float(rc @ rc) + n * float(uc @ uc) + n * n * float(r.mean() - u.mean()) ** 2
@@ -160,13 +162,15 @@ def linear_squared_e_switch(X: np.ndarray, y: np.ndarray, beta: np.ndarray, b: f
 
 # --------------------------------------------------------------------------- generic exact
 def _block_sum(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: np.ndarray, values: np.ndarray,
-               weights: np.ndarray, j0: int, j1: int) -> float:
-    """Σ over values v in the block and rows j in [j0, j1) of weights[v, j]·L(y_j, f(v, x2_j))."""
-    nv = values.shape[0]
+               counts: np.ndarray, inverse: np.ndarray, v0: int, v1: int, j0: int, j1: int) -> float:
+    """Σ over distinct values v in [v0, v1) and rows j in [j0, j1) of w(v, j)·L(y_j, f(v, x2_j)),
+    with w(v, j) = #{i ≠ j : x1_i = v}."""
+    nv, nj = v1 - v0, j1 - j0
     rows = np.tile(X[j0:j1], (nv, 1))
-    rows[:, group] = np.repeat(values, j1 - j0, axis=0)
-    losses = predictor.losses(np.tile(y_enc[j0:j1], nv), rows).reshape(nv, j1 - j0)
-    return float(np.sum(losses * weights))
+    rows[:, group] = np.repeat(values[v0:v1], nj, axis=0)
+    losses = predictor.losses(np.tile(y_enc[j0:j1], nv), rows).reshape(nv, nj)
+    w = counts[v0:v1, None] - (inverse[None, j0:j1] == np.arange(v0, v1)[:, None])
+    return float(np.sum(losses * w))
 
 
 def _exact_e_switch(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...],
@@ -178,18 +182,13 @@ def _exact_e_switch(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, grou
     n_values = values.shape[0]
     bj = min(n, max(1, max_rows))
     bv = max(1, max_rows // bj)
-    tasks = []
-    for v0 in range(0, n_values, bv):
-        v1 = min(n_values, v0 + bv)
-        for j0 in range(0, n, bj):
-            j1 = min(n, j0 + bj)
-            # weight of (v, j): how many i ≠ j have x1_i = v
-            w = counts[v0:v1, None] - (inverse[None, j0:j1] == np.arange(v0, v1)[:, None])
-            tasks.append((values[v0:v1], w, j0, j1))
+    tasks = [(v0, min(n_values, v0 + bv), j0, min(n, j0 + bj)) for v0 in range(0, n_values, bv) for j0 in range(0, n, bj)]
+    args = (predictor, X, y_enc, g, values, counts, inverse)
     if n_jobs in (None, 1) or len(tasks) == 1:
-        sums = [_block_sum(predictor, X, y_enc, g, v, w, j0, j1) for v, w, j0, j1 in tasks]
+        sums = [_block_sum(*args, *t) for t in tasks]
     else:
-        sums = Parallel(n_jobs=n_jobs)(delayed(_block_sum)(predictor, X, y_enc, g, v, w, j0, j1) for v, w, j0, j1 in tasks)
+        # Blocks are summed in a fixed order, so any n_jobs gives identical results.
+        sums = Parallel(n_jobs=n_jobs)(delayed(_block_sum)(*args, *t) for t in tasks)
     return float(np.sum(sums)) / (n * (n - 1))
 
 
@@ -248,15 +247,15 @@ class _Prepared:
     @property
     def e_orig(self) -> float:
         if self._e_orig is None:
-            self._e_orig = float(np.mean(self.predictor.losses(self.y_enc, self.X)))
+            self._pred = self.predictor(self.X)
+            self._e_orig = float(np.mean(self.predictor.losses_from(self.y_enc, self._pred)))
         return self._e_orig
 
-    def linear(self) -> tuple[np.ndarray, float] | None:
+    def linear(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(coef, X @ coef + intercept)`` for a linear regressor under squared loss, else None."""
         if self._linear is False:
-            self._linear = (
-                linear_coefficients(self.estimator, self.X, self.predictor)
-                if self.loss.name == "squared_error" else None
-            )
+            lin = linear_coefficients(self.estimator, self.X, self.predictor) if self.loss.name == "squared_error" else None
+            self._linear = None if lin is None else (lin[0], self.X @ lin[0] + lin[1])
         return self._linear
 
 
@@ -275,7 +274,7 @@ def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeat
                 "(coef_/intercept_, or a Pipeline of affine scalers ending in one) and loss='squared_error'."
             )
         if lin is not None:
-            _, e_switch = linear_squared_e_switch(X, prep.y, lin[0], lin[1], group)
+            _, e_switch = linear_squared_e_switch(X, prep.y, lin[1], lin[0], group)
             used_closed = True
         else:
             max_rows = max(1, int(memory_limit // (8 * (X.shape[1] + 4))))

@@ -1,0 +1,114 @@
+"""Statuses, results, certificates and the solver base class.
+
+Standard forms (one per problem family):
+
+* **QCQP** (``trust_region``): minimise ``x'Ax - 2b'x`` subject to ``x'Bx <= r``
+  with A symmetric (possibly indefinite), B symmetric PSD (possibly singular),
+  r > 0. Global optimality (S-lemma, Slater holds since x = 0 is strictly
+  feasible): x* is optimal iff some ν >= 0 has ``(A + νB)x* = b``,
+  ``A + νB ⪰ 0``, ``ν(r - x*'Bx*) = 0`` and ``x*'Bx* <= r``.
+* **QP** (``osqp_qp``): minimise ``x'Ax - 2b'x`` subject to ``l <= Cx <= u``,
+  A PSD.
+* **Convex loss programme** (``cvxpy_backend``): minimise a non-negative
+  combination of mean convex losses of affine functions of x (plus an optional
+  quadratic) subject to ``x'Bx <= r``.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SolverStatus", "SolverError", "Certificate", "SolverResult", "DEFAULT_TOL"]
+
+#: Relative KKT tolerance a certified solve must meet.
+DEFAULT_TOL = 1e-8
+
+
+class SolverStatus(str, enum.Enum):
+    """Canonical status shared by every backend."""
+
+    OPTIMAL = "optimal"
+    UNBOUNDED = "unbounded"
+    INFEASIBLE = "infeasible"
+    INACCURATE = "inaccurate"
+
+
+class SolverError(RuntimeError):
+    """A solve whose answer cannot be trusted (certificate failed, backend error)."""
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Relative optimality residuals of a solution (all dimensionless).
+
+    Attributes
+    ----------
+    stationarity : float
+        ``||∇ Lagrangian|| / scale``; for the QCQP the normwise backward error
+        ``||(A+νB)x - b|| / ((||A|| + ν||B||)·||x|| + ||b||)`` (2-norms).
+    complementarity : float
+        ``ν·|r - x'Bx|`` relative to the objective's scale (0 for an interior solution).
+    feasibility : float
+        Relative constraint violation (0 when feasible).
+    min_eigenvalue : float
+        Smallest eigenvalue of ``A + νB`` divided by ``||A|| + ν||B||``; must be
+        ``>= -tol`` for a global optimum of a non-convex QCQP (``nan`` where not
+        applicable).
+    duality_gap : float
+        Relative gap between primal and dual objective (``nan`` where not reported).
+    """
+
+    stationarity: float
+    complementarity: float
+    feasibility: float
+    min_eigenvalue: float = float("nan")
+    duality_gap: float = float("nan")
+
+    def passed(self, tol: float = DEFAULT_TOL) -> bool:
+        ok = self.stationarity <= tol and self.complementarity <= tol and self.feasibility <= tol
+        if not np.isnan(self.min_eigenvalue):
+            ok = ok and self.min_eigenvalue >= -tol
+        if not np.isnan(self.duality_gap):
+            ok = ok and self.duality_gap <= tol
+        return bool(ok)
+
+    def worst(self) -> float:
+        vals = [self.stationarity, self.complementarity, self.feasibility]
+        if not np.isnan(self.min_eigenvalue):
+            vals.append(max(0.0, -self.min_eigenvalue))
+        if not np.isnan(self.duality_gap):
+            vals.append(self.duality_gap)
+        return float(max(vals))
+
+
+@dataclass(frozen=True)
+class SolverResult:
+    """Result of one solve.
+
+    Attributes
+    ----------
+    x : ndarray of shape (p,) or None
+        Minimiser (None when unbounded or infeasible).
+    objective : float
+        Optimal value in the family's standard form (``-inf`` when unbounded).
+    multiplier : float or ndarray
+        ν of the quadratic constraint (QCQP), or the dual vector y (QP).
+    status : SolverStatus
+    certificate : Certificate or None
+    iterations : int
+    backend : str
+    info : dict
+        Backend-specific extras (e.g. ``hard_case``).
+    """
+
+    x: np.ndarray | None
+    objective: float
+    multiplier: Any
+    status: SolverStatus
+    certificate: Certificate | None
+    iterations: int = 0
+    backend: str = ""
+    info: dict = field(default_factory=dict)
