@@ -5,6 +5,8 @@ Rashomon sets (Fisher, Rudin & Dominici, JMLR 2019).
 """
 from . import datasets
 from ._losses import Loss
+from ._mcr import MCREnvelope, MCRModel, MCRResult, MCRStep, mcr_envelope, model_class_reliance
+from ._model_classes import LinearModelClass
 from ._reliance import FeatureRelianceResult, ModelRelianceResult, feature_reliance, model_reliance
 from ._validation import RashomonInputError
 
@@ -18,4 +20,11 @@ __all__ = [
     "FeatureRelianceResult",
     "model_reliance",
     "feature_reliance",
+    "LinearModelClass",
+    "model_class_reliance",
+    "mcr_envelope",
+    "MCRResult",
+    "MCREnvelope",
+    "MCRModel",
+    "MCRStep",
 ]

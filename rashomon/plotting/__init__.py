@@ -1,4 +1,5 @@
 """Display classes. matplotlib is imported inside ``plot()`` so ``import rashomon`` stays light."""
+from ._mcr_display import MCRBandDisplay, MCREnvelopeDisplay
 from ._reliance_display import RelianceDisplay
 
-__all__ = ["RelianceDisplay"]
+__all__ = ["RelianceDisplay", "MCREnvelopeDisplay", "MCRBandDisplay"]

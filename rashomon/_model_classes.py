@@ -1,0 +1,122 @@
+"""Model classes for MCR: each builds the quadratic forms of its parameters."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._quadratics import MCRProblem, Quadratic, switched_design_moments
+from ._validation import RashomonInputError
+
+__all__ = ["LinearModelClass"]
+
+
+def _reorder(G, g, first, second, d):
+    """Moments of the design ordered [first, second] back to θ's order."""
+    order = np.concatenate([first, second])
+    inv = np.empty(d, dtype=int)
+    inv[order] = np.arange(d)
+    return G[np.ix_(inv, inv)], g[inv]
+
+
+class LinearModelClass:
+    """Linear models ``f(x) = μ + x'β`` with ``β̃'Mβ̃ <= r`` (squared loss).
+
+    Parameters
+    ----------
+    norm_bound : float, default=None
+        r. ``None`` takes ``r = β̃_ref' M β̃_ref`` from a ridge reference fit
+        (``RidgeCV``, efficient leave-one-out over ``alphas``) on the
+        standardised features.
+    penalty_matrix : ndarray of shape (p, p), default=None
+        M (PSD). ``None`` is the identity.
+    fit_intercept : bool, default=True
+        Include an unpenalised intercept μ (a free direction of the constraint).
+    standardize : bool, default=True
+        If True, β̃ are the coefficients of the standardised features
+        ``(x - mean) / sd`` (population sd of the data MCR is computed on), so
+        the default constraint is the identity on standardised features and
+        MCR does not depend on the units of X. If False, β̃ = β, the raw
+        coefficients. Internally the search always works in standardised
+        coordinates (for conditioning); M is transformed accordingly.
+    alphas : array-like, default=None
+        Ridge penalties tried when ``norm_bound=None`` (default
+        ``np.logspace(-4, 4, 81)``).
+
+    Notes
+    -----
+    θ = (μ, β̃ on standardised features). With the design ``D = [1, Z]``,
+    ``e_orig(θ) = θ'(D'D/n)θ - 2(D'y/n)'θ + y'y/n`` and the switched loss uses
+    the all-pairs moments of :func:`~rashomon._quadratics.switched_design_moments`,
+    so building both costs O(n·p²) with no pair loop.
+    """
+
+    def __init__(self, norm_bound: float | None = None, penalty_matrix: Any = None, fit_intercept: bool = True,
+                 standardize: bool = True, alphas: Any = None):
+        self.norm_bound = norm_bound
+        self.penalty_matrix = penalty_matrix
+        self.fit_intercept = fit_intercept
+        self.standardize = standardize
+        self.alphas = alphas
+
+    def __repr__(self) -> str:
+        return (f"LinearModelClass(norm_bound={self.norm_bound!r}, fit_intercept={self.fit_intercept}, "
+                f"standardize={self.standardize}, penalty_matrix={'None' if self.penalty_matrix is None else '...'})")
+
+    def build(self, X: np.ndarray, y: np.ndarray, group: tuple[int, ...], columns: list[str] | None,
+              func: str = "model_class_reliance") -> MCRProblem:
+        n, p = X.shape
+        mean = X.mean(0) if self.fit_intercept else np.zeros(p)
+        sd = X.std(0) if self.fit_intercept else np.sqrt((X**2).mean(0))
+        if np.any(sd <= 0):
+            bad = [columns[i] if columns else i for i in np.where(sd <= 0)[0]]
+            raise RashomonInputError(f"The 'X' parameter of {func} has constant (or all-zero) column(s) {bad}; drop them.")
+        Z = (X - mean) / sd
+        if self.penalty_matrix is None:
+            Ms = np.eye(p) if self.standardize else np.diag(1.0 / sd**2)
+        else:
+            M = np.asarray(self.penalty_matrix, dtype=float)
+            if M.shape != (p, p) or not np.all(np.isfinite(M)):
+                raise RashomonInputError(f"The 'penalty_matrix' parameter of LinearModelClass must be a finite ({p}, {p}) matrix. Got shape {M.shape} instead.")
+            M = 0.5 * (M + M.T)
+            if np.linalg.eigvalsh(M)[0] < -1e-10 * max(1.0, np.abs(M).max()):
+                raise RashomonInputError("The 'penalty_matrix' parameter of LinearModelClass must be positive semi-definite.")
+            Ms = M if self.standardize else M / np.outer(sd, sd)
+        o = 1 if self.fit_intercept else 0
+        d = p + o
+        D = np.hstack([np.ones((n, 1)), Z]) if o else Z
+        Q0 = D.T @ D / n
+        c0 = D.T @ y / n
+        k0 = float(y @ y) / n
+        sw = np.array(group) + o
+        keep = np.setdiff1d(np.arange(d), sw)
+        G, g, k1 = switched_design_moments(D[:, sw], D[:, keep], y)
+        Q1, c1 = _reorder(G, g, sw, keep, d)
+        B = np.zeros((d, d))
+        B[o:, o:] = Ms
+        info: dict = {}
+        if self.norm_bound is None:
+            from sklearn.linear_model import RidgeCV
+
+            alphas = np.logspace(-4, 4, 81) if self.alphas is None else np.asarray(self.alphas, dtype=float)
+            ridge = RidgeCV(alphas=alphas, fit_intercept=self.fit_intercept).fit(Z, y)
+            beta = ridge.coef_
+            r = float(beta @ Ms @ beta)
+            info.update(ridge_alpha=float(ridge.alpha_), reference_theta=np.r_[[ridge.intercept_] * o, beta])
+            if not r > 0:
+                raise RashomonInputError(f"The ridge reference of {func} has zero norm; give LinearModelClass a norm_bound.")
+        else:
+            r = float(self.norm_bound)
+            if not (np.isfinite(r) and r > 0):
+                raise RashomonInputError(f"The 'norm_bound' parameter of LinearModelClass must be a float > 0. Got {self.norm_bound!r} instead.")
+        info["norm_bound"] = r
+
+        def to_model(theta: np.ndarray) -> dict:
+            theta = np.asarray(theta, dtype=float)
+            bs = theta[o:]
+            coef = bs / sd
+            intercept = (theta[0] if o else 0.0) - float(mean @ coef)
+            return {"coef": coef, "intercept": float(intercept)}
+
+        names = tuple(columns[i] if columns else f"x{i}" for i in group)
+        return MCRProblem(Quadratic(Q0, c0, k0), Quadratic(Q1, c1, k1), B, r, to_model, names, repr(self), info)

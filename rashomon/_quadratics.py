@@ -1,0 +1,85 @@
+"""Quadratic forms in a model's parameters θ, the common currency of MCR.
+
+For squared loss every quantity the MCR search needs is a quadratic in θ:
+``e_orig(θ) = θ'Q₀θ - 2c₀'θ + k₀`` and ``e_switch(θ) = θ'Q₁θ - 2c₁'θ + k₁``,
+with the model class's constraint ``θ'Bθ <= r``. A model class only builds
+these; the search, envelope and plots never look at the data again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Quadratic", "MCRProblem", "switched_design_moments"]
+
+
+@dataclass(frozen=True)
+class Quadratic:
+    """``q(θ) = θ'Qθ - 2c'θ + k``."""
+
+    Q: np.ndarray
+    c: np.ndarray
+    k: float
+
+    def __call__(self, theta: np.ndarray) -> float:
+        theta = np.asarray(theta, dtype=float)
+        return float(theta @ self.Q @ theta - 2 * self.c @ theta + self.k)
+
+    def evaluate_many(self, thetas: np.ndarray) -> np.ndarray:
+        """Values at each row of ``thetas`` (shape (m, d))."""
+        return np.einsum("ij,jk,ik->i", thetas, self.Q, thetas) - 2 * thetas @ self.c + self.k
+
+    def combine(self, other: "Quadratic", a: float, b: float) -> "Quadratic":
+        """``a·self + b·other``."""
+        return Quadratic(a * self.Q + b * other.Q, a * self.c + b * other.c, a * self.k + b * other.k)
+
+
+def switched_design_moments(D1: np.ndarray, D2: np.ndarray, y: np.ndarray):
+    """Moments of the all-pairs switched design without any pair loop.
+
+    Rows of the switched design are ``(d1_i, d2_j)`` for ordered pairs i ≠ j with
+    response ``y_j``. Returns ``(G, g, k)`` with
+    ``G = Σ_{i≠j} z_ij z_ij' / (n(n-1))``, ``g = Σ_{i≠j} y_j z_ij / (n(n-1))``,
+    ``k = Σ_{i≠j} y_j² / (n(n-1))``, using
+    ``Σ_{i≠j} d1_i d2_j' = (1'D1)'(1'D2) - D1'D2`` (the cross block X1'WX2 with
+    W = 11' - I) and ``Σ_{i≠j} a_i = (n-1) Σ a``. Cost O(n·d²).
+    """
+    n = D1.shape[0]
+    s1, s2, sy = D1.sum(0), D2.sum(0), float(y.sum())
+    nn = n * (n - 1)
+    G11 = (n - 1) * (D1.T @ D1)
+    G22 = (n - 1) * (D2.T @ D2)
+    G12 = np.outer(s1, s2) - D1.T @ D2
+    G = np.block([[G11, G12], [G12.T, G22]]) / nn
+    g = np.concatenate([s1 * sy - D1.T @ y, (n - 1) * (D2.T @ y)]) / nn
+    k = (n - 1) * float(y @ y) / nn
+    return G, g, k
+
+
+@dataclass(frozen=True)
+class MCRProblem:
+    """What a model class hands to the class-agnostic search.
+
+    Attributes
+    ----------
+    e_orig, e_switch : Quadratic
+        Losses as quadratics in θ.
+    B : ndarray of shape (d, d)
+        PSD constraint matrix; the class is ``{θ : θ'Bθ <= r}``.
+    r : float
+    to_model : callable
+        ``θ -> dict`` describing the model in the user's units (e.g. ``coef``,
+        ``intercept``).
+    feature_names : tuple of str
+        The switched features.
+    """
+
+    e_orig: Quadratic
+    e_switch: Quadratic
+    B: np.ndarray
+    r: float
+    to_model: object
+    feature_names: tuple
+    class_name: str = ""
+    info: dict = field(default_factory=dict)
