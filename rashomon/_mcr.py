@@ -105,6 +105,21 @@ def step_bound(step: MCRStep, eps: float, kind: str) -> float:
     return (h - eps) / g - eps if -1 <= g < 0 else math.nan
 
 
+def step_bounds(sides: np.ndarray, gammas: np.ndarray, hs: np.ndarray, cert: np.ndarray, eps: float, kind: str) -> np.ndarray:
+    """Vectorised :func:`step_bound` over arrays of steps."""
+    g, h = gammas, hs
+    lower = sides == "lower"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "ratio":
+            out = np.where(lower, h / eps - g, (h / eps - 1.0) / g)
+            ok = (h >= 0) & (lower | (g < 0))
+        else:
+            out = np.where(lower, h - (1.0 + g) * eps, (h - eps) / g - eps)
+            ok = np.where(lower, g >= -1, (g >= -1) & (g < 0))
+    ok &= cert & np.isfinite(h)
+    return np.where(ok, out, np.nan)
+
+
 def envelope_loss(steps: list[MCRStep], m: np.ndarray, kind: str) -> np.ndarray:
     """Certified lower bound on e_orig of any model of the class with MR = m."""
     m = np.asarray(m, dtype=float)
@@ -232,11 +247,21 @@ class _Searcher:
         }
         self.steps: list[MCRStep] = []
         self.cache: dict = {}
+        self._st = {"side": [], "gamma": [], "h": [], "cert": []}
+        self._cand = {"theta": [], "eo": [], "es": [], "ok": []}
         ref = self.seq["upper"].solve(0.0)  # min e_orig over the class
         self.theta_min = ref.x
         self.e_min = eo(ref.x)
         self.es_at_min = es(ref.x)
-        self.candidates: list[np.ndarray] = [ref.x]
+        self._add_candidate(ref.x)
+
+    def _add_candidate(self, theta: np.ndarray) -> None:
+        """Models of the class that may attain a bound; their losses are computed once."""
+        c = self._cand
+        c["theta"].append(theta)
+        c["eo"].append(self.prob.e_orig(theta))
+        c["es"].append(self.prob.e_switch(theta))
+        c["ok"].append(bool(theta @ self.prob.B @ theta <= self.prob.r * (1 + 1e-9)))
 
     def step(self, side: str, gamma: float) -> MCRStep:
         key = (side, float(gamma))
@@ -252,9 +277,11 @@ class _Searcher:
             const = (eo.k * gamma + es.k) if side == "lower" else (eo.k + gamma * es.k)
             st = MCRStep(side, float(gamma), res.objective + const, res.x, eo(res.x), es(res.x),
                          res.status is SolverStatus.OPTIMAL)
-            self.candidates.append(res.x)
+            self._add_candidate(res.x)
         self.cache[key] = st
         self.steps.append(st)
+        for k, v in zip(("side", "gamma", "h", "cert"), (side, st.gamma, st.h_star, st.certified)):
+            self._st[k].append(v)
         return st
 
     def valid(self, st: MCRStep, eps: float) -> bool:
@@ -311,17 +338,35 @@ class _Searcher:
                     return
             if hi is None:
                 return
-        for _ in range(self.max_iter):
+        # Illinois (safeguarded regula falsi) on φ(γ) = e_orig(f_γ) - ε, which is monotone in γ;
+        # plain bisection where φ is unknown at an end (unbounded or h* < 0) or the bracket
+        # shrinks too slowly (a jump in φ).
+        def phi(g):
+            st = self.cache[(side, float(g))]
+            return st.e_orig - eps if (st.theta is not None and self.valid(st, eps)) else math.nan
+
+        f_lo, f_hi = phi(lo), phi(hi)
+        last = None
+        for it in range(self.max_iter):
             if self.gap(side, eps) <= self.tol * max(1.0, abs(self.best_bound(side, eps))):
                 break
-            mid = 0.5 * (lo + hi)
+            use_secant = np.isfinite(f_lo) and np.isfinite(f_hi) and f_lo > f_hi and it % 3 != 2
+            mid = hi - f_hi * (hi - lo) / (f_hi - f_lo) if use_secant else 0.5 * (lo + hi)
+            if not (lo < mid < hi):
+                mid = 0.5 * (lo + hi)
             if mid in (lo, hi):
                 break
             st = self.step(side, mid)
             if self.good(st, eps):
-                hi = mid
+                hi, f_hi = mid, phi(mid)
+                if last == "hi" and np.isfinite(f_lo):
+                    f_lo *= 0.5
+                last = "hi"
             else:
-                lo = mid
+                lo, f_lo = mid, phi(mid)
+                if last == "lo" and np.isfinite(f_hi):
+                    f_hi *= 0.5
+                last = "lo"
         self._interpolate(side, eps, lo, hi)
 
     def _interpolate(self, side, eps, lo, hi):
@@ -341,26 +386,39 @@ class _Searcher:
             if np.isreal(t) and 0 <= t.real <= 1:
                 th = tb + t.real * dlt
                 if th @ self.prob.B @ th <= self.prob.r * (1 + 1e-12):
-                    self.candidates.append(th)
+                    self._add_candidate(th)
+
+    def _bounds(self, side: str, eps: float) -> tuple[np.ndarray, np.ndarray]:
+        st = self._st
+        sides = np.asarray(st["side"])
+        b = step_bounds(sides, np.asarray(st["gamma"], dtype=float), np.asarray(st["h"], dtype=float),
+                        np.asarray(st["cert"], dtype=bool), eps, self.kind)
+        sel = (sides == side) & np.isfinite(b)
+        return b[sel], np.asarray(st["gamma"], dtype=float)[sel]
 
     def best_bound(self, side: str, eps: float) -> float:
-        vals = [step_bound(s, eps, self.kind) for s in self.steps if s.side == side]
-        vals = [v for v in vals if np.isfinite(v)]
-        if not vals:
+        b, _ = self._bounds(side, eps)
+        if b.size == 0:
             return -math.inf if side == "lower" else math.inf
-        return max(vals) if side == "lower" else min(vals)
+        return float(b.max() if side == "lower" else b.min())
+
+    def best_gamma(self, side: str, eps: float) -> float:
+        b, g = self._bounds(side, eps)
+        if b.size == 0:
+            return math.nan
+        return float(g[np.argmax(b)] if side == "lower" else g[np.argmin(b)])
 
     def best_model(self, side: str, eps: float) -> tuple[np.ndarray | None, float]:
-        eo, es, B, r = self.prob.e_orig, self.prob.e_switch, self.prob.B, self.prob.r
-        best, best_mr = None, (math.inf if side == "lower" else -math.inf)
-        for th in self.candidates:
-            e_o = eo(th)
-            if e_o > eps or th @ B @ th > r * (1 + 1e-9):
-                continue
-            m = _mr(e_o, es(th), self.kind)
-            if (side == "lower" and m < best_mr) or (side == "upper" and m > best_mr):
-                best, best_mr = th, m
-        return best, best_mr
+        c = self._cand
+        eo, es = np.asarray(c["eo"]), np.asarray(c["es"])
+        feas = (eo <= eps) & np.asarray(c["ok"])
+        if not feas.any():
+            return None, (math.inf if side == "lower" else -math.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mr = es - eo if self.kind == "difference" else np.where(eo > 0, es / eo, np.inf)
+        mr = np.where(feas, mr, np.inf if side == "lower" else -np.inf)
+        i = int(np.argmin(mr) if side == "lower" else np.argmax(mr))
+        return c["theta"][i], float(mr[i])
 
     def gap(self, side: str, eps: float) -> float:
         bound = self.best_bound(side, eps)
@@ -368,16 +426,6 @@ class _Searcher:
         if not (np.isfinite(bound) and np.isfinite(m)):
             return math.inf
         return max(0.0, m - bound) if side == "lower" else max(0.0, bound - m)
-
-    def best_gamma(self, side: str, eps: float) -> float:
-        best, g = (-math.inf if side == "lower" else math.inf), math.nan
-        for s in self.steps:
-            if s.side != side:
-                continue
-            v = step_bound(s, eps, self.kind)
-            if np.isfinite(v) and ((side == "lower" and v > best) or (side == "upper" and v < best)):
-                best, g = v, s.gamma
-        return g
 
     def model(self, theta) -> MCRModel | None:
         if theta is None:

@@ -8,7 +8,40 @@ import numpy as np
 from ._quadratics import MCRProblem, Quadratic, switched_design_moments
 from ._validation import RashomonInputError
 
-__all__ = ["LinearModelClass"]
+__all__ = ["LinearModelClass", "ridge_loo"]
+
+
+def ridge_loo(Z: np.ndarray, y: np.ndarray, alphas: np.ndarray, fit_intercept: bool = True):
+    """Ridge ``min ||y - μ - Zβ||² + α||β||²`` with α chosen by exact leave-one-out error.
+
+    For a penalised least-squares fit ``ŷ = Hy`` the leave-one-out residual is
+    ``e_i / (1 - h_ii)`` exactly. With Z centred (when fitting an intercept) and
+    ``Z = U S V'``, ``h_ii = 1/n + Σ_k u_ik² s_k²/(s_k² + α)``, so every α costs
+    two matrix products with the thin SVD: O(n·p²) once, then O(n·p·#alphas).
+    Equals scikit-learn's ``RidgeCV`` (default efficient LOO) on the same Z, which
+    on n = 100,000, p = 50 took 7.5 s against about 0.25 s here.
+
+    Returns ``(alpha, beta, intercept, loo_mse)`` for the best α.
+    """
+    n = Z.shape[0]
+    zm = Z.mean(0) if fit_intercept else np.zeros(Z.shape[1])
+    ym = float(y.mean()) if fit_intercept else 0.0
+    Zc, yc = Z - zm, y - ym
+    # Thin SVD through the p × p Gram matrix (as scikit-learn's n > p path does): one O(n·p²)
+    # product and an O(p³) eigh instead of an O(n·p²) SVD with a larger constant.
+    s2, V = np.linalg.eigh(Zc.T @ Zc)
+    keep = s2 > s2.max() * Z.shape[1] * np.finfo(float).eps
+    s2, V = s2[keep], V[:, keep]
+    sv = np.sqrt(s2)
+    U = (Zc @ V) / sv
+    W = s2[:, None] / (s2[:, None] + alphas[None, :])  # shrinkage factors, rank × A
+    Uty = U.T @ yc
+    fitted = U @ (W * Uty[:, None])  # n × A
+    lev = (U * U) @ W + (1.0 / n if fit_intercept else 0.0)
+    loo = np.mean(((yc[:, None] - fitted) / (1.0 - lev)) ** 2, axis=0)
+    best = int(np.argmin(loo))
+    beta = V @ (Uty * sv / (s2 + alphas[best]))
+    return float(alphas[best]), beta, ym - float(zm @ beta), float(loo[best])
 
 
 def _reorder(G, g, first, second, d):
@@ -96,13 +129,10 @@ class LinearModelClass:
         B[o:, o:] = Ms
         info: dict = {}
         if self.norm_bound is None:
-            from sklearn.linear_model import RidgeCV
-
             alphas = np.logspace(-4, 4, 81) if self.alphas is None else np.asarray(self.alphas, dtype=float)
-            ridge = RidgeCV(alphas=alphas, fit_intercept=self.fit_intercept).fit(Z, y)
-            beta = ridge.coef_
+            alpha, beta, icpt, loo = ridge_loo(Z, y, alphas, self.fit_intercept)
             r = float(beta @ Ms @ beta)
-            info.update(ridge_alpha=float(ridge.alpha_), reference_theta=np.r_[[ridge.intercept_] * o, beta])
+            info.update(ridge_alpha=alpha, ridge_loo_mse=loo, reference_theta=np.r_[[icpt] * o, beta])
             if not r > 0:
                 raise RashomonInputError(f"The ridge reference of {func} has zero norm; give LinearModelClass a norm_bound.")
         else:

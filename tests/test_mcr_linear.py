@@ -251,3 +251,21 @@ def test_plots_draw_the_envelope():
     res = env.results[1]
     d2 = res.plot()
     assert np.isfinite(d2.envelope[np.isfinite(d2.envelope)]).all()
+
+
+def test_ridge_loo_equals_sklearn_ridgecv():
+    from sklearn.linear_model import RidgeCV
+
+    from rashomon._model_classes import ridge_loo
+
+    rng = np.random.default_rng(0)
+    alphas = np.logspace(-4, 4, 81)
+    for n, p, fi in [(60, 5, True), (200, 12, True), (80, 6, False)]:
+        Z = rng.normal(size=(n, p)) * rng.uniform(0.5, 2, p) + rng.normal(size=p)
+        y = Z @ rng.normal(size=p) + 2 * rng.normal(size=n) + 3
+        a, b, c, loo = ridge_loo(Z, y, alphas, fi)
+        sk = RidgeCV(alphas=alphas, fit_intercept=fi).fit(Z, y)
+        assert a == sk.alpha_
+        np.testing.assert_allclose(b, sk.coef_, rtol=1e-10, atol=1e-12)
+        assert c == pytest.approx(sk.intercept_, rel=1e-10, abs=1e-12)
+        assert loo == pytest.approx(-sk.best_score_, rel=1e-10)
