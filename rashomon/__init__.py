@@ -4,6 +4,7 @@ Model reliance (MR) of fitted models and model class reliance (MCR) over
 Rashomon sets (Fisher, Rudin & Dominici, JMLR 2019).
 """
 from . import datasets
+from ._kernel import KernelModelClass
 from ._losses import Loss
 from ._mcr import MCREnvelope, MCRModel, MCRResult, MCRStep, mcr_envelope, model_class_reliance
 from ._model_classes import LinearModelClass
@@ -21,6 +22,7 @@ __all__ = [
     "model_reliance",
     "feature_reliance",
     "LinearModelClass",
+    "KernelModelClass",
     "model_class_reliance",
     "mcr_envelope",
     "MCRResult",

@@ -1,0 +1,271 @@
+"""Kernel (RKHS) model class for MCR.
+
+Models ``f(x) = μ + Σ_d α_d k(x, d)`` over dictionary points d with
+``||f||²_H = α'K_Dα <= r``. With squared loss e_orig and e_switch are
+quadratics in α. When the kernel factorises across the switched block X1 and
+the rest X2, ``k((x1, x2), d) = k₁(x1, d₁)·k₂(x2, d₂)`` (Gaussian and Laplacian
+do), the all-pairs sums collapse to Hadamard products: with ``A = k₁(X1, D₁)``,
+``B = k₂(X2, D₂)``, ``K = A∘B``,
+
+    Σ_{i≠j} (Σ_d α_d A_id B_jd)²      = α'[(A'A)∘(B'B) − K'K]α
+    Σ_{i≠j} r_j Σ_d α_d A_id B_jd     = α'[(A'1)∘(B'r) − K'r]
+
+so exact e_switch costs O(n·D²) with no pair loop, accumulated over row blocks
+(memory O(block·D + D²)). Kernels that do not factorise use a streamed
+all-pairs fallback, O(n²·D) time.
+
+Parametrisation: with ``K_D = VΛV'`` (eigenvalues below ``1e-10·λ_max``
+dropped), ``θ = Λ^{1/2}V'α`` so that ``||f||² = θ'θ`` and the features are
+``Φ = K V Λ^{-1/2}``; the reference kernel ridge fit is then ridge regression
+on Φ, which is exactly scikit-learn's ``KernelRidge`` when the dictionary is
+the set of (unique) training rows.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from scipy.spatial.distance import cdist
+
+from ._model_classes import ridge_loo
+from ._quadratics import MCRProblem, Quadratic
+from ._validation import RashomonInputError, check_X
+
+__all__ = ["KernelModelClass"]
+
+_BLOCK_BYTES = 64 * 2**20
+
+
+def _rbf(X, D, gamma):
+    return np.exp(-gamma * cdist(X, D, "sqeuclidean"))
+
+
+def _laplacian(X, D, gamma):
+    return np.exp(-gamma * cdist(X, D, "cityblock"))
+
+
+_KERNELS = {"rbf": _rbf, "laplacian": _laplacian}
+
+
+class KernelModelClass:
+    """Kernel models ``f(x) = μ + Σ_d α_d k(x, d)`` with RKHS norm ``α'K_Dα <= r``.
+
+    Parameters
+    ----------
+    kernel : {"rbf", "laplacian"} or callable, default="rbf"
+        scikit-learn's conventions: ``exp(-γ||x - x'||²)`` and
+        ``exp(-γ||x - x'||₁)``. A callable ``k(X, D) -> (n, m)`` array is used
+        as is; it is not assumed to factorise (streamed all-pairs e_switch).
+    gamma : float, default=None
+        Kernel parameter. None: chosen with the ridge penalty by exact
+        leave-one-out error over ``gammas × alphas``.
+    dictionary : None, int or array of shape (m, p), default=None
+        None: the unique rows of the data the class is built on. An int m: a
+        seeded random subset of m unique rows (``random_state``). An array:
+        those points.
+    norm_bound : float, default=None
+        r. None: the RKHS norm of the kernel-ridge reference (penalty by exact
+        leave-one-out over ``alphas``).
+    intercept : "mean", "free" or float, default="mean"
+        μ fixed at the mean of y (as Fisher et al.), free and unpenalised, or
+        fixed at a given value.
+    alphas, gammas : array-like, optional
+        Grids for the reference fit (defaults ``logspace(-4, 3, 36)`` and
+        ``{0.1, 0.3, 1, 3, 10} / (p·mean variance of X)``).
+    e_switch : {"exact", "divide"}, default="exact"
+        ``"divide"`` uses the divide estimator's pairs (n rows) instead.
+    random_state : int, default=0
+    """
+
+    def __init__(self, kernel: str | Callable = "rbf", gamma: float | None = None, dictionary: Any = None,
+                 norm_bound: float | None = None, intercept: Any = "mean", alphas: Any = None, gammas: Any = None,
+                 e_switch: str = "exact", random_state: int = 0):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.dictionary = dictionary
+        self.norm_bound = norm_bound
+        self.intercept = intercept
+        self.alphas = alphas
+        self.gammas = gammas
+        self.e_switch = e_switch
+        self.random_state = random_state
+
+    def __repr__(self) -> str:
+        return f"KernelModelClass(kernel={self.kernel!r}, gamma={self.gamma!r}, norm_bound={self.norm_bound!r}, intercept={self.intercept!r})"
+
+    # ------------------------------------------------------------------ pieces
+    def _k(self, X, D, gamma):
+        if callable(self.kernel):
+            return np.asarray(self.kernel(X, D), dtype=float)
+        return _KERNELS[self.kernel](X, D, gamma)
+
+    def _check(self, func):
+        if not callable(self.kernel) and self.kernel not in _KERNELS:
+            raise RashomonInputError(f"The 'kernel' parameter of KernelModelClass must be 'rbf', 'laplacian' or a callable. Got {self.kernel!r} instead.")
+        if self.e_switch not in ("exact", "divide"):
+            raise RashomonInputError(f"The 'e_switch' parameter of KernelModelClass must be 'exact' or 'divide'. Got {self.e_switch!r} instead.")
+        if not (self.intercept in ("mean", "free") or (isinstance(self.intercept, (int, float)) and np.isfinite(self.intercept))):
+            raise RashomonInputError(f"The 'intercept' parameter of KernelModelClass must be 'mean', 'free' or a float. Got {self.intercept!r} instead.")
+        if self.gamma is not None and not (np.isfinite(self.gamma) and self.gamma > 0):
+            raise RashomonInputError(f"The 'gamma' parameter of KernelModelClass must be a float > 0. Got {self.gamma!r} instead.")
+
+    def dictionary_points(self, X: np.ndarray) -> np.ndarray:
+        if self.dictionary is None:
+            return np.unique(X, axis=0)
+        if isinstance(self.dictionary, (int, np.integer)) and not isinstance(self.dictionary, bool):
+            U = np.unique(X, axis=0)
+            if not 1 <= self.dictionary <= len(U):
+                raise RashomonInputError(f"The 'dictionary' parameter of KernelModelClass must be between 1 and {len(U)} (unique rows). Got {self.dictionary} instead.")
+            idx = np.sort(np.random.RandomState(self.random_state).choice(len(U), self.dictionary, replace=False))
+            return U[idx]
+        D, _ = check_X(self.dictionary, "KernelModelClass", param="dictionary", min_rows=1)
+        if D.shape[1] != X.shape[1]:
+            raise RashomonInputError(f"The 'dictionary' parameter of KernelModelClass must have {X.shape[1]} columns. Got {D.shape[1]} instead.")
+        return D
+
+    def feature_map(self, D: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+        """``W`` (m × m') with ``θ = W⁺α``-coordinates: α = W θ, ``||f||² = θ'θ``; and K_D's kept eigenvalues."""
+        KD = self._k(D, D, gamma)
+        KD = 0.5 * (KD + KD.T)
+        lam, V = np.linalg.eigh(KD)
+        keep = lam > 1e-10 * lam.max()
+        return V[:, keep] / np.sqrt(lam[keep]), lam[keep]
+
+    def _mu(self, y):
+        if self.intercept == "mean":
+            return float(np.mean(y)), False
+        if self.intercept == "free":
+            return 0.0, True
+        return float(self.intercept), False
+
+    def select(self, X: np.ndarray, y: np.ndarray) -> dict:
+        """Kernel parameter, ridge penalty and reference fit (exact leave-one-out)."""
+        D = self.dictionary_points(X)
+        mu, free = self._mu(y)
+        alphas = np.logspace(-4, 3, 36) if self.alphas is None else np.asarray(self.alphas, dtype=float)
+        if self.gamma is not None or callable(self.kernel):
+            grid = [self.gamma]
+        elif self.gammas is not None:
+            grid = list(np.asarray(self.gammas, dtype=float))
+        else:
+            base = 1.0 / (X.shape[1] * max(float(X.var(0).mean()), 1e-12))
+            grid = [base * f for f in (0.1, 0.3, 1.0, 3.0, 10.0)]
+        best = None
+        for g in grid:
+            W, _ = self.feature_map(D, g)
+            Phi = self._k(X, D, g) @ W
+            a, theta, icpt, loo = ridge_loo(Phi, y - mu, alphas, fit_intercept=free)
+            if best is None or loo < best["loo_mse"]:
+                best = dict(gamma=g, alpha=a, theta=theta, intercept=mu + icpt, loo_mse=loo, W=W, D=D)
+        return best
+
+    # ------------------------------------------------------------------ build
+    def build(self, X: np.ndarray, y: np.ndarray, group: tuple[int, ...], columns, func: str = "model_class_reliance") -> MCRProblem:
+        self._check(func)
+        n, p = X.shape
+        ref = None
+        if self.gamma is None and not callable(self.kernel) or self.norm_bound is None:
+            ref = self.select(X, y)
+        gamma = self.gamma if self.gamma is not None else (ref["gamma"] if ref else None)
+        D = ref["D"] if ref else self.dictionary_points(X)
+        W, _ = self.feature_map(D, gamma)
+        mu, free = self._mu(y)
+        if self.norm_bound is None:
+            r = float(ref["theta"] @ ref["theta"])
+            if not r > 0:
+                raise RashomonInputError(f"The kernel-ridge reference of {func} has zero norm; give KernelModelClass a norm_bound.")
+        else:
+            r = float(self.norm_bound)
+            if not (np.isfinite(r) and r > 0):
+                raise RashomonInputError(f"The 'norm_bound' parameter of KernelModelClass must be a float > 0. Got {self.norm_bound!r} instead.")
+        Qa0, ca0, Qa1, ca1, k0, k1 = self._moments(X, y - mu, D, gamma, group, free)
+        # to θ-coordinates: α = W θ (plus μ first when free)
+        m2 = W.shape[1]
+        T = W if not free else np.block([[np.ones((1, 1)), np.zeros((1, m2))], [np.zeros((W.shape[0], 1)), W]])
+        Q0, c0 = T.T @ Qa0 @ T, T.T @ ca0
+        Q1, c1 = T.T @ Qa1 @ T, T.T @ ca1
+        d = Q0.shape[0]
+        B = np.eye(d)
+        if free:
+            B[0, 0] = 0.0
+        names = tuple(columns[i] if columns else f"x{i}" for i in group)
+        kernel, kfun = self.kernel, self._k
+
+        def to_model(theta):
+            theta = np.asarray(theta, dtype=float)
+            m0 = theta[0] if free else 0.0
+            alpha = W @ (theta[1:] if free else theta)
+            return {"alpha": alpha, "intercept": float(mu + m0), "dictionary": D, "gamma": gamma, "kernel": kernel,
+                    "predict": lambda Z, a=alpha, b=float(mu + m0): b + kfun(np.asarray(Z, dtype=float), D, gamma) @ a}
+
+        info = {"norm_bound": r, "gamma": gamma, "dictionary_size": len(D), "rank": m2, "intercept": mu}
+        if ref is not None:
+            th = ref["theta"] if not free else np.r_[ref["intercept"] - mu, ref["theta"]]
+            info.update(ridge_alpha=ref["alpha"], ridge_loo_mse=ref["loo_mse"], reference_theta=th)
+        return MCRProblem(Quadratic(Q0 / 1.0, c0, k0), Quadratic(Q1, c1, k1), B, r, to_model, names, repr(self), info)
+
+    def _moments(self, X, res, D, gamma, group, free):
+        """α-space moments of e_orig and e_switch (with a leading constant column when μ is free)."""
+        n = X.shape[0]
+        g = np.asarray(group)
+        rest = np.setdiff1d(np.arange(X.shape[1]), g)
+        m = D.shape[0]
+        factorises = not callable(self.kernel)
+        bs = max(1, int(_BLOCK_BYTES // (8 * max(m, 1) * 3)))
+        KtK = np.zeros((m, m))
+        Ktr = np.zeros(m)
+        K1 = np.zeros(m)
+        AtA = np.zeros((m, m))
+        BtB = np.zeros((m, m))
+        A1 = np.zeros(m)
+        Btr = np.zeros(m)
+        B1 = np.zeros(m)
+        for s in range(0, n, bs):
+            Xb, rb = X[s:s + bs], res[s:s + bs]
+            if factorises:
+                Ab = self._k(Xb[:, g], D[:, g], gamma)
+                Bb = self._k(Xb[:, rest], D[:, rest], gamma) if rest.size else np.ones((len(Xb), m))
+                Kb = Ab * Bb
+                AtA += Ab.T @ Ab
+                BtB += Bb.T @ Bb
+                A1 += Ab.sum(0)
+                Btr += Bb.T @ rb
+                B1 += Bb.sum(0)
+            else:
+                Kb = self._k(Xb, D, gamma)
+            KtK += Kb.T @ Kb
+            Ktr += Kb.T @ rb
+            K1 += Kb.sum(0)
+        Qa0, ca0, k0 = KtK / n, Ktr / n, float(res @ res) / n
+        nn = n * (n - 1)
+        if self.e_switch == "divide":
+            h = n // 2
+            Xs = np.vstack([X[:h].copy(), X[h:2 * h].copy()])
+            Xs[:h, g], Xs[h:, g] = X[h:2 * h][:, g], X[:h][:, g]
+            rs = np.concatenate([res[:h], res[h:2 * h]])
+            Ks = self._k(Xs, D, gamma)
+            S2, Sr, S1, cnt, k1 = Ks.T @ Ks, Ks.T @ rs, Ks.sum(0), 2 * h, float(rs @ rs)
+        elif factorises:
+            S2 = AtA * BtB - KtK
+            Sr = A1 * Btr - Ktr
+            S1 = A1 * B1 - K1
+            cnt, k1 = nn, (n - 1) * float(res @ res)
+        else:
+            S2, Sr, S1 = np.zeros((m, m)), np.zeros(m), np.zeros(m)
+            for i in range(n):  # streamed pairs: row i's switched block against every j ≠ i
+                Z = X.copy()
+                Z[:, g] = X[i, g]
+                Kz = np.delete(self._k(Z, D, gamma), i, axis=0)
+                rz = np.delete(res, i)
+                S2 += Kz.T @ Kz
+                Sr += Kz.T @ rz
+                S1 += Kz.sum(0)
+            cnt, k1 = nn, (n - 1) * float(res @ res)
+        Qa1, ca1, k1 = S2 / cnt, Sr / cnt, k1 / cnt
+        if free:
+            sw_sum_r = (n - 1) * float(res.sum()) if self.e_switch == "exact" else float(rs.sum())
+            Qa0 = np.block([[np.ones((1, 1)), (K1 / n)[None]], [(K1 / n)[:, None], Qa0]])
+            ca0 = np.r_[res.mean(), ca0]
+            Qa1 = np.block([[np.ones((1, 1)), (S1 / cnt)[None]], [(S1 / cnt)[:, None], Qa1]])
+            ca1 = np.r_[sw_sum_r / cnt, ca1]
+        return Qa0, ca0, Qa1, ca1, k0, k1
