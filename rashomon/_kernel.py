@@ -160,7 +160,14 @@ class KernelModelClass:
         return best
 
     # ------------------------------------------------------------------ build
-    def build(self, X: np.ndarray, y: np.ndarray, group: tuple[int, ...], columns, func: str = "model_class_reliance") -> MCRProblem:
+    def build(self, X: np.ndarray, y: np.ndarray, group: tuple[int, ...], columns, func: str = "model_class_reliance",
+              sample_weight: np.ndarray | None = None, cache: dict | None = None) -> MCRProblem:
+        """The MCR problem on (X, y) for the switched ``group``.
+
+        ``sample_weight`` holds resample counts (bootstrap); ``cache``, a dict kept
+        by the caller across calls on the same X, stores the kernel matrices so
+        that a resample only re-weights them.
+        """
         self._check(func)
         n, p = X.shape
         ref = None
@@ -178,7 +185,9 @@ class KernelModelClass:
             r = float(self.norm_bound)
             if not (np.isfinite(r) and r > 0):
                 raise RashomonInputError(f"The 'norm_bound' parameter of KernelModelClass must be a float > 0. Got {self.norm_bound!r} instead.")
-        Qa0, ca0, Qa1, ca1, k0, k1 = self._moments(X, y - mu, D, gamma, group, free)
+        if sample_weight is not None and (self.norm_bound is None or self.gamma is None):
+            raise RashomonInputError(f"{func} needs KernelModelClass(gamma=..., norm_bound=...) when sample_weight is given.")
+        Qa0, ca0, Qa1, ca1, k0, k1 = self._moments(X, y - mu, D, gamma, group, free, sample_weight, cache)
         # to θ-coordinates: α = W θ (plus μ first when free)
         m2 = W.shape[1]
         T = W if not free else np.block([[np.ones((1, 1)), np.zeros((1, m2))], [np.zeros((W.shape[0], 1)), W]])
@@ -204,68 +213,97 @@ class KernelModelClass:
             info.update(ridge_alpha=ref["alpha"], ridge_loo_mse=ref["loo_mse"], reference_theta=th)
         return MCRProblem(Quadratic(Q0 / 1.0, c0, k0), Quadratic(Q1, c1, k1), B, r, to_model, names, repr(self), info)
 
-    def _moments(self, X, res, D, gamma, group, free):
-        """α-space moments of e_orig and e_switch (with a leading constant column when μ is free)."""
+    def _kernel_blocks(self, X, D, gamma, group, cache):
+        """Row blocks ``(slice, A, B, K)`` (A, B only for factorising kernels), cached when asked."""
         n = X.shape[0]
         g = np.asarray(group)
         rest = np.setdiff1d(np.arange(X.shape[1]), g)
         m = D.shape[0]
         factorises = not callable(self.kernel)
+        key = (tuple(group), float(gamma) if gamma is not None else None, D.shape)
+        if cache is not None and key in cache:
+            yield from cache[key]
+            return
         bs = max(1, int(_BLOCK_BYTES // (8 * max(m, 1) * 3)))
-        KtK = np.zeros((m, m))
-        Ktr = np.zeros(m)
-        K1 = np.zeros(m)
-        AtA = np.zeros((m, m))
-        BtB = np.zeros((m, m))
-        A1 = np.zeros(m)
-        Btr = np.zeros(m)
-        B1 = np.zeros(m)
+        if cache is not None:
+            bs = n  # a cache keeps whole matrices: O(n·D) memory by request
+        out = []
         for s in range(0, n, bs):
-            Xb, rb = X[s:s + bs], res[s:s + bs]
+            Xb = X[s:s + bs]
             if factorises:
                 Ab = self._k(Xb[:, g], D[:, g], gamma)
                 Bb = self._k(Xb[:, rest], D[:, rest], gamma) if rest.size else np.ones((len(Xb), m))
-                Kb = Ab * Bb
-                AtA += Ab.T @ Ab
-                BtB += Bb.T @ Bb
-                A1 += Ab.sum(0)
-                Btr += Bb.T @ rb
-                B1 += Bb.sum(0)
+                blk = (slice(s, s + len(Xb)), Ab, Bb, Ab * Bb)
             else:
-                Kb = self._k(Xb, D, gamma)
-            KtK += Kb.T @ Kb
-            Ktr += Kb.T @ rb
-            K1 += Kb.sum(0)
-        Qa0, ca0, k0 = KtK / n, Ktr / n, float(res @ res) / n
-        nn = n * (n - 1)
+                blk = (slice(s, s + len(Xb)), None, None, self._k(Xb, D, gamma))
+            if cache is not None:
+                out.append(blk)
+            yield blk
+        if cache is not None:
+            cache[key] = out
+
+    def _moments(self, X, res, D, gamma, group, free, w=None, cache=None):
+        """α-space moments of e_orig and e_switch (a leading constant column when μ is free).
+
+        With counts w, sums over pairs of distinct positions:
+        ``Σ_{i,j} w_i w_j (...) - Σ_i w_i (...)_ii``.
+        """
+        n = X.shape[0]
+        w = np.ones(n) if w is None else np.asarray(w, dtype=float)
+        nw = float(w.sum())
+        g = np.asarray(group)
+        m = D.shape[0]
+        factorises = not callable(self.kernel)
+        KtK, Ktr, K1 = np.zeros((m, m)), np.zeros(m), np.zeros(m)
+        AtA, BtB, A1, Btr, B1 = np.zeros((m, m)), np.zeros((m, m)), np.zeros(m), np.zeros(m), np.zeros(m)
+        for sl, Ab, Bb, Kb in self._kernel_blocks(X, D, gamma, group, cache):
+            wb, rb = w[sl], res[sl]
+            Kw = Kb * wb[:, None]
+            KtK += Kb.T @ Kw
+            Ktr += Kw.T @ rb
+            K1 += Kw.sum(0)
+            if factorises:
+                AtA += Ab.T @ (Ab * wb[:, None])
+                BtB += Bb.T @ (Bb * wb[:, None])
+                A1 += Ab.T @ wb
+                Btr += Bb.T @ (wb * rb)
+                B1 += Bb.T @ wb
+        Qa0, ca0, k0 = KtK / nw, Ktr / nw, float(w @ (res * res)) / nw
+        nn = nw * (nw - 1)
         if self.e_switch == "divide":
             h = n // 2
             Xs = np.vstack([X[:h].copy(), X[h:2 * h].copy()])
             Xs[:h, g], Xs[h:, g] = X[h:2 * h][:, g], X[:h][:, g]
             rs = np.concatenate([res[:h], res[h:2 * h]])
+            ws = np.concatenate([w[:h], w[h:2 * h]])
             Ks = self._k(Xs, D, gamma)
-            S2, Sr, S1, cnt, k1 = Ks.T @ Ks, Ks.T @ rs, Ks.sum(0), 2 * h, float(rs @ rs)
+            S2, Sr, S1, cnt, k1 = Ks.T @ (Ks * ws[:, None]), Ks.T @ (ws * rs), Ks.T @ ws, float(ws.sum()), float(ws @ (rs * rs))
+            sw_sum_r = float(ws @ rs)
         elif factorises:
             S2 = AtA * BtB - KtK
             Sr = A1 * Btr - Ktr
             S1 = A1 * B1 - K1
-            cnt, k1 = nn, (n - 1) * float(res @ res)
+            cnt, k1 = nn, (nw - 1) * float(w @ (res * res))
+            sw_sum_r = (nw - 1) * float(w @ res)
         else:
             S2, Sr, S1 = np.zeros((m, m)), np.zeros(m), np.zeros(m)
-            for i in range(n):  # streamed pairs: row i's switched block against every j ≠ i
+            for i in range(n):  # streamed pairs: row i's switched block against every row j
+                if w[i] == 0:
+                    continue
                 Z = X.copy()
                 Z[:, g] = X[i, g]
-                Kz = np.delete(self._k(Z, D, gamma), i, axis=0)
-                rz = np.delete(res, i)
-                S2 += Kz.T @ Kz
-                Sr += Kz.T @ rz
-                S1 += Kz.sum(0)
-            cnt, k1 = nn, (n - 1) * float(res @ res)
+                Kz = self._k(Z, D, gamma)
+                wz = w * w[i]
+                wz[i] = w[i] * (w[i] - 1)  # same row, distinct positions
+                S2 += Kz.T @ (Kz * wz[:, None])
+                Sr += Kz.T @ (wz * res)
+                S1 += Kz.T @ wz
+            cnt, k1 = nn, (nw - 1) * float(w @ (res * res))
+            sw_sum_r = (nw - 1) * float(w @ res)
         Qa1, ca1, k1 = S2 / cnt, Sr / cnt, k1 / cnt
         if free:
-            sw_sum_r = (n - 1) * float(res.sum()) if self.e_switch == "exact" else float(rs.sum())
-            Qa0 = np.block([[np.ones((1, 1)), (K1 / n)[None]], [(K1 / n)[:, None], Qa0]])
-            ca0 = np.r_[res.mean(), ca0]
+            Qa0 = np.block([[np.ones((1, 1)), (K1 / nw)[None]], [(K1 / nw)[:, None], Qa0]])
+            ca0 = np.r_[float(w @ res) / nw, ca0]
             Qa1 = np.block([[np.ones((1, 1)), (S1 / cnt)[None]], [(S1 / cnt)[:, None], Qa1]])
             ca1 = np.r_[sw_sum_r / cnt, ca1]
         return Qa0, ca0, Qa1, ca1, k0, k1

@@ -449,23 +449,28 @@ def _epsilon_abs(epsilon, epsilon_kind, e_ref, e_min, func):
     return max(eps, e_min)
 
 
-def _prepare(model_class, X, y, features, func):
+def _prepare(model_class, X, y, features, func, sample_weight=None):
     if not hasattr(model_class, "build"):
         raise RashomonInputError(f"The 'model_class' parameter of {func} must be a model class such as LinearModelClass. Got {model_class!r} instead.")
     Xa, columns = check_X(X, func, min_rows=3)
     ya = check_y(y, Xa.shape[0], func)
     group = resolve_group(features, columns, Xa.shape[1], func)
-    return Xa, ya, columns, group
+    if sample_weight is not None:
+        w = check_y(sample_weight, Xa.shape[0], func, param="sample_weight")
+        if np.any(w < 0) or w.sum() <= 1:
+            raise RashomonInputError(f"The 'sample_weight' parameter of {func} must be non-negative counts summing to more than 1.")
+        sample_weight = w
+    return Xa, ya, columns, group, sample_weight
 
 
-def _reference_loss(reference, Xa, ya, columns, e_min, func):
+def _reference_loss(reference, Xa, ya, columns, e_min, func, sample_weight=None):
     if reference is None:
         return e_min
     if not hasattr(reference, "predict"):
         raise RashomonInputError(f"The 'reference' parameter of {func} must be None or a fitted model with predict. Got {reference!r} instead.")
     data = pd.DataFrame(Xa, columns=columns) if columns is not None else Xa
     pred = np.asarray(reference.predict(data), dtype=float).ravel()
-    return float(np.mean((ya - pred) ** 2))
+    return float(np.average((ya - pred) ** 2, weights=sample_weight))
 
 
 def _result(srch: _Searcher, eps: float, e_ref: float, reference, tol: float) -> MCRResult:
@@ -503,6 +508,7 @@ def model_class_reliance(
     kind: Literal["ratio", "difference"] = "ratio",
     tol: float = 2.0**-20,
     max_iter: int = 100,
+    sample_weight: Any = None,
 ) -> MCRResult:
     """Model class reliance: the range of MR over all good models of a class.
 
@@ -526,6 +532,10 @@ def model_class_reliance(
         ``tol·max(1, |bound|)``.
     max_iter : int, default=100
         Bisection steps per end.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative counts (e.g. a bootstrap resample): the losses become the
+        estimators on the data with row i repeated ``w_i`` times, computed
+        without repeating it.
 
     Returns
     -------
@@ -545,10 +555,10 @@ def model_class_reliance(
     check_choice(kind, ("ratio", "difference"), "kind", func)
     epsilon = check_float(epsilon, "epsilon", func, low=0.0, strict=epsilon_kind == "absolute")
     tol = check_float(tol, "tol", func, low=0.0)
-    Xa, ya, columns, group = _prepare(model_class, X, y, features, func)
-    prob = model_class.build(Xa, ya, group, columns, func)
+    Xa, ya, columns, group, w = _prepare(model_class, X, y, features, func, sample_weight)
+    prob = model_class.build(Xa, ya, group, columns, func, sample_weight=w)
     srch = _Searcher(prob, kind, tol, max_iter)
-    e_ref = _reference_loss(reference, Xa, ya, columns, srch.e_min, func)
+    e_ref = _reference_loss(reference, Xa, ya, columns, srch.e_min, func, w)
     eps = _epsilon_abs(epsilon, epsilon_kind, e_ref, srch.e_min, func)
     srch.search("lower", eps)
     srch.search("upper", eps)
@@ -649,7 +659,7 @@ def mcr_envelope(
     eps_in = np.geomspace(0.005, 0.5, 20) if epsilons is None else np.atleast_1d(np.asarray(epsilons, dtype=float))
     if eps_in.size == 0 or not np.all(np.isfinite(eps_in)):
         raise RashomonInputError(f"The 'epsilons' parameter of {func} must be a non-empty array of finite floats.")
-    Xa, ya, columns, group = _prepare(model_class, X, y, features, func)
+    Xa, ya, columns, group, _ = _prepare(model_class, X, y, features, func)
     prob = model_class.build(Xa, ya, group, columns, func)
     srch = _Searcher(prob, kind, tol, max_iter)
     e_ref = _reference_loss(reference, Xa, ya, columns, srch.e_min, func)

@@ -97,10 +97,12 @@ class LinearModelClass:
                 f"standardize={self.standardize}, penalty_matrix={'None' if self.penalty_matrix is None else '...'})")
 
     def build(self, X: np.ndarray, y: np.ndarray, group: tuple[int, ...], columns: list[str] | None,
-              func: str = "model_class_reliance") -> MCRProblem:
+              func: str = "model_class_reliance", sample_weight: np.ndarray | None = None, cache: dict | None = None) -> MCRProblem:
         n, p = X.shape
-        mean = X.mean(0) if self.fit_intercept else np.zeros(p)
-        sd = X.std(0) if self.fit_intercept else np.sqrt((X**2).mean(0))
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        nw = float(w.sum())
+        mean = (w @ X) / nw if self.fit_intercept else np.zeros(p)
+        sd = np.sqrt((w @ (X - mean) ** 2) / nw)
         if np.any(sd <= 0):
             bad = [columns[i] if columns else i for i in np.where(sd <= 0)[0]]
             raise RashomonInputError(f"The 'X' parameter of {func} has constant (or all-zero) column(s) {bad}; drop them.")
@@ -118,18 +120,21 @@ class LinearModelClass:
         o = 1 if self.fit_intercept else 0
         d = p + o
         D = np.hstack([np.ones((n, 1)), Z]) if o else Z
-        Q0 = D.T @ D / n
-        c0 = D.T @ y / n
-        k0 = float(y @ y) / n
+        Dw = D * w[:, None]
+        Q0 = D.T @ Dw / nw
+        c0 = Dw.T @ y / nw
+        k0 = float(w @ (y * y)) / nw
         sw = np.array(group) + o
         keep = np.setdiff1d(np.arange(d), sw)
-        G, g, k1 = switched_design_moments(D[:, sw], D[:, keep], y)
+        G, g, k1 = switched_design_moments(D[:, sw], D[:, keep], y, w)
         Q1, c1 = _reorder(G, g, sw, keep, d)
         B = np.zeros((d, d))
         B[o:, o:] = Ms
         info: dict = {}
         if self.norm_bound is None:
             alphas = np.logspace(-4, 4, 81) if self.alphas is None else np.asarray(self.alphas, dtype=float)
+            if sample_weight is not None:
+                raise RashomonInputError(f"{func} needs LinearModelClass(norm_bound=...) when sample_weight is given.")
             alpha, beta, icpt, loo = ridge_loo(Z, y, alphas, self.fit_intercept)
             r = float(beta @ Ms @ beta)
             info.update(ridge_alpha=alpha, ridge_loo_mse=loo, reference_theta=np.r_[[icpt] * o, beta])

@@ -35,7 +35,7 @@ class Quadratic:
         return Quadratic(a * self.Q + b * other.Q, a * self.c + b * other.c, a * self.k + b * other.k)
 
 
-def switched_design_moments(D1: np.ndarray, D2: np.ndarray, y: np.ndarray):
+def switched_design_moments(D1: np.ndarray, D2: np.ndarray, y: np.ndarray, w: np.ndarray | None = None):
     """Moments of the all-pairs switched design without any pair loop.
 
     Rows of the switched design are ``(d1_i, d2_j)`` for ordered pairs i ≠ j with
@@ -44,16 +44,24 @@ def switched_design_moments(D1: np.ndarray, D2: np.ndarray, y: np.ndarray):
     ``k = Σ_{i≠j} y_j² / (n(n-1))``, using
     ``Σ_{i≠j} d1_i d2_j' = (1'D1)'(1'D2) - D1'D2`` (the cross block X1'WX2 with
     W = 11' - I) and ``Σ_{i≠j} a_i = (n-1) Σ a``. Cost O(n·d²).
+
+    With counts ``w`` (a bootstrap resample: row i appears w_i times, n = Σw),
+    the sum runs over ordered pairs of distinct *positions*:
+    ``Σ_{i,j} w_i w_j L_ij - Σ_i w_i L_ii``, which keeps the same form with
+    weighted sums.
     """
-    n = D1.shape[0]
-    s1, s2, sy = D1.sum(0), D2.sum(0), float(y.sum())
+    if w is None:
+        w = np.ones(D1.shape[0])
+    n = float(w.sum())
+    s1, s2, sy = D1.T @ w, D2.T @ w, float(w @ y)
     nn = n * (n - 1)
-    G11 = (n - 1) * (D1.T @ D1)
-    G22 = (n - 1) * (D2.T @ D2)
-    G12 = np.outer(s1, s2) - D1.T @ D2
+    D1w, D2w = D1 * w[:, None], D2 * w[:, None]
+    G11 = (n - 1) * (D1.T @ D1w)
+    G22 = (n - 1) * (D2.T @ D2w)
+    G12 = np.outer(s1, s2) - D1w.T @ D2
     G = np.block([[G11, G12], [G12.T, G22]]) / nn
-    g = np.concatenate([s1 * sy - D1.T @ y, (n - 1) * (D2.T @ y)]) / nn
-    k = (n - 1) * float(y @ y) / nn
+    g = np.concatenate([s1 * sy - D1w.T @ y, (n - 1) * (D2w.T @ y)]) / nn
+    k = (n - 1) * float(w @ (y * y)) / nn
     return G, g, k
 
 

@@ -144,3 +144,39 @@ def test_bad_kernel_class_arguments(kw, match):
     X, y = _data()
     with pytest.raises(ValueError, match=match):
         model_class_reliance(KernelModelClass(**({"gamma": 0.3, "norm_bound": 1.0} | kw)), X, y, 0)
+
+
+@pytest.mark.parametrize("cls", ["linear", "kernel_mean", "kernel_free"])
+def test_sample_weight_counts_equal_replicated_rows(cls):
+    from rashomon import LinearModelClass
+
+    X, y = _data(n=30, seed=6)
+    w = np.random.default_rng(0).multinomial(30, np.ones(30) / 30).astype(float)
+    Xr, yr = np.repeat(X, w.astype(int), axis=0), np.repeat(y, w.astype(int))
+    if cls == "linear":
+        mc = LinearModelClass(norm_bound=1.0)
+    else:
+        mc = KernelModelClass(gamma=0.3, norm_bound=1.0, dictionary=X[:8], intercept=0.2 if cls == "kernel_mean" else "free")
+    for group in [(0,), (0, 2)]:
+        a = mc.build(X, y, group, None, sample_weight=w)
+        b = mc.build(Xr, yr, group, None)
+        for qa, qb in ((a.e_orig, b.e_orig), (a.e_switch, b.e_switch)):
+            np.testing.assert_allclose(qa.Q, qb.Q, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(qa.c, qb.c, rtol=1e-9, atol=1e-12)
+            assert qa.k == pytest.approx(qb.k, rel=1e-12)
+        ra = model_class_reliance(mc, X, y, list(group), sample_weight=w)
+        rb = model_class_reliance(mc, Xr, yr, list(group))
+        assert ra.lower == pytest.approx(rb.lower, rel=1e-7) and ra.upper == pytest.approx(rb.upper, rel=1e-7)
+
+
+def test_kernel_cache_reuses_matrices():
+    X, y = _data(n=40, seed=7)
+    mc = KernelModelClass(gamma=0.3, norm_bound=1.0, dictionary=X[:10])
+    cache = {}
+    a = mc.build(X, y, (0,), None, cache=cache)
+    assert len(cache) == 1
+    w = np.random.default_rng(1).multinomial(40, np.ones(40) / 40).astype(float)
+    b = mc.build(X, y, (0,), None, sample_weight=w, cache=cache)
+    c = mc.build(X, y, (0,), None, sample_weight=w)
+    np.testing.assert_allclose(b.e_switch.Q, c.e_switch.Q, rtol=1e-12)
+    np.testing.assert_allclose(a.e_orig.Q, mc.build(X, y, (0,), None).e_orig.Q, rtol=1e-12)
