@@ -15,7 +15,9 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 	touch $(STAMP)
 
 demo: $(STAMP)
-	MPLBACKEND=Agg $(PY) examples/demo.py --out demo-output
+	MPLBACKEND=Agg $(PY) examples/compas_audit.py --bootstrap 100 --n-jobs 2 --out demo-output --json demo-output/compas.json
+	MPLBACKEND=Agg $(PY) examples/wine_envelope.py --out demo-output
+	@echo "Open demo-output/report.html (COMPAS audit) and demo-output/*.png"
 
 test: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m pytest -q
@@ -24,7 +26,7 @@ bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; MPLBACKEND=Agg $(PY) $$f || exit 1; done
 
 repro: $(STAMP)
-	MPLBACKEND=Agg $(PY) -m pytest -q -m slow
+	MPLBACKEND=Agg $(PY) -m pytest -q -s -m slow
 
 clean:
 	rm -rf $(VENV) demo-output build *.egg-info

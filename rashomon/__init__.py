@@ -4,6 +4,7 @@ Model reliance (MR) of fitted models and model class reliance (MCR) over
 Rashomon sets (Fisher, Rudin & Dominici, JMLR 2019).
 """
 from . import datasets
+from ._audit import AuditResult, GroupAudit, audit
 from ._kernel import KernelModelClass
 from ._losses import Loss
 from ._mcr import MCREnvelope, MCRModel, MCRResult, MCRStep, mcr_envelope, model_class_reliance
@@ -15,6 +16,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "datasets",
+    "audit",
+    "AuditResult",
+    "GroupAudit",
     "Loss",
     "RashomonInputError",
     "ModelRelianceResult",

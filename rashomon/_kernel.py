@@ -205,7 +205,8 @@ class KernelModelClass:
             m0 = theta[0] if free else 0.0
             alpha = W @ (theta[1:] if free else theta)
             return {"alpha": alpha, "intercept": float(mu + m0), "dictionary": D, "gamma": gamma, "kernel": kernel,
-                    "predict": lambda Z, a=alpha, b=float(mu + m0): b + kfun(np.asarray(Z, dtype=float), D, gamma) @ a}
+                    "predict": lambda Z, a=alpha, b=float(mu + m0): b + kfun(np.asarray(Z, dtype=float), D, gamma) @ a,
+                    "kernel_matrix": lambda Z: kfun(np.asarray(Z, dtype=float), D, gamma)}
 
         info = {"norm_bound": r, "gamma": gamma, "dictionary_size": len(D), "rank": m2, "intercept": mu}
         if ref is not None:

@@ -62,6 +62,7 @@ class MCRStep:
     e_orig: float
     e_switch: float
     certified: bool
+    nu: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,12 @@ class MCRResult:
         ``MR(lower_model) - lower`` and ``upper - MR(upper_model)`` (>= 0).
     lower_tight, upper_tight : bool
         Gap within ``tol·max(1, |bound|)``.
+    lower_certified, upper_certified : bool
+        True when the value is a certified bound. For non-quadratic losses the
+        upper end is an *inner* value (the best model found, a lower bound on
+        MCR+) and ``upper_certified`` is False; see ``notes``.
+    loss : str
+    notes : str
     gamma_lower, gamma_upper : float
         The multipliers of the best bounds.
     kind : {"ratio", "difference"}
@@ -201,6 +208,10 @@ class MCRResult:
     model_class: str = ""
     tol: float = 2.0**-20
     certified: bool = True
+    lower_certified: bool = True
+    upper_certified: bool = True
+    loss: str = "squared_error"
+    notes: str = ""
 
     def to_frame(self) -> pd.DataFrame:
         """The search path: one row per step (side, γ, h*, e_orig, e_switch, MR, bound)."""
@@ -219,7 +230,8 @@ class MCRResult:
             "features": ", ".join(self.features), "kind": self.kind, "epsilon_abs": self.epsilon_abs,
             "e_ref": self.e_ref, "e_min": self.e_min, "mcr_lower": self.lower, "mcr_upper": self.upper,
             "lower_gap": self.lower_gap, "upper_gap": self.upper_gap, "lower_tight": self.lower_tight,
-            "upper_tight": self.upper_tight,
+            "upper_tight": self.upper_tight, "lower_certified": self.lower_certified,
+            "upper_certified": self.upper_certified, "loss": self.loss,
         })
 
     def envelope(self, m) -> np.ndarray:
@@ -248,6 +260,7 @@ class _Searcher:
         self.steps: list[MCRStep] = []
         self.cache: dict = {}
         self._st = {"side": [], "gamma": [], "h": [], "cert": []}
+        self._fully_certified: set[int] = set()
         self._cand = {"theta": [], "eo": [], "es": [], "ok": []}
         ref = self.seq["upper"].solve(0.0)  # min e_orig over the class
         self.theta_min = ref.x
@@ -267,7 +280,9 @@ class _Searcher:
         key = (side, float(gamma))
         if key in self.cache:
             return self.cache[key]
-        res = self.seq[side].solve(gamma, check=False)
+        # Search steps use the engine's O(p²) reduced certificate; the steps that end up
+        # determining a reported bound are re-checked in full by `recertify`.
+        res = self.seq[side].solve(gamma, check=False, certificate="reduced")
         eo, es = self.prob.e_orig, self.prob.e_switch
         if res.status is SolverStatus.UNBOUNDED:
             st = MCRStep(side, float(gamma), -math.inf, None, math.nan, math.nan, True)
@@ -276,7 +291,7 @@ class _Searcher:
         else:
             const = (eo.k * gamma + es.k) if side == "lower" else (eo.k + gamma * es.k)
             st = MCRStep(side, float(gamma), res.objective + const, res.x, eo(res.x), es(res.x),
-                         res.status is SolverStatus.OPTIMAL)
+                         res.status is SolverStatus.OPTIMAL, float(res.multiplier))
             self._add_candidate(res.x)
         self.cache[key] = st
         self.steps.append(st)
@@ -388,6 +403,36 @@ class _Searcher:
                 if th @ self.prob.B @ th <= self.prob.r * (1 + 1e-12):
                     self._add_candidate(th)
 
+    def recertify(self, side: str, eps: float) -> None:
+        """Full original-coordinate certificate for the step giving the best bound.
+
+        A step that fails it is marked uncertified (it no longer yields a bound)
+        and the next best is checked, until the best remaining bound is certified.
+        """
+        from solvers import qcqp_certificate
+
+        seq = self.seq[side]
+        while True:
+            b, _ = self._bounds(side, eps)
+            if b.size == 0:
+                return
+            target = b.max() if side == "lower" else b.min()
+            sides = np.asarray(self._st["side"])
+            allb = step_bounds(sides, np.asarray(self._st["gamma"], dtype=float), np.asarray(self._st["h"], dtype=float),
+                               np.asarray(self._st["cert"], dtype=bool), eps, self.kind)
+            idx = int(np.where((sides == side) & (allb == target))[0][0])
+            st = self.steps[idx]
+            if idx in self._fully_certified or st.theta is None:
+                return
+            A, bb = seq.problem(st.gamma)
+            cert = qcqp_certificate(A, bb, seq.B, seq.r, st.theta, st.nu, seq.B_factor)
+            if cert.passed(seq.tol):
+                self._fully_certified.add(idx)
+                return
+            self._st["cert"][idx] = False
+            self.steps[idx] = MCRStep(st.side, st.gamma, st.h_star, st.theta, st.e_orig, st.e_switch, False, st.nu)
+            self.cache[(side, st.gamma)] = self.steps[idx]
+
     def _bounds(self, side: str, eps: float) -> tuple[np.ndarray, np.ndarray]:
         st = self._st
         sides = np.asarray(st["side"])
@@ -476,6 +521,7 @@ def _reference_loss(reference, Xa, ya, columns, e_min, func, sample_weight=None)
 def _result(srch: _Searcher, eps: float, e_ref: float, reference, tol: float) -> MCRResult:
     out = {}
     for side in ("lower", "upper"):
+        srch.recertify(side, eps)
         bound = srch.best_bound(side, eps)
         th, m = srch.best_model(side, eps)
         gap = srch.gap(side, eps)
@@ -509,6 +555,9 @@ def model_class_reliance(
     tol: float = 2.0**-20,
     max_iter: int = 100,
     sample_weight: Any = None,
+    loss: str = "squared_error",
+    n_starts: int = 5,
+    random_state: Any = 0,
 ) -> MCRResult:
     """Model class reliance: the range of MR over all good models of a class.
 
@@ -536,6 +585,15 @@ def model_class_reliance(
         Non-negative counts (e.g. a bootstrap resample): the losses become the
         estimators on the data with row i repeated ``w_i`` times, computed
         without repeating it.
+    loss : {"squared_error", "hinge", "logistic", "absolute_error"}, default="squared_error"
+        Non-quadratic convex losses need ``LinearModelClass``. Their lower end
+        (γ >= 0) is a sequence of convex programmes solved by cvxpy, each bound
+        taken from a certified dual lower bound; their upper end is non-convex
+        and is returned as an uncertified inner value (``upper_certified=False``):
+        the best model found by convex–concave (Dinkelbach) ascent from
+        ``n_starts`` starts. Hinge and logistic take labels in {-1, +1} or {0, 1}.
+    n_starts, random_state
+        Starts of that ascent and their seed.
 
     Returns
     -------
@@ -555,6 +613,16 @@ def model_class_reliance(
     check_choice(kind, ("ratio", "difference"), "kind", func)
     epsilon = check_float(epsilon, "epsilon", func, low=0.0, strict=epsilon_kind == "absolute")
     tol = check_float(tol, "tol", func, low=0.0)
+    check_choice(loss, ("squared_error", "hinge", "logistic", "absolute_error"), "loss", func)
+    if loss != "squared_error":
+        from ._mcr_convex import convex_loss_mcr
+
+        Xa, ya, columns, group, w = _prepare(model_class, X, y, features, func, sample_weight)
+        if w is not None:
+            raise RashomonInputError(f"The 'sample_weight' parameter of {func} is only supported with loss='squared_error'.")
+        return convex_loss_mcr(model_class, Xa, ya, columns, group, loss=loss, epsilon=epsilon, epsilon_kind=epsilon_kind,
+                               reference=reference, kind=kind, tol=tol, max_iter=max_iter, n_starts=n_starts,
+                               random_state=random_state, func=func)
     Xa, ya, columns, group, w = _prepare(model_class, X, y, features, func, sample_weight)
     prob = model_class.build(Xa, ya, group, columns, func, sample_weight=w)
     srch = _Searcher(prob, kind, tol, max_iter)

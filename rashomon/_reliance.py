@@ -263,11 +263,14 @@ def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeat
                   shuffle: bool, closed_form: Any, memory_limit: int, n_jobs: int | None, func: str) -> ModelRelianceResult:
     X, y_enc, n = prep.X, prep.y_enc, prep.X.shape[0]
     names = tuple(prep.columns[i] if prep.columns else f"x{i}" for i in group)
-    e_orig = prep.e_orig
     reps = None
     used_closed = False
+    lin = prep.linear() if (method == "exact" and closed_form in ("auto", True)) else None
+    if lin is not None and prep._e_orig is None:
+        # X @ coef + intercept was verified against predict(); it is the prediction.
+        prep._e_orig = float(np.mean((prep.y - lin[1]) ** 2))
+    e_orig = prep.e_orig
     if method == "exact":
-        lin = prep.linear() if closed_form in ("auto", True) else None
         if closed_form is True and lin is None:
             raise RashomonInputError(
                 f"The 'closed_form' parameter of {func} is True, but the closed form needs a linear regressor "

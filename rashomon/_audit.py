@@ -1,0 +1,475 @@
+"""End-to-end reliance audits: the analysis of Fisher, Rudin & Dominici (2019, §10) for any table.
+
+Pipeline (:func:`audit`):
+
+1. Split the rows: a seeded random ``train_size`` part fits the reference, the
+   rest (held out) is where MR and MCR are computed.
+2. Numeric non-binary features are standardised with the training part's mean
+   and sd; 0/1 columns are kept.
+3. Reference: kernel ridge (RBF; bandwidth and penalty by ``cv``-fold
+   cross-validation, on y minus its training mean) or ridge regression.
+4. Model class: the same kernel with the training rows (unique) as dictionary,
+   μ fixed at the training mean, and norm bound = the reference's RKHS norm; or
+   linear models with ``||β||² <=`` the reference's.
+5. ε_abs = held-out loss of the reference + ``epsilon`` × its cross-validated
+   loss (``epsilon_kind="cv"``, the paper's rule), or as in
+   :func:`model_class_reliance`.
+6. For each feature group: MR of the reference, MCR− and MCR+, the refit
+   without the group (held-out loss ratio), and bootstrap percentile intervals
+   over held-out resamples (resample counts re-weight the cached sufficient
+   statistics; nothing is rebuilt from replicated rows).
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._kernel import KernelModelClass
+from ._mcr import MCRResult, _Searcher, _result, model_class_reliance
+from ._model_classes import LinearModelClass
+from ._validation import RashomonInputError, check_positive_int, seed_from
+
+__all__ = ["audit", "AuditResult", "GroupAudit"]
+
+
+@dataclass(frozen=True)
+class GroupAudit:
+    """Audit figures for one feature group (ratios; CIs are percentile bootstrap intervals)."""
+
+    name: str
+    features: tuple
+    mr_ref: float
+    mcr_lower: float
+    mcr_upper: float
+    refit_loss_ratio: float
+    mcr: MCRResult = field(repr=False)
+    ci: dict = field(default_factory=dict)
+    bootstrap_draws: dict = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict:
+        d = {"features": list(self.features), "mr_ref": self.mr_ref, "mcr_lower": self.mcr_lower,
+             "mcr_upper": self.mcr_upper, "refit_loss_ratio": self.refit_loss_ratio,
+             "lower_tight": self.mcr.lower_tight, "upper_tight": self.mcr.upper_tight,
+             "lower_gap": self.mcr.lower_gap, "upper_gap": self.mcr.upper_gap}
+        for k, (lo, hi) in self.ci.items():
+            d[f"{k}_ci"] = [lo, hi]
+        return d
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Result of :func:`audit`; ``to_frame``, ``to_json``, ``to_html``, ``plot``."""
+
+    groups: dict
+    target: str
+    features: tuple
+    model_class: str
+    n_train: int
+    n_test: int
+    epsilon_abs: float
+    e_ref: float
+    cv_loss: float
+    reference: dict
+    seed: int
+    bootstrap: int
+    confidence_level: float
+    timings: dict
+    provenance: str = ""
+
+    def to_frame(self) -> pd.DataFrame:
+        rows = []
+        for g in self.groups.values():
+            row = {"group": g.name, "features": ", ".join(g.features), "MR(f_ref)": g.mr_ref,
+                   "MCR-": g.mcr_lower, "MCR+": g.mcr_upper, "refit loss ratio": g.refit_loss_ratio}
+            for k, (lo, hi) in g.ci.items():
+                row[f"{k} CI"] = f"[{lo:.3f}, {hi:.3f}]"
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("group")
+
+    def to_dict(self) -> dict:
+        out = {name: g.to_dict() for name, g in self.groups.items()}
+        out["_meta"] = {"target": self.target, "features": list(self.features), "model_class": self.model_class,
+                        "n_train": self.n_train, "n_test": self.n_test, "epsilon_abs": self.epsilon_abs,
+                        "e_ref": self.e_ref, "cv_loss": self.cv_loss, "reference": self.reference, "seed": self.seed,
+                        "bootstrap": self.bootstrap, "confidence_level": self.confidence_level, "timings": self.timings}
+        return out
+
+    def to_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2, default=float))
+
+    def plot(self, group: str, *, ax: Any = None):
+        """Envelope figure of one group; returns an MCREnvelopeDisplay."""
+        return self.groups[group].mcr.plot(ax=ax)
+
+    def plot_summary(self, *, ax: Any = None):
+        """MR of the reference and the MCR interval (with CIs) for each group."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 0.9 * len(self.groups) + 1.5))
+        for k, g in enumerate(self.groups.values()):
+            ax.plot([g.mcr_lower, g.mcr_upper], [k, k], color="#4c72b0", lw=8, alpha=0.5, solid_capstyle="butt",
+                    label="MCR" if k == 0 else None)
+            ax.plot([g.mr_ref], [k], "o", color="#dd8452", label="MR of reference" if k == 0 else None)
+            if "mcr_lower" in g.ci:
+                ax.errorbar([g.mcr_lower, g.mcr_upper], [k - 0.2, k - 0.2], fmt="none", ecolor="grey",
+                            xerr=[[g.mcr_lower - g.ci["mcr_lower"][0], g.mcr_upper - g.ci["mcr_upper"][0]],
+                                  [g.ci["mcr_lower"][1] - g.mcr_lower, g.ci["mcr_upper"][1] - g.mcr_upper]],
+                            label=f"{self.confidence_level:.0%} bootstrap CI" if k == 0 else None)
+        ax.axvline(1.0, color="grey", ls="--", lw=0.8)
+        ax.set_yticks(range(len(self.groups)), list(self.groups))
+        ax.set_ylim(-0.8, len(self.groups) - 0.4)
+        ax.set_xlabel("model reliance (ratio)")
+        ax.legend(fontsize=8)
+        return ax
+
+    def write_figures(self, out_dir: str | Path) -> dict:
+        """Write each figure as PNG and SVG; returns {name: base64 PNG} for embedding."""
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        figs = {}
+        items = [(f"envelope_{n}", lambda ax, n=n: self.plot(n, ax=ax)) for n in self.groups]
+        items.append(("summary", lambda ax: self.plot_summary(ax=ax)))
+        for name, draw in items:
+            fig, ax = plt.subplots(figsize=(6.4, 4.4))
+            draw(ax)
+            if name.startswith("envelope_"):
+                ax.set_title(f"Model class reliance: {name[9:]}")
+            fig.tight_layout()
+            fig.savefig(out / f"{name}.png", dpi=120)
+            fig.savefig(out / f"{name}.svg")
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=110)
+            figs[name] = base64.b64encode(buf.getvalue()).decode()
+            plt.close(fig)
+        return figs
+
+    def to_html(self, path: str | Path, figures: dict | None = None) -> None:
+        """A self-contained HTML report (figures embedded as base64 PNG)."""
+        path = Path(path)
+        if figures is None:
+            figures = self.write_figures(path.parent)
+        esc = html.escape
+        table = self.to_frame().to_html(float_format=lambda v: f"{v:.4f}", classes="results", border=0)
+        imgs = "".join(f'<figure><img alt="{esc(k)}" src="data:image/png;base64,{v}"/><figcaption>{esc(k)}</figcaption></figure>'
+                       for k, v in figures.items())
+        ci_txt = (f"{self.confidence_level:.0%} percentile intervals from {self.bootstrap} bootstrap resamples of the held-out rows"
+                  if self.bootstrap else "no bootstrap intervals were requested")
+        page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Reliance audit: {esc(self.target)}</title>
+<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.45}}
+table.results{{border-collapse:collapse}}table.results td,table.results th{{padding:4px 10px;border-bottom:1px solid #ccc;text-align:right}}
+figure{{display:inline-block;margin:0.5em}}img{{max-width:28em}}</style></head><body>
+<h1>How much could any good model rely on these variables?</h1>
+<p>Target <b>{esc(self.target)}</b>; features {esc(", ".join(self.features))}; model class <b>{esc(self.model_class)}</b>.
+{self.n_train} rows fitted the reference model, {self.n_test} held-out rows are where reliance was measured.</p>
+<h2>Method in plain words</h2>
+<p><b>Model reliance (MR)</b> of a model on a group of variables is the ratio of its loss when the group is scrambled
+(each row's group values replaced by another row's, over all pairs of rows) to its loss on the real data. MR = 1 means the
+model does not use the group; MR = 2 means scrambling doubles the error.</p>
+<p><b>Model class reliance (MCR)</b> is the lowest and highest MR of <i>any</i> model in the class whose held-out loss is at
+most ε = {self.epsilon_abs:.4g} (the reference's held-out loss {self.e_ref:.4g} plus a margin from its cross-validated
+loss {self.cv_loss:.4g}). These "good models" form the Rashomon set. The bounds are computed exactly and certified
+(Fisher, Rudin &amp; Dominici, JMLR 2019): no model of the class in the set lies outside [MCR−, MCR+], and a model
+attaining each end was found.</p>
+<h2>Results</h2>{table}
+<p>Intervals: {esc(ci_txt)}. "refit loss ratio" is the held-out loss of the reference refitted without the group,
+divided by the reference's held-out loss.</p>
+<h2>Figures</h2>{imgs}
+<h2>Data provenance</h2><p>{esc(self.provenance or "Supplied by the user.")}</p>
+<h2>What MCR does and does not show</h2><ul>
+<li>If MCR+ for a group is near 1, no well-performing model of this class needs the group: any model that uses it
+heavily is not among the good ones.</li>
+<li>If MCR− is well above 1, every well-performing model of the class relies on the group.</li>
+<li>MCR describes a <i>class</i> of models and a data set; a model outside the class (e.g. a proprietary score) is
+bracketed only if the class contains a model that relies on the variables as much as it does.</li>
+<li>Reliance is not causation, nor a measure of fairness by itself: a variable can carry information through
+correlated variables, and scrambling it can create unusual combinations of values.</li>
+<li>The intervals reflect resampling of the held-out rows only; the reference fit and the class are held fixed.</li>
+</ul>
+<p style="color:#777">Generated by rashomon (seed {self.seed}).</p></body></html>"""
+        path.write_text(page, encoding="utf-8")
+
+
+def _preprocess(df: pd.DataFrame, features: list[str], train_idx: np.ndarray):
+    X = df[features].to_numpy(dtype=float, copy=True)
+    scaled = []
+    for j, c in enumerate(features):
+        vals = np.unique(X[:, j])
+        if not (len(vals) <= 2 and set(vals.tolist()) <= {0.0, 1.0}):
+            mu, sd = X[train_idx, j].mean(), X[train_idx, j].std()
+            if sd == 0:
+                raise RashomonInputError(f"The 'features' parameter of audit names a column ({c!r}) that is constant on the training part.")
+            X[:, j] = (X[:, j] - mu) / sd
+            scaled.append(c)
+    return X, scaled
+
+
+def _fit_reference(Xtr, ytr, model_class, cv, seed, n_jobs=None):
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    folds = KFold(n_splits=cv, shuffle=True, random_state=seed)
+    if model_class == "kernel":
+        from sklearn.kernel_ridge import KernelRidge
+
+        base = 1.0 / Xtr.shape[1]
+        grid = {"gamma": [base * f for f in (0.03, 0.1, 0.3, 1.0, 3.0)], "alpha": list(np.logspace(-3, 2, 11))}
+        gs = GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=folds, scoring="neg_mean_squared_error", n_jobs=n_jobs).fit(Xtr, ytr - ytr.mean())
+        kr = gs.best_estimator_
+        norm = float(kr.dual_coef_ @ kr._get_kernel(Xtr) @ kr.dual_coef_)
+        ybar = float(ytr.mean())
+        predict = lambda Z: kr.predict(Z) + ybar  # noqa: E731
+        info = {"kind": "kernel ridge (rbf)", "gamma": float(kr.gamma), "alpha": float(kr.alpha), "rkhs_norm": norm, "intercept": ybar}
+        mc = KernelModelClass(kernel="rbf", gamma=float(kr.gamma), dictionary=np.unique(Xtr, axis=0), norm_bound=norm, intercept=ybar)
+    else:
+        from sklearn.linear_model import Ridge
+
+        gs = GridSearchCV(Ridge(), {"alpha": list(np.logspace(-3, 3, 25))}, cv=folds, scoring="neg_mean_squared_error", n_jobs=n_jobs).fit(Xtr, ytr)
+        rd = gs.best_estimator_
+        norm = float(rd.coef_ @ rd.coef_)
+        predict = rd.predict
+        info = {"kind": "ridge", "alpha": float(rd.alpha), "norm": norm}
+        mc = LinearModelClass(norm_bound=max(norm, 1e-12), standardize=False, penalty_matrix=np.eye(Xtr.shape[1]))
+    return predict, mc, float(-gs.best_score_), info
+
+
+def _boot_chunk(mc, Xte, yte, groups, seeds, eps_rule, epsilon, cv_loss, ref_pred, ref_thetas, kind, tol, caches):
+    # One BLAS thread in every chunk, wherever it runs: a loky worker and the parent would
+    # otherwise use different thread counts, and reductions would round differently.
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _boot_chunk_body(mc, Xte, yte, groups, seeds, eps_rule, epsilon, cv_loss, ref_pred, ref_thetas, kind, tol, caches)
+
+
+def _boot_chunk_body(mc, Xte, yte, groups, seeds, eps_rule, epsilon, cv_loss, ref_pred, ref_thetas, kind, tol, caches):
+    out = []
+    n = len(yte)
+    for s in seeds:
+        w = np.random.RandomState(s).multinomial(n, np.full(n, 1.0 / n)).astype(float)
+        e_ref = float(np.average((yte - ref_pred) ** 2, weights=w))
+        row = {}
+        for name, group in groups.items():
+            prob = mc.build(Xte, yte, group, None, sample_weight=w, cache=caches.get(name))
+            srch = _Searcher(prob, kind, tol, 100)
+            eps = e_ref + epsilon * cv_loss if eps_rule == "cv" else epsilon
+            eps = max(eps, srch.e_min)
+            for side in ("lower", "upper"):
+                srch.search(side, eps)
+                srch.recertify(side, eps)
+            th = ref_thetas[name]
+            mr = prob.e_switch(th) / prob.e_orig(th)
+            row[name] = (mr, srch.best_bound("lower", eps), srch.best_bound("upper", eps))
+        out.append(row)
+    return out
+
+
+def audit(
+    data: Any,
+    target: str,
+    groups: dict,
+    *,
+    features: list | None = None,
+    model_class: str = "kernel",
+    epsilon: float = 0.1,
+    epsilon_kind: str = "cv",
+    train_size: int = 500,
+    cv: int = 10,
+    bootstrap: int = 0,
+    confidence_level: float = 0.95,
+    random_state: int = 0,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    provenance: str = "",
+) -> AuditResult:
+    """Run a model-class-reliance audit on a table.
+
+    Parameters
+    ----------
+    data : DataFrame or str
+        The table, or the path of a CSV file.
+    target : str
+        Numeric outcome column (squared loss).
+    groups : dict of {name: list of str}
+        Feature groups whose reliance is audited, e.g.
+        ``{"inadmissible": ["race", "sex"], "admissible": ["priors", "age"]}``.
+    features : list of str, default=None
+        Model inputs; default the union of the groups.
+    model_class : {"kernel", "linear"}, default="kernel"
+    epsilon : float, default=0.1
+        With ``epsilon_kind="cv"``: ε_abs = held-out loss of the reference +
+        epsilon × its cross-validated loss. With ``"absolute"``: ε_abs itself.
+    epsilon_kind : {"cv", "absolute"}, default="cv"
+    train_size : int, default=500
+        Rows (seeded random) that fit the reference; the rest are held out.
+    cv : int, default=10
+        Folds for the reference's hyper-parameters.
+    bootstrap : int, default=0
+        Held-out resamples for percentile intervals (0: none).
+    confidence_level : float, default=0.95
+    random_state : int, default=0
+    n_jobs : int, default=None
+        joblib workers over bootstrap resamples (seeds drawn before dispatch,
+        so results do not depend on n_jobs).
+    progress : bool, default=False
+        tqdm progress bars on long steps.
+    provenance : str, default=""
+        A sentence on where the data came from, printed in the report.
+
+    Returns
+    -------
+    AuditResult
+    """
+    func = "audit"
+    t_start = time.perf_counter()
+    if isinstance(data, (str, Path)):
+        try:
+            data = pd.read_csv(data)
+        except (OSError, pd.errors.ParserError) as exc:
+            raise RashomonInputError(f"The 'data' parameter of {func} could not be read as CSV: {exc}") from None
+    if not isinstance(data, pd.DataFrame):
+        raise RashomonInputError(f"The 'data' parameter of {func} must be a DataFrame or a CSV path. Got {type(data).__name__} instead.")
+    if target not in data.columns:
+        raise RashomonInputError(f"The 'target' parameter of {func} must be a column of the data. Got unknown column {target!r} instead.")
+    if not pd.api.types.is_numeric_dtype(data[target]):
+        raise RashomonInputError(f"The 'target' parameter of {func} must name a numeric column; {target!r} has dtype {data[target].dtype}.")
+    if not isinstance(groups, dict) or not groups:
+        raise RashomonInputError(f"The 'groups' parameter of {func} must be a non-empty dict of name -> list of columns.")
+    for name, cols in groups.items():
+        if not cols:
+            raise RashomonInputError(f"The 'groups' parameter of {func} has an empty group {name!r}.")
+        for c in cols:
+            if c not in data.columns:
+                raise RashomonInputError(f"The 'groups' parameter of {func} has unknown column {c!r} in group {name!r}.")
+    if model_class not in ("kernel", "linear"):
+        raise RashomonInputError(f"The 'model_class' parameter of {func} must be 'kernel' or 'linear'. Got {model_class!r} instead.")
+    if epsilon_kind not in ("cv", "absolute"):
+        raise RashomonInputError(f"The 'epsilon_kind' parameter of {func} must be 'cv' or 'absolute'. Got {epsilon_kind!r} instead.")
+    bootstrap = check_positive_int(bootstrap, "bootstrap", func, minimum=0)
+    if features is None:
+        features = list(dict.fromkeys(c for cols in groups.values() for c in cols))
+    for c in features:
+        if c not in data.columns:
+            raise RashomonInputError(f"The 'features' parameter of {func} has unknown column {c!r}.")
+        if not pd.api.types.is_numeric_dtype(data[c]) and not pd.api.types.is_bool_dtype(data[c]):
+            raise RashomonInputError(f"The 'features' parameter of {func} has non-numeric column {c!r}; encode it first.")
+    missing = [c for cols in groups.values() for c in cols if c not in features]
+    if missing:
+        raise RashomonInputError(f"The 'groups' parameter of {func} uses columns that are not among the features: {missing}.")
+    df = data[features + [target]].dropna()
+    n = len(df)
+    if not 10 <= train_size <= n - 10:
+        raise RashomonInputError(f"The 'train_size' parameter of {func} must leave at least 10 rows on each side (n = {n}). Got {train_size} instead.")
+    rng = np.random.RandomState(seed_from(random_state, func))
+    perm = rng.permutation(n)
+    tr, te = np.sort(perm[:train_size]), np.sort(perm[train_size:])
+    X, scaled = _preprocess(df, features, tr)
+    y = df[target].to_numpy(dtype=float)
+    Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
+    timings = {}
+    t0 = time.perf_counter()
+    predict, mc, cv_loss, ref_info = _fit_reference(Xtr, ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
+    ref_info["standardised_features"] = scaled
+    timings["reference_fit_s"] = time.perf_counter() - t0
+    ref_pred = predict(Xte)
+    e_ref = float(np.mean((yte - ref_pred) ** 2))
+    eps_abs = e_ref + epsilon * cv_loss if epsilon_kind == "cv" else float(epsilon)
+    gidx = {name: tuple(sorted(features.index(c) for c in cols)) for name, cols in groups.items()}
+    results, ref_thetas, caches = {}, {}, {}
+    t0 = time.perf_counter()
+    for name, g in gidx.items():
+        mcr = model_class_reliance(mc, pd.DataFrame(Xte, columns=features), yte, [features[j] for j in g],
+                                   epsilon=eps_abs, epsilon_kind="absolute")
+        caches[name] = {} if model_class == "kernel" else None
+        prob = mc.build(Xte, yte, g, None, cache=caches[name])
+        th = ref_thetas[name] = _theta_of_reference(prob, ref_pred, Xte)
+        # The reference lies in the class, so its exact all-pairs MR is the forms at its θ
+        # (the same U-statistic as model_reliance, without n² kernel predictions).
+        mr_ref = prob.e_switch(th) / prob.e_orig(th)
+        # refit without the group: same pipeline on the remaining features
+        keep = [j for j in range(len(features)) if j not in g]
+        if keep:
+            pred_wo, _, _, _ = _fit_reference(Xtr[:, keep], ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
+            refit = float(np.mean((yte - pred_wo(Xte[:, keep])) ** 2)) / e_ref
+        else:
+            refit = float(np.mean((yte - ytr.mean()) ** 2)) / e_ref
+        results[name] = dict(mcr=mcr, mr=mr_ref, refit=refit)
+    timings["mr_mcr_s"] = time.perf_counter() - t0
+    draws: dict = {name: {"mr_ref": [], "mcr_lower": [], "mcr_upper": []} for name in gidx}
+    if bootstrap:
+        from joblib import Parallel, delayed
+
+        seeds = rng.randint(0, 2**31 - 1, size=bootstrap)
+        n_chunks = max(1, min(bootstrap, 16))
+        chunks = [list(c) for c in np.array_split(seeds, n_chunks)]
+        t0 = time.perf_counter()
+        args = (mc, Xte, yte, gidx)
+        tail = (epsilon_kind, epsilon if epsilon_kind == "cv" else eps_abs, cv_loss, ref_pred, ref_thetas, "ratio", 2.0**-20, caches)
+        jobs = (delayed(_boot_chunk)(*args, c, *tail) for c in chunks)
+        gen = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
+        if progress:
+            from tqdm.auto import tqdm
+
+            gen = tqdm(gen, total=len(chunks), desc="bootstrap")
+        for chunk in gen:
+            for row in chunk:
+                for name, (mr_b, lo_b, hi_b) in row.items():
+                    draws[name]["mr_ref"].append(mr_b)
+                    draws[name]["mcr_lower"].append(lo_b)
+                    draws[name]["mcr_upper"].append(hi_b)
+        timings["bootstrap_s"] = time.perf_counter() - t0
+    a = (1 - confidence_level) / 2
+    groups_out = {}
+    for name, g in gidx.items():
+        r = results[name]
+        ci = {}
+        if bootstrap:
+            for k, v in draws[name].items():
+                v = np.asarray(v, dtype=float)
+                ci[k] = (float(np.quantile(v, a)), float(np.quantile(v, 1 - a)))
+        groups_out[name] = GroupAudit(name, tuple(features[j] for j in g), float(r["mr"]), r["mcr"].lower, r["mcr"].upper,
+                                      r["refit"], r["mcr"], ci, {k: np.asarray(v) for k, v in draws[name].items()})
+    timings["total_s"] = time.perf_counter() - t_start
+    return AuditResult(groups_out, target, tuple(features), model_class, len(tr), len(te), float(eps_abs), e_ref, cv_loss,
+                       ref_info, int(random_state) if isinstance(random_state, (int, np.integer)) else -1, bootstrap,
+                       confidence_level, timings, provenance)
+
+
+def _theta_of_reference(prob, ref_pred, X):
+    """Parameters θ of the reference in the class's coordinates.
+
+    Predictions are affine in θ, ``f_θ(X) = P θ + p₀``; P is read off the class's
+    own parameter map (one kernel matrix, not one per coordinate) and θ solves
+    the least-squares fit to the reference's predictions, which is exact because
+    the reference lies in the class (checked).
+    """
+    d = prob.B.shape[0]
+    m0 = prob.to_model(np.zeros(d))
+    units = [prob.to_model(np.eye(d)[k]) for k in range(d)]
+    if "alpha" in m0:
+        KX = m0["kernel_matrix"](X)
+        P = KX @ np.column_stack([u["alpha"] - m0["alpha"] for u in units])
+    else:
+        P = X @ np.column_stack([u["coef"] - m0["coef"] for u in units])
+    P = P + np.array([u["intercept"] - m0["intercept"] for u in units])[None, :]
+    p0 = (KX @ m0["alpha"] if "alpha" in m0 else X @ m0["coef"]) + m0["intercept"]
+    theta, *_ = np.linalg.lstsq(P, ref_pred - p0, rcond=None)
+    resid = float(np.max(np.abs(P @ theta + p0 - ref_pred)))
+    if resid > 1e-6 * (1 + float(np.max(np.abs(ref_pred)))):
+        raise RashomonInputError(f"internal: the reference is not in the model class (residual {resid:.3g}).")
+    return theta

@@ -1,0 +1,296 @@
+"""MCR for linear models under convex non-quadratic losses (hinge, logistic, absolute).
+
+Lower end. For γ >= 0, ``min_θ γ·e_orig(θ) + e_switch(θ)`` over ``θ'Bθ <= r`` is a
+convex programme (``solvers.ConvexLossProgram``). Its certificate includes a
+Lagrangian dual value ``q <= h*``, and the bounds of :mod:`rashomon._mcr` hold
+with any lower bound of h* in place of h*, so each step gives a *valid* bound
+whatever the solver's accuracy: ratio ``max(q, 0)/ε - γ`` (losses are >= 0, so
+h* >= 0), difference ``q - (1+γ)ε``. γ is searched as for squared loss
+(``e_orig`` of the minimiser crosses ε); when the e_switch minimiser already lies
+in the Rashomon set the tight value needs γ < 0, a non-convex problem: the γ = 0
+bound is returned (valid, not tight; the gap says by how much).
+
+Upper end. ``max MR`` over the Rashomon set is non-convex. An inner value is
+found by Dinkelbach's method with the convex e_switch linearised (convex–
+concave procedure): from θ_k, maximise ``e_switch(θ_k) + g_k'(θ - θ_k) - λ_k·e_orig(θ)``
+(λ_k = MR(θ_k) for the ratio, 1 for the difference) subject to
+``e_orig(θ) <= ε`` and ``θ'Bθ <= r``; every iterate stays in the set and MR never
+decreases. Several starts; the best model is returned and flagged
+``upper_certified=False``: it is a lower bound on MCR+, not an upper bound.
+
+e_switch is the exact all-pairs U-statistic, written over the distinct values v
+of the switched block with weights ``#{i ≠ j : x1_i = v}`` (as in
+:func:`rashomon.model_reliance`), so a binary or categorical group costs O(n)
+rows; a continuous one n² rows (``max_rows`` guards memory).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from solvers import ConvexLossProgram, LossTerm, SolverStatus
+
+from ._mcr import MCRModel, MCRResult, MCRStep, _epsilon_abs, _mr, step_bound
+from ._model_classes import LinearModelClass
+from ._validation import RashomonInputError
+
+__all__ = ["convex_loss_mcr"]
+
+_SOLVER_LOSS = {"hinge": "hinge", "logistic": "logistic", "absolute_error": "absolute"}
+MAX_ROWS = 2_000_000
+
+
+def _encode(y, loss, func):
+    if loss in ("hinge", "logistic"):
+        vals = set(np.unique(y).tolist())
+        if vals <= {-1.0, 1.0}:
+            return y.astype(float)
+        if vals <= {0.0, 1.0}:
+            return 2.0 * y - 1.0
+        raise RashomonInputError(f"The 'y' parameter of {func} must hold labels in {{-1, +1}} or {{0, 1}} for loss={loss!r}.")
+    return y
+
+
+def _loss_rows(loss, y, z):
+    if loss == "hinge":
+        return np.maximum(0.0, 1 - y * z)
+    if loss == "logistic":
+        return np.logaddexp(0.0, -y * z)
+    return np.abs(y - z)
+
+
+def _dloss(loss, y, z):
+    if loss == "hinge":
+        return np.where(1 - y * z > 0, -y, 0.0)
+    if loss == "logistic":
+        return -y / (1 + np.exp(np.clip(y * z, -700, 700)))
+    return -np.sign(y - z)
+
+
+def _reference_norm(loss, Z, y, M):
+    """r for norm_bound=None: the norm of a cross-validated L2-regularised fit of the same loss."""
+    from sklearn.model_selection import GridSearchCV
+
+    if loss == "logistic":
+        from sklearn.linear_model import LogisticRegressionCV
+
+        coef = LogisticRegressionCV(Cs=10, cv=5).fit(Z, y > 0).coef_.ravel()
+    elif loss == "hinge":
+        from sklearn.svm import LinearSVC
+
+        gs = GridSearchCV(LinearSVC(loss="hinge", max_iter=20000), {"C": list(np.logspace(-3, 2, 11))}, cv=5).fit(Z, y > 0)
+        coef = gs.best_estimator_.coef_.ravel()
+    else:
+        from ._model_classes import ridge_loo
+
+        coef = ridge_loo(Z, y, np.logspace(-4, 4, 81))[1]
+    return float(coef @ M @ coef)
+
+
+def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, reference, kind, tol, max_iter,
+                    n_starts, random_state, func) -> MCRResult:
+    import cvxpy as cp
+
+    if not isinstance(mc, LinearModelClass):
+        raise RashomonInputError(f"The 'loss' parameter of {func} is {loss!r}; non-quadratic losses need a LinearModelClass.")
+    ye = _encode(y, loss, func)
+    n, p = X.shape
+    o = 1 if mc.fit_intercept else 0
+    mean = X.mean(0) if o else np.zeros(p)
+    sd = X.std(0) if o else np.sqrt((X**2).mean(0))
+    if np.any(sd <= 0):
+        raise RashomonInputError(f"The 'X' parameter of {func} has a constant column; drop it.")
+    Z = (X - mean) / sd
+    if mc.penalty_matrix is None:
+        Ms = np.eye(p) if mc.standardize else np.diag(1.0 / sd**2)
+    else:
+        M = np.asarray(mc.penalty_matrix, dtype=float)
+        Ms = M if mc.standardize else M / np.outer(sd, sd)
+    r = _reference_norm(loss, Z, ye, Ms) if mc.norm_bound is None else float(mc.norm_bound)
+    if not (np.isfinite(r) and r > 0):
+        raise RashomonInputError(f"The norm bound of {func} must be > 0 (got {r!r}); give LinearModelClass a norm_bound.")
+    d = p + o
+    D = np.hstack([np.ones((n, 1)), Z]) if o else Z
+    B = np.zeros((d, d))
+    B[o:, o:] = Ms
+    # switched rows over distinct values of the group
+    g = np.asarray(group)
+    values, inverse, counts = np.unique(Z[:, g], axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    if len(values) * n > MAX_ROWS:
+        raise RashomonInputError(
+            f"{func}: exact e_switch for loss={loss!r} needs {len(values) * n:,} switched rows (> {MAX_ROWS:,}); "
+            "use fewer rows or a discrete feature group.")
+    rows = np.repeat(D[None], len(values), axis=0)  # values × n × d
+    rows[:, :, g + o] = values[:, None, :]
+    F = rows.reshape(-1, d)
+    wts = (counts[:, None] - (inverse[None, :] == np.arange(len(values))[:, None])).reshape(-1).astype(float)
+    ys = np.tile(ye, len(values))
+    keep = wts > 0
+    F, wts, ys = F[keep], wts[keep], ys[keep]
+    sl = _SOLVER_LOSS[loss]
+    t_orig = LossTerm(sl, D, 0.0, ye)
+    t_sw = LossTerm(sl, F, 0.0, ys, row_weights=wts * len(wts) / (n * (n - 1)))
+    prog = ConvexLossProgram([t_orig, t_sw], B, r)
+
+    def e_o(th):
+        return float(np.mean(_loss_rows(loss, ye, D @ th)))
+
+    def e_s(th):
+        return float(np.sum(wts * _loss_rows(loss, ys, F @ th)) / (n * (n - 1)))
+
+    ref_res = prog.solve([1.0, 0.0])
+    theta_min, e_min = ref_res.x, e_o(ref_res.x)
+    if reference is None:
+        e_ref = e_min
+    else:
+        pred = np.asarray(reference.decision_function(X) if hasattr(reference, "decision_function") and loss != "absolute_error"
+                          else reference.predict(X), dtype=float).ravel()
+        e_ref = float(np.mean(_loss_rows(loss, ye, pred)))
+    eps = _epsilon_abs(epsilon, epsilon_kind, e_ref, e_min, func)
+
+    steps: list[MCRStep] = []
+    cands = [theta_min]
+
+    def step(gamma):
+        res = prog.solve([gamma, 1.0], check=False)
+        if res.status is not SolverStatus.OPTIMAL:
+            st = MCRStep("lower", gamma, math.nan, res.x, math.nan, math.nan, False)
+        else:
+            lb = max(res.info["lower_bound"], 0.0) if kind == "ratio" else res.info["lower_bound"]
+            st = MCRStep("lower", gamma, lb, res.x, e_o(res.x), e_s(res.x), True, res.multiplier)
+            cands.append(res.x)
+        steps.append(st)
+        return st
+
+    def bound():
+        vals = [step_bound(s, eps, kind) for s in steps]
+        vals = [v for v in vals if np.isfinite(v)]
+        return max(vals) if vals else (0.0 if kind == "ratio" else -math.inf)
+
+    def best_lower_model():
+        best, m = None, math.inf
+        for th in cands:
+            eo_ = e_o(th)
+            if eo_ <= eps and th @ B @ th <= r * (1 + 1e-6):
+                v = _mr(eo_, e_s(th), kind)
+                if v < m:
+                    best, m = th, v
+        return best, m
+
+    s0 = step(0.0)
+    notes = []
+    if s0.theta is not None and s0.e_orig > eps:
+        lo, hi = 0.0, None
+        gval = 1.0
+        for _ in range(60):
+            st = step(gval)
+            if st.theta is not None and st.e_orig <= eps:
+                hi = gval
+                break
+            lo, gval = gval, gval * 2
+        def on_segment():
+            # Between the bracketing minimisers (e_orig above / below ε) lies a model with e_orig = ε:
+            # e_orig is convex along the segment, so bisection on t finds it; the ball is convex.
+            a = next(s for s in steps if s.gamma == lo).theta
+            b = next(s for s in steps if s.gamma == hi).theta
+            if a is None or b is None:
+                return
+            t0, t1 = 0.0, 1.0
+            for _ in range(60):
+                tm = 0.5 * (t0 + t1)
+                if e_o(b + tm * (a - b)) <= eps:
+                    t0 = tm
+                else:
+                    t1 = tm
+            cands.append(b + t0 * (a - b))
+
+        if hi is not None:
+            for _ in range(min(max_iter, 60)):
+                on_segment()
+                _, m = best_lower_model()
+                if m - bound() <= max(tol, 1e-5) * max(1.0, abs(bound())):
+                    break
+                mid = 0.5 * (lo + hi)
+                st = step(mid)
+                if st.theta is not None and st.e_orig <= eps:
+                    hi = mid
+                else:
+                    lo = mid
+    else:
+        notes.append("lower end: the e_switch minimiser is already in the Rashomon set; the tight bound needs γ < 0 "
+                     "(non-convex for this loss), so the γ = 0 bound is returned (valid, possibly conservative)")
+    lower = bound()
+    lth, lmr = best_lower_model()
+    lower_gap = max(0.0, lmr - lower) if lth is not None else math.inf
+
+    # upper end: Dinkelbach + convex-concave ascent (inner value)
+    rng = np.random.RandomState(random_state if isinstance(random_state, (int, np.integer)) else 0)
+    starts = [theta_min] + [c for c in cands[1:4]]
+    for _ in range(max(0, n_starts - len(starts))):
+        v = rng.normal(size=d)
+        v *= math.sqrt(r / max(v @ B @ v, 1e-300)) * rng.uniform(0.2, 1.0)
+        for _ in range(60):  # pull toward θ_min until inside the set
+            if e_o(v) <= eps:
+                break
+            v = 0.5 * (v + theta_min)
+        starts.append(v)
+    th_var = cp.Variable(d)
+    Bh = np.linalg.cholesky(B[o:, o:] + 1e-300 * np.eye(p)) if np.all(np.linalg.eigvalsh(B[o:, o:]) > 0) else None
+    norm_c = cp.sum_squares(Bh.T @ th_var[o:]) <= r if Bh is not None else cp.quad_form(th_var, cp.psd_wrap(B)) <= r
+    eo_expr = t_orig.expr(th_var)
+    best_up, best_th = -math.inf, None
+    for th in starts:
+        if e_o(th) > eps * (1 + 1e-9):
+            continue
+        cur = _mr(e_o(th), e_s(th), kind)
+        for _ in range(50):
+            lam = cur if kind == "ratio" else 1.0
+            z = F @ th
+            grad = F.T @ (wts * _dloss(loss, ys, z)) / (n * (n - 1))
+            obj = e_s(th) + grad @ (th_var - th) - lam * eo_expr
+            prob = cp.Problem(cp.Maximize(obj), [eo_expr <= eps, norm_c])
+            try:
+                import warnings
+
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    prob.solve(solver=cp.CLARABEL)
+            except cp.error.SolverError:
+                break
+            if th_var.value is None:
+                break
+            new = np.asarray(th_var.value, dtype=float)
+            if e_o(new) > eps * (1 + 1e-7):
+                break
+            val = _mr(e_o(new), e_s(new), kind)
+            if val <= cur + 1e-10 * max(1.0, abs(cur)):
+                if val > cur:
+                    th, cur = new, val
+                break
+            th, cur = new, val
+        if cur > best_up:
+            best_up, best_th = cur, th
+    notes.append("upper end: non-convex for this loss; the value is the best model found by convex-concave "
+                  "(Dinkelbach) ascent, an inner value (a lower bound on MCR+), not a certified bound")
+
+    def model(th):
+        if th is None:
+            return None
+        e1, e2 = e_o(th), e_s(th)
+        coef = th[o:] / sd
+        return MCRModel(np.asarray(th), e1, e2, _mr(e1, e2, kind),
+                        {"coef": coef, "intercept": float((th[0] if o else 0.0) - mean @ coef)})
+
+    names = tuple(columns[i] if columns else f"x{i}" for i in group)
+    return MCRResult(
+        lower=float(lower), upper=float(best_up), lower_model=model(lth), upper_model=model(best_th),
+        lower_gap=float(lower_gap), upper_gap=math.nan,
+        lower_tight=bool(lower_gap <= max(tol, 1e-5) * max(1.0, abs(lower))), upper_tight=False,
+        gamma_lower=float(max(steps, key=lambda s: step_bound(s, eps, kind) if np.isfinite(step_bound(s, eps, kind)) else -math.inf).gamma),
+        gamma_upper=math.nan, kind=kind, features=names, epsilon_abs=float(eps), e_ref=float(e_ref), e_min=float(e_min),
+        reference_model=model(theta_min) if reference is None else None, steps=steps, model_class=repr(mc), tol=tol,
+        certified=all(s.certified for s in steps), lower_certified=True, upper_certified=False, loss=loss,
+        notes="; ".join(notes),
+    )
