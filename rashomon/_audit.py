@@ -25,7 +25,6 @@ import base64
 import html
 import io
 import json
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ._kernel import KernelModelClass
-from ._mcr import MCRResult, _Searcher, _result, model_class_reliance
+from ._mcr import MCRResult, _Searcher, model_class_reliance
 from ._model_classes import LinearModelClass
 from ._validation import RashomonInputError, check_positive_int, seed_from
 

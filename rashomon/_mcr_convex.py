@@ -97,16 +97,7 @@ def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, re
     ye = _encode(y, loss, func)
     n, p = X.shape
     o = 1 if mc.fit_intercept else 0
-    mean = X.mean(0) if o else np.zeros(p)
-    sd = X.std(0) if o else np.sqrt((X**2).mean(0))
-    if np.any(sd <= 0):
-        raise RashomonInputError(f"The 'X' parameter of {func} has a constant column; drop it.")
-    Z = (X - mean) / sd
-    if mc.penalty_matrix is None:
-        Ms = np.eye(p) if mc.standardize else np.diag(1.0 / sd**2)
-    else:
-        M = np.asarray(mc.penalty_matrix, dtype=float)
-        Ms = M if mc.standardize else M / np.outer(sd, sd)
+    mean, sd, Z, Ms = mc.coordinates(X, columns, func)
     r = _reference_norm(loss, Z, ye, Ms) if mc.norm_bound is None else float(mc.norm_bound)
     if not (np.isfinite(r) and r > 0):
         raise RashomonInputError(f"The norm bound of {func} must be > 0 (got {r!r}); give LinearModelClass a norm_bound.")

@@ -96,10 +96,14 @@ class LinearModelClass:
         return (f"LinearModelClass(norm_bound={self.norm_bound!r}, fit_intercept={self.fit_intercept}, "
                 f"standardize={self.standardize}, penalty_matrix={'None' if self.penalty_matrix is None else '...'})")
 
-    def build(self, X: np.ndarray, y: np.ndarray, group: tuple[int, ...], columns: list[str] | None,
-              func: str = "model_class_reliance", sample_weight: np.ndarray | None = None, cache: dict | None = None) -> MCRProblem:
+    def coordinates(self, X: np.ndarray, columns: list[str] | None, func: str, w: np.ndarray | None = None):
+        """``(mean, sd, Z, M_s)``: the (weighted) standardisation and the penalty in standardised coordinates.
+
+        Without an intercept nothing is centred (centring would change the class) and sd is the
+        root mean square.
+        """
         n, p = X.shape
-        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        w = np.ones(n) if w is None else w
         nw = float(w.sum())
         mean = (w @ X) / nw if self.fit_intercept else np.zeros(p)
         sd = np.sqrt((w @ (X - mean) ** 2) / nw)
@@ -117,6 +121,14 @@ class LinearModelClass:
             if np.linalg.eigvalsh(M)[0] < -1e-10 * max(1.0, np.abs(M).max()):
                 raise RashomonInputError("The 'penalty_matrix' parameter of LinearModelClass must be positive semi-definite.")
             Ms = M if self.standardize else M / np.outer(sd, sd)
+        return mean, sd, Z, Ms
+
+    def build(self, X: np.ndarray, y: np.ndarray, group: tuple[int, ...], columns: list[str] | None,
+              func: str = "model_class_reliance", sample_weight: np.ndarray | None = None, cache: dict | None = None) -> MCRProblem:
+        n, p = X.shape
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        nw = float(w.sum())
+        mean, sd, Z, Ms = self.coordinates(X, columns, func, w)
         o = 1 if self.fit_intercept else 0
         d = p + o
         D = np.hstack([np.ones((n, 1)), Z]) if o else Z

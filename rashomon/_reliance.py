@@ -24,7 +24,7 @@ The exact estimator is computed without materialising the n² switched rows:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
 import numpy as np

@@ -7,7 +7,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import rashomon
