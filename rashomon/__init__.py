@@ -5,6 +5,7 @@ Rashomon sets (Fisher, Rudin & Dominici, JMLR 2019).
 """
 from . import datasets
 from ._audit import AuditResult, GroupAudit, audit
+from ._conditional import conditional_model_reliance, make_strata
 from ._kernel import KernelModelClass
 from ._losses import Loss
 from ._mcr import MCREnvelope, MCRModel, MCRResult, MCRStep, mcr_envelope, model_class_reliance
@@ -25,6 +26,8 @@ __all__ = [
     "FeatureRelianceResult",
     "model_reliance",
     "feature_reliance",
+    "conditional_model_reliance",
+    "make_strata",
     "LinearModelClass",
     "KernelModelClass",
     "model_class_reliance",

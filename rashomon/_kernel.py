@@ -161,12 +161,13 @@ class KernelModelClass:
 
     # ------------------------------------------------------------------ build
     def build(self, X: np.ndarray, y: np.ndarray, group: tuple[int, ...], columns, func: str = "model_class_reliance",
-              sample_weight: np.ndarray | None = None, cache: dict | None = None) -> MCRProblem:
+              sample_weight: np.ndarray | None = None, cache: dict | None = None, strata: np.ndarray | None = None) -> MCRProblem:
         """The MCR problem on (X, y) for the switched ``group``.
 
         ``sample_weight`` holds resample counts (bootstrap); ``cache``, a dict kept
         by the caller across calls on the same X, stores the kernel matrices so
-        that a resample only re-weights them.
+        that a resample only re-weights them. ``strata`` makes e_switch conditional
+        (within-stratum pairs, strata weighted by size).
         """
         self._check(func)
         n, p = X.shape
@@ -188,6 +189,17 @@ class KernelModelClass:
         if sample_weight is not None and (self.norm_bound is None or self.gamma is None):
             raise RashomonInputError(f"{func} needs KernelModelClass(gamma=..., norm_bound=...) when sample_weight is given.")
         Qa0, ca0, Qa1, ca1, k0, k1 = self._moments(X, y - mu, D, gamma, group, free, sample_weight, cache)
+        if strata is not None:
+            from ._model_classes import _stratified
+
+            wt = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+            res_all = y - mu
+
+            def switched(idx):
+                m = self._moments(X[idx], res_all[idx], D, gamma, group, free, wt[idx])
+                return m[2], m[3], m[5]  # Qa1, ca1, k1 of the stratum
+
+            Qa1, ca1, k1 = _stratified(switched, strata, wt)
         # to θ-coordinates: α = W θ (plus μ first when free)
         m2 = W.shape[1]
         T = W if not free else np.block([[np.ones((1, 1)), np.zeros((1, m2))], [np.zeros((W.shape[0], 1)), W]])

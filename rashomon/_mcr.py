@@ -508,6 +508,17 @@ def _prepare(model_class, X, y, features, func, sample_weight=None):
     return Xa, ya, columns, group, sample_weight
 
 
+def _strata_codes(conditional, strata, Xa, group, func):
+    if not conditional:
+        if strata is not None:
+            raise RashomonInputError(f"The 'strata' parameter of {func} needs conditional=True.")
+        return None
+    from ._conditional import _check_strata, make_strata
+
+    codes = _check_strata(strata, Xa.shape[0], func) if strata is not None else make_strata(Xa, group)
+    return np.unique(codes, return_inverse=True)[1].ravel()
+
+
 def _reference_loss(reference, Xa, ya, columns, e_min, func, sample_weight=None):
     if reference is None:
         return e_min
@@ -558,6 +569,8 @@ def model_class_reliance(
     loss: str = "squared_error",
     n_starts: int = 5,
     random_state: Any = 0,
+    conditional: bool = False,
+    strata: Any = None,
 ) -> MCRResult:
     """Model class reliance: the range of MR over all good models of a class.
 
@@ -594,6 +607,13 @@ def model_class_reliance(
         ``n_starts`` starts. Hinge and logistic take labels in {-1, +1} or {0, 1}.
     n_starts, random_state
         Starts of that ascent and their seed.
+    conditional : bool, default=False
+        Conditional MCR: e_switch switches X1 only within ``strata`` (the
+        within-stratum U-statistic of :func:`conditional_model_reliance`; still a
+        quadratic, so bounds stay exact and certified).
+    strata : array-like of shape (n_samples,), default=None
+        Stratum labels; None with ``conditional=True`` builds them automatically
+        (:func:`rashomon.make_strata`).
 
     Returns
     -------
@@ -618,13 +638,14 @@ def model_class_reliance(
         from ._mcr_convex import convex_loss_mcr
 
         Xa, ya, columns, group, w = _prepare(model_class, X, y, features, func, sample_weight)
-        if w is not None:
-            raise RashomonInputError(f"The 'sample_weight' parameter of {func} is only supported with loss='squared_error'.")
+        if w is not None or conditional:
+            raise RashomonInputError(f"The 'sample_weight' and 'conditional' parameters of {func} need loss='squared_error'.")
         return convex_loss_mcr(model_class, Xa, ya, columns, group, loss=loss, epsilon=epsilon, epsilon_kind=epsilon_kind,
                                reference=reference, kind=kind, tol=tol, max_iter=max_iter, n_starts=n_starts,
                                random_state=random_state, func=func)
     Xa, ya, columns, group, w = _prepare(model_class, X, y, features, func, sample_weight)
-    prob = model_class.build(Xa, ya, group, columns, func, sample_weight=w)
+    codes = _strata_codes(conditional, strata, Xa, group, func)
+    prob = model_class.build(Xa, ya, group, columns, func, sample_weight=w, strata=codes)
     srch = _Searcher(prob, kind, tol, max_iter)
     e_ref = _reference_loss(reference, Xa, ya, columns, srch.e_min, func, w)
     eps = _epsilon_abs(epsilon, epsilon_kind, e_ref, srch.e_min, func)
@@ -704,6 +725,8 @@ def mcr_envelope(
     tol: float = 2.0**-20,
     max_iter: int = 100,
     progress: bool = False,
+    conditional: bool = False,
+    strata: Any = None,
 ) -> MCREnvelope:
     """Trace MCR across ε values, reusing one factorisation and warm-starting γ.
 
@@ -714,6 +737,8 @@ def mcr_envelope(
         (relative).
     progress : bool, default=False
         Show a tqdm progress bar.
+    conditional, strata
+        Conditional MCR, as in :func:`model_class_reliance`.
     Other parameters
         As in :func:`model_class_reliance`.
 
@@ -728,7 +753,7 @@ def mcr_envelope(
     if eps_in.size == 0 or not np.all(np.isfinite(eps_in)):
         raise RashomonInputError(f"The 'epsilons' parameter of {func} must be a non-empty array of finite floats.")
     Xa, ya, columns, group, _ = _prepare(model_class, X, y, features, func)
-    prob = model_class.build(Xa, ya, group, columns, func)
+    prob = model_class.build(Xa, ya, group, columns, func, strata=_strata_codes(conditional, strata, Xa, group, func))
     srch = _Searcher(prob, kind, tol, max_iter)
     e_ref = _reference_loss(reference, Xa, ya, columns, srch.e_min, func)
     abs_eps = np.array([_epsilon_abs(float(e), epsilon_kind, e_ref, srch.e_min, func) for e in eps_in])

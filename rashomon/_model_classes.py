@@ -44,6 +44,22 @@ def ridge_loo(Z: np.ndarray, y: np.ndarray, alphas: np.ndarray, fit_intercept: b
     return float(alphas[best]), beta, ym - float(zm @ beta), float(loo[best])
 
 
+def _stratified(moments, strata, w):
+    """Average ``moments(rows)`` over strata with at least two rows, weights n_g / n'."""
+    acc, total = None, 0.0
+    for s in np.unique(strata):
+        idx = np.where(strata == s)[0]
+        ng = float(w[idx].sum())
+        if ng < 2:
+            continue
+        m = moments(idx)
+        acc = [ng * v for v in m] if acc is None else [a + ng * v for a, v in zip(acc, m)]
+        total += ng
+    if acc is None:
+        raise RashomonInputError("The 'strata' have no stratum with two or more rows; nothing can be switched.")
+    return [a / total for a in acc]
+
+
 def _reorder(G, g, first, second, d):
     """Moments of the design ordered [first, second] back to θ's order."""
     order = np.concatenate([first, second])
@@ -124,7 +140,14 @@ class LinearModelClass:
         return mean, sd, Z, Ms
 
     def build(self, X: np.ndarray, y: np.ndarray, group: tuple[int, ...], columns: list[str] | None,
-              func: str = "model_class_reliance", sample_weight: np.ndarray | None = None, cache: dict | None = None) -> MCRProblem:
+              func: str = "model_class_reliance", sample_weight: np.ndarray | None = None, cache: dict | None = None,
+              strata: np.ndarray | None = None) -> MCRProblem:
+        """The MCR problem on (X, y) for the switched ``group``.
+
+        ``strata`` (integer codes) makes e_switch conditional: the within-stratum
+        switched moments, averaged with weights n_g / n' over strata of two or more
+        rows (see :func:`rashomon.conditional_model_reliance`).
+        """
         n, p = X.shape
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         nw = float(w.sum())
@@ -138,7 +161,10 @@ class LinearModelClass:
         k0 = float(w @ (y * y)) / nw
         sw = np.array(group) + o
         keep = np.setdiff1d(np.arange(d), sw)
-        G, g, k1 = switched_design_moments(D[:, sw], D[:, keep], y, w)
+        if strata is None:
+            G, g, k1 = switched_design_moments(D[:, sw], D[:, keep], y, w)
+        else:
+            G, g, k1 = _stratified(lambda idx: switched_design_moments(D[idx][:, sw], D[idx][:, keep], y[idx], w[idx]), strata, w)
         Q1, c1 = _reorder(G, g, sw, keep, d)
         B = np.zeros((d, d))
         B[o:, o:] = Ms
