@@ -8,6 +8,14 @@ from ._audit import AuditResult, GroupAudit, audit
 from ._conditional import conditional_model_reliance, make_strata
 from ._kernel import KernelModelClass
 from ._losses import Loss
+from ._partial_dependence import (
+    PartialDependenceResult,
+    PDImportanceResult,
+    RashomonPDBand,
+    partial_dependence,
+    pd_importance,
+    rashomon_pd_band,
+)
 from ._mcr import MCREnvelope, MCRModel, MCRResult, MCRStep, mcr_envelope, model_class_reliance
 from ._model_classes import LinearModelClass
 from ._reliance import FeatureRelianceResult, ModelRelianceResult, feature_reliance, model_reliance
@@ -28,6 +36,12 @@ __all__ = [
     "feature_reliance",
     "conditional_model_reliance",
     "make_strata",
+    "partial_dependence",
+    "pd_importance",
+    "rashomon_pd_band",
+    "PartialDependenceResult",
+    "PDImportanceResult",
+    "RashomonPDBand",
     "LinearModelClass",
     "KernelModelClass",
     "model_class_reliance",

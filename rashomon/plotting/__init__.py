@@ -1,5 +1,6 @@
 """Display classes. matplotlib is imported inside ``plot()`` so ``import rashomon`` stays light."""
 from ._mcr_display import MCRBandDisplay, MCREnvelopeDisplay
+from ._pd_display import PDDisplay, RashomonPDBandDisplay
 from ._reliance_display import RelianceDisplay
 
-__all__ = ["RelianceDisplay", "MCREnvelopeDisplay", "MCRBandDisplay"]
+__all__ = ["RelianceDisplay", "MCREnvelopeDisplay", "MCRBandDisplay", "PDDisplay", "RashomonPDBandDisplay"]
