@@ -19,6 +19,13 @@ from ._partial_dependence import (
 from ._mcr import MCREnvelope, MCRModel, MCRResult, MCRStep, mcr_envelope, model_class_reliance
 from ._model_classes import LinearModelClass
 from ._reliance import FeatureRelianceResult, ModelRelianceResult, feature_reliance, model_reliance
+from ._uncertainty import (
+    UncertaintyImportanceResult,
+    entropy_importance,
+    likelihood_importance,
+    predictive_distribution,
+    uncertainty_pd,
+)
 from ._validation import RashomonInputError
 
 __version__ = "0.1.0"
@@ -42,6 +49,11 @@ __all__ = [
     "PartialDependenceResult",
     "PDImportanceResult",
     "RashomonPDBand",
+    "likelihood_importance",
+    "entropy_importance",
+    "uncertainty_pd",
+    "predictive_distribution",
+    "UncertaintyImportanceResult",
     "LinearModelClass",
     "KernelModelClass",
     "model_class_reliance",

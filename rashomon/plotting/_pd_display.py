@@ -98,3 +98,82 @@ class RashomonPDBandDisplay:
         ax.legend(fontsize=8)
         self.ax_, self.figure_ = ax, ax.figure
         return self
+
+
+class UncertaintyPDDisplay:
+    """Entropy/likelihood ICE: curves coloured by class (or a feature), the original point marked on
+    each curve, and a rug of the feature per class."""
+
+    def __init__(self, result: Any, color_by: Any = None, classes: Any = None):
+        self.result = result
+        self.color_by = None if color_by is None else np.asarray(color_by)
+        self.classes = classes
+
+    def plot(self, *, ax: Any = None, max_ice: int = 150) -> "UncertaintyPDDisplay":
+        import matplotlib.pyplot as plt
+
+        r = self.result
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        x = r.grid[0]
+        curves = r.individual[0]
+        rows = np.linspace(0, curves.shape[0] - 1, min(max_ice, curves.shape[0])).astype(int)
+        cb = self.color_by
+        discrete = cb is not None and len(np.unique(cb)) <= 10
+        cmap = plt.get_cmap("tab10" if discrete else "viridis")
+        if cb is not None and not discrete:
+            norm = plt.Normalize(float(np.min(cb)), float(np.max(cb)))
+        levels = list(np.unique(cb)) if discrete else []
+        orig = getattr(r, "original_values", None)
+        fv = r.feature_values[:, 0]
+        self.lines_ = []
+        for i in rows:
+            if cb is None:
+                col = "grey"
+            elif discrete:
+                col = cmap(levels.index(cb[i]))
+            else:
+                col = cmap(norm(cb[i]))
+            self.lines_.append(ax.plot(x, curves[i], color=col, lw=0.6, alpha=0.5)[0])
+            if orig is not None:
+                ax.plot([fv[i]], [orig[i]], "o", color=col, ms=3)
+        (self.pd_line_,) = ax.plot(x, r.average[0], color="k", lw=2.5, label=f"{r.outputs[0]} PD")
+        lo = ax.get_ylim()[0]
+        if discrete:
+            for k, lev in enumerate(levels):
+                sel = cb == lev
+                ax.plot(fv[sel], np.full(sel.sum(), lo - 0.02 * (k + 1) * (ax.get_ylim()[1] - lo)), "|", color=cmap(k),
+                        ms=8, label=f"class {lev}")
+        ax.set_xlabel(r.features[0])
+        ax.set_ylabel("predictive entropy" if r.outputs[0] == "entropy" else "log-likelihood")
+        ax.legend(fontsize=8)
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+class UncertaintyImportanceDisplay:
+    """Likelihood-PFI and entropy-PFI side by side, ordered by likelihood-PFI."""
+
+    def __init__(self, likelihood: Any, entropy: Any):
+        self.likelihood, self.entropy = likelihood, entropy
+
+    def plot(self, *, ax: Any = None) -> "UncertaintyImportanceDisplay":
+        import matplotlib.pyplot as plt
+
+        res = [r for r in (self.likelihood, self.entropy) if r is not None]
+        if ax is None:
+            _, ax = plt.subplots(figsize=(7, 0.4 * len(res[0].names) + 1.5))
+        ref = self.likelihood if self.likelihood is not None else self.entropy
+        order = np.argsort(ref.importances_mean)
+        pos = np.arange(len(order))
+        h = 0.8 / len(res)
+        self.bars_ = []
+        for k, r in enumerate(res):
+            self.bars_.append(ax.barh(pos + (k - (len(res) - 1) / 2) * h, r.importances_mean[order], height=h,
+                                      xerr=r.importances_std[order], label=f"{r.measure}-PFI"))
+        ax.set_yticks(pos, [ref.names[i] for i in order])
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_xlabel("importance (nats)")
+        ax.legend(fontsize=8)
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
