@@ -27,6 +27,7 @@ bench: $(STAMP)
 
 repro: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m pytest -q -s -m slow
+	MPLBACKEND=Agg $(PY) benchmarks/coverage.py --reps 100
 
 clean:
 	rm -rf $(VENV) demo-output build *.egg-info

@@ -6,6 +6,17 @@ Rashomon sets (Fisher, Rudin & Dominici, JMLR 2019).
 from . import datasets
 from ._audit import AuditResult, GroupAudit, audit
 from ._conditional import conditional_model_reliance, make_strata
+from ._inference import (
+    LearnerImportanceResult,
+    LearnerPDResult,
+    PIMPResult,
+    TTestResult,
+    corrected_resampled_ttest,
+    learner_importance,
+    learner_pd,
+    model_importance_ci,
+    pimp,
+)
 from ._kernel import KernelModelClass
 from ._losses import Loss
 from ._partial_dependence import (
@@ -54,6 +65,15 @@ __all__ = [
     "uncertainty_pd",
     "predictive_distribution",
     "UncertaintyImportanceResult",
+    "learner_importance",
+    "learner_pd",
+    "model_importance_ci",
+    "corrected_resampled_ttest",
+    "pimp",
+    "LearnerImportanceResult",
+    "LearnerPDResult",
+    "TTestResult",
+    "PIMPResult",
     "LinearModelClass",
     "KernelModelClass",
     "model_class_reliance",
