@@ -21,7 +21,7 @@ log-normal or gamma fitted to it, or the empirical one), and the observed PFI ge
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -38,26 +38,13 @@ from ._validation import (
     check_positive_int,
     check_X,
     check_y,
-    group_name,
+    resolve_features,
     resolve_group,
     seed_from,
 )
 
 __all__ = ["learner_importance", "learner_pd", "model_importance_ci", "corrected_resampled_ttest", "pimp",
            "LearnerImportanceResult", "LearnerPDResult", "TTestResult", "PIMPResult"]
-
-
-def _items(features, columns, p, func):
-    if features is None:
-        return {group_name((j,), columns): (j,) for j in range(p)}
-    if isinstance(features, dict):
-        return {str(k): resolve_group(v, columns, p, func) for k, v in features.items()}
-    items = features if isinstance(features, (list, tuple)) else [features]
-    out = {}
-    for f in items:
-        g = resolve_group(f, columns, p, func)
-        out[group_name(g, columns)] = g
-    return out
 
 
 def _frame(X, columns):
@@ -231,7 +218,7 @@ def learner_importance(
         X, y, n_refits, resampling, train_fraction, confidence_level, func)
     n_repeats = check_positive_int(n_repeats, "n_repeats", func)
     L = get_loss(loss, func)
-    items = _items(features, columns, Xa.shape[1], func)
+    items = resolve_features(features, columns, Xa.shape[1], func)
     outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, list(items.values()), n_repeats,
                        L, None, random_state, n_jobs, func, progress)
     vals = np.column_stack([o["pfi"] for o in outs])
@@ -324,7 +311,7 @@ def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_r
     Xa, columns = check_X(X, func)
     ya = check_y(y, Xa.shape[0], func, numeric=False)
     L = get_loss(loss, func)
-    items = _items(features, columns, Xa.shape[1], func)
+    items = resolve_features(features, columns, Xa.shape[1], func)
     perms = _permutation_indices(len(ya), check_positive_int(n_repeats, "n_repeats", func), seed_from(random_state, func))
     rows = _pfi_rows(model, Xa, ya, list(items.values()), perms, L, columns)
     n = rows.shape[1]
@@ -448,7 +435,7 @@ def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: 
     check_choice(correction, ("bonferroni", "holm", None), "correction", func)
     n_permutations = check_positive_int(n_permutations, "n_permutations", func, minimum=2)
     L = get_loss(loss, func)
-    items = _items(features, columns, Xa.shape[1], func)
+    items = resolve_features(features, columns, Xa.shape[1], func)
     groups = list(items.values())
     seeds = np.random.RandomState(seed_from(random_state, func)).randint(0, 2**31 - 1, size=n_permutations + 1)
     obs = _single_thread(_pimp_task, learner, Xa, ya, columns, int(seeds[0]), groups, n_repeats, L, False)

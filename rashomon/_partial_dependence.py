@@ -310,7 +310,7 @@ def _linear_extreme(seq_factory, Q0, c0, k0, a, eps, B, r, sign, tol=1e-10, max_
     Bisection on the slope; the minimiser at the crossing is feasible and attains
     the bound up to the reported gap.
     """
-    from solvers import QCQPSequence, SolverStatus
+    from solvers import SolverStatus
 
     # A(λ) = λ Q0 ; b(λ) = λ c0 - sign a / 2: a sequence in λ with A0 = 0, b0 = -sign a / 2
     seq = seq_factory(np.zeros_like(Q0), -0.5 * sign * a, Q0, c0)

@@ -38,7 +38,7 @@ from ._validation import (
     check_positive_int,
     check_X,
     check_y,
-    group_name,
+    resolve_features,
     resolve_group,
     seed_from,
 )
@@ -479,22 +479,9 @@ def feature_reliance(
     func = "feature_reliance"
     n_repeats = _check_common(method, n_repeats, closed_form, memory_limit, func)
     prep = _Prepared(estimator, X, y, loss, func)
-    p = prep.X.shape[1]
-    if features is None:
-        items = {group_name((i,), prep.columns): (i,) for i in range(p)}
-    elif isinstance(features, dict):
-        if not features:
-            raise RashomonInputError(f"The 'features' parameter of {func} must not be empty.")
-        items = {str(k): resolve_group(v, prep.columns, p, func) for k, v in features.items()}
-    elif isinstance(features, (list, tuple)):
-        if not features:
-            raise RashomonInputError(f"The 'features' parameter of {func} must not be empty.")
-        items = {}
-        for f in features:
-            g = resolve_group(f, prep.columns, p, func)
-            items[group_name(g, prep.columns)] = g
-    else:
+    if not (features is None or isinstance(features, (dict, list, tuple))):
         raise RashomonInputError(f"The 'features' parameter of {func} must be None, a list or a dict. Got {features!r} instead.")
+    items = resolve_features(features, prep.columns, prep.X.shape[1], func)
     seed = seed_from(random_state, func) if method in ("permutation", "divide") else None
     results = [
         _reliance_one(prep, g, method, n_repeats, seed, shuffle, closed_form, memory_limit, n_jobs, func)

@@ -18,7 +18,6 @@ Gaussian entropy is ``½ + ½·log(2πσ²)``; categorical ``-Σ q·log q``.
 from __future__ import annotations
 
 import inspect
-import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._reliance import _permutation_indices
-from ._validation import RashomonInputError, check_choice, check_positive_int, check_X, check_y, group_name, resolve_group, seed_from
+from ._validation import RashomonInputError, check_choice, check_positive_int, check_X, check_y, resolve_features, resolve_group, seed_from
 
 __all__ = ["predictive_distribution", "likelihood_importance", "entropy_importance", "UncertaintyImportanceResult",
            "uncertainty_pd"]
@@ -163,19 +162,6 @@ class UncertaintyImportanceResult:
         return UncertaintyImportanceDisplay(lik, ent).plot(ax=ax)
 
 
-def _features(features, columns, p, func):
-    if features is None:
-        return {group_name((j,), columns): (j,) for j in range(p)}
-    if isinstance(features, dict):
-        return {str(k): resolve_group(v, columns, p, func) for k, v in features.items()}
-    items = features if isinstance(features, (list, tuple)) else [features]
-    out = {}
-    for f in items:
-        g = resolve_group(f, columns, p, func)
-        out[group_name(g, columns)] = g
-    return out
-
-
 def _pfi(model, X, y, features, n_repeats, random_state, measure, summary, func):
     Xa, columns = check_X(X, func)
     n_repeats = check_positive_int(n_repeats, "n_repeats", func)
@@ -189,7 +175,7 @@ def _pfi(model, X, y, features, n_repeats, random_state, measure, summary, func)
         base = score(Xa)
     if not np.all(np.isfinite(base)):
         raise RashomonInputError(f"{func}: the model's predictive distribution gives non-finite values.")
-    items = _features(features, columns, Xa.shape[1], func)
+    items = resolve_features(features, columns, Xa.shape[1], func)
     perms = _permutation_indices(Xa.shape[0], n_repeats, seed_from(random_state, func))
     imp = np.empty((len(items), n_repeats))
     for k, g in enumerate(items.values()):

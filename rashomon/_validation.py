@@ -102,6 +102,26 @@ def resolve_group(features: Any, columns: list[str] | None, p: int, func: str, p
     raise _param_error(param, func, "a column index, a column name or a list of them", f"{features!r}")
 
 
+def resolve_features(features: Any, columns: list[str] | None, p: int, func: str) -> dict:
+    """``{name: column indices}`` for None (every column alone), a dict ``{name: column or
+    group}``, or a list whose items are columns or groups (a single column or group is accepted
+    too)."""
+    if features is None:
+        return {group_name((j,), columns): (j,) for j in range(p)}
+    if isinstance(features, dict):
+        if not features:
+            raise _param_error("features", func, "a non-empty dict or list", "an empty dict")
+        return {str(k): resolve_group(v, columns, p, func) for k, v in features.items()}
+    if isinstance(features, (list, tuple)) and len(features) == 0:
+        raise _param_error("features", func, "a non-empty dict or list", "an empty list")
+    items = features if isinstance(features, (list, tuple)) else [features]
+    out = {}
+    for f in items:
+        g = resolve_group(f, columns, p, func)
+        out[group_name(g, columns)] = g
+    return out
+
+
 def group_name(idx: Sequence[int], columns: list[str] | None) -> str:
     names = [columns[i] if columns else f"x{i}" for i in idx]
     return names[0] if len(names) == 1 else "{" + ", ".join(names) + "}"
