@@ -117,7 +117,6 @@ def test_plots():
 
 
 def _sample_set(prob, eps, rng, centres, n=1500):
-    free = int(prob.B[0, 0] == 0)
     out = []
     for c in centres:
         for spread in (0.05, 0.2):
