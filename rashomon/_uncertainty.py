@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import numpy as np
 import pandas as pd
 
 from ._reliance import _permutation_indices
 from ._validation import RashomonInputError, check_choice, check_positive_int, check_X, check_y, resolve_features, resolve_group, seed_from
+
+if TYPE_CHECKING:
+    from ._partial_dependence import PartialDependenceResult
 
 __all__ = ["predictive_distribution", "likelihood_importance", "entropy_importance", "UncertaintyImportanceResult",
            "uncertainty_pd"]
@@ -86,7 +89,8 @@ class _Empirical:
         return -np.mean(np.log(dens + 1e-300), axis=1)
 
 
-def predictive_distribution(model: Any, *, summary: Literal["gaussian", "empirical"] = "gaussian", columns=None):
+def predictive_distribution(model: Any, *, summary: Literal["gaussian", "empirical"] = "gaussian",
+                            columns: list[str] | None = None) -> Callable[[np.ndarray], Any]:
     """A function ``X -> distribution`` (with ``log_prob(y)`` and ``entropy()``) for ``model``.
 
     Detection order: ``predict_proba`` (categorical); ``predict`` with a ``return_std``
@@ -209,7 +213,7 @@ def entropy_importance(model: Any, X: Any, *, features: Any = None, n_repeats: i
 
 def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: Literal["entropy", "likelihood"] = "entropy",
                    grid: Any = None, grid_resolution: int = 30, percentiles: tuple[float, float] = (0.05, 0.95),
-                   summary: Literal["gaussian", "empirical"] = "gaussian"):
+                   summary: Literal["gaussian", "empirical"] = "gaussian") -> "PartialDependenceResult":
     """Entropy-PD/ICE (``H_q(Y | x with x_j = v)``) or likelihood-PD/ICE (``log q(y_i | x_i with x_j = v)``).
 
     Returns a :class:`PartialDependenceResult` (kind "both") whose single output is the
