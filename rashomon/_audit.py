@@ -104,7 +104,10 @@ class AuditResult:
         return out
 
     def to_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2, default=float))
+        """Write the results as JSON (the folder is created if needed)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict(), indent=2, default=float))
 
     def plot(self, group: str, *, ax: Any = None):
         """Envelope figure of one group; returns an MCREnvelopeDisplay."""
@@ -161,6 +164,7 @@ class AuditResult:
     def to_html(self, path: str | Path, figures: dict | None = None) -> None:
         """A self-contained HTML report (figures embedded as base64 PNG)."""
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         if figures is None:
             figures = self.write_figures(path.parent)
         esc = html.escape

@@ -89,8 +89,8 @@ def test_html_report_parses_and_embeds_figures(result, tmp_path):
     for name in ["envelope_inadmissible", "envelope_admissible", "summary"]:
         assert (tmp_path / f"{name}.png").stat().st_size > 1000 and (tmp_path / f"{name}.svg").exists()
     assert "What MCR does and does not show" in text
-    result.to_json(tmp_path / "r.json")
-    js = json.loads((tmp_path / "r.json").read_text())
+    result.to_json(tmp_path / "new" / "folder" / "r.json")  # folders are created (make demo writes into a new one)
+    js = json.loads((tmp_path / "new" / "folder" / "r.json").read_text())
     assert set(js["inadmissible"]) >= {"mr_ref", "mcr_lower", "mcr_upper", "mcr_lower_ci"}
 
 
