@@ -67,12 +67,9 @@ def main(argv=None) -> int:
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(res.to_frame().round(4).to_string())
     print(f"time: {time.perf_counter() - t0:.1f} s " + ", ".join(f"{k}={v:.1f}" for k, v in res.timings.items()))
-    if args.json:
-        res.to_json(args.json)
-    if not args.no_plots:
-        args.out.mkdir(parents=True, exist_ok=True)
-        res.to_html(args.out / "report.html")
-        print(f"report: {args.out / 'report.html'}")
+    report = res.save(out_dir=None if args.no_plots else args.out, json_path=args.json)
+    if report is not None:
+        print(f"report: {report}")
     return 0
 
 

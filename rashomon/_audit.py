@@ -109,6 +109,16 @@ class AuditResult:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.to_dict(), indent=2, default=float))
 
+    def save(self, *, out_dir: str | Path | None = None, json_path: str | Path | None = None) -> Path | None:
+        """Write the JSON results and/or the HTML report with its PNG/SVG figures; returns the report path."""
+        if json_path is not None:
+            self.to_json(json_path)
+        if out_dir is None:
+            return None
+        report = Path(out_dir) / "report.html"
+        self.to_html(report)
+        return report
+
     def plot(self, group: str, *, ax: Any = None):
         """Envelope figure of one group; returns an MCREnvelopeDisplay."""
         return self.groups[group].mcr.plot(ax=ax)

@@ -65,12 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rashomon audit: error: {exc}", file=sys.stderr)
         return 2
     print(res.to_frame().round(4).to_string())
-    if args.json:
-        res.to_json(args.json)
-    if not args.no_plots:
-        args.out.mkdir(parents=True, exist_ok=True)
-        res.to_html(args.out / "report.html")
-        print(f"report: {args.out / 'report.html'}")
+    report = res.save(out_dir=None if args.no_plots else args.out, json_path=args.json)
+    if report is not None:
+        print(f"report: {report}")
     return 0
 
 
