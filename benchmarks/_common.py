@@ -1,6 +1,5 @@
-"""Timing helpers shared by the benchmark scripts (best of several runs, peak memory)."""
+"""Timing helper shared by the benchmark scripts (best of several runs)."""
 import time
-import tracemalloc
 
 
 def best_time(fn, repeat=3):
@@ -11,14 +10,3 @@ def best_time(fn, repeat=3):
         out = fn()
         best = min(best, time.perf_counter() - t)
     return best, out
-
-
-def peak_memory(fn):
-    """Peak Python-heap allocation (numpy buffers included) during fn(), in MiB."""
-    tracemalloc.start()
-    t = time.perf_counter()
-    out = fn()
-    elapsed = time.perf_counter() - t
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return elapsed, peak / 2**20, out

@@ -29,7 +29,8 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeRegressor
 
-from rashomon._inference import _corrected_ci, _refit_task, _single_thread
+from rashomon._inference import _corrected_ci, _refit_task
+from rashomon._reliance import single_blas_thread
 from rashomon._losses import get_loss
 
 GRID = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
@@ -60,7 +61,7 @@ def one_rep(kind, learner, n, resampling, seed, n_refits=15):
     X, y = dgp(kind, n, rng)
     L = get_loss("squared_error", "coverage")
     seeds = rng.randint(0, 2**31 - 1, size=n_refits)
-    outs = [_single_thread(_refit_task, LEARNERS[learner](), X, y, None, int(s), resampling, 0.632, [(0,)], 5, L, (0, GRID))
+    outs = [single_blas_thread(_refit_task, LEARNERS[learner](), X, y, None, int(s), resampling, 0.632, [(0,)], 5, L, (0, GRID))
             for s in seeds]
     pfi = np.array([o["pfi"][0] for o in outs])
     pdc = np.vstack([o["pd"] for o in outs])

@@ -34,11 +34,14 @@ import numpy as np
 import pandas as pd
 
 from ._kernel import KernelModelClass
-from ._mcr import MCRResult, _Searcher, model_class_reliance
+from ._mcr import MCRResult, _epsilon_abs, _result, _Searcher
 from ._model_classes import LinearModelClass
+from ._reliance import single_blas_thread
 from ._validation import RashomonInputError, check_positive_int, seed_from
 
 __all__ = ["audit", "AuditResult", "GroupAudit"]
+
+_TOL = 2.0**-20  # MCR search tolerance, as model_class_reliance's default
 
 
 @dataclass(frozen=True)
@@ -262,15 +265,6 @@ def _fit_reference(Xtr, ytr, model_class, cv, seed, n_jobs=None):
 
 
 def _boot_chunk(mc, Xte, yte, groups, seeds, eps_rule, epsilon, cv_loss, ref_pred, ref_thetas, kind, tol, caches):
-    # One BLAS thread in every chunk, wherever it runs: a loky worker and the parent would
-    # otherwise use different thread counts, and reductions would round differently.
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _boot_chunk_body(mc, Xte, yte, groups, seeds, eps_rule, epsilon, cv_loss, ref_pred, ref_thetas, kind, tol, caches)
-
-
-def _boot_chunk_body(mc, Xte, yte, groups, seeds, eps_rule, epsilon, cv_loss, ref_pred, ref_thetas, kind, tol, caches):
     out = []
     n = len(yte)
     for s in seeds:
@@ -406,10 +400,15 @@ def audit(
     results, ref_thetas, caches = {}, {}, {}
     t0 = time.perf_counter()
     for name, g in gidx.items():
-        mcr = model_class_reliance(mc, pd.DataFrame(Xte, columns=features), yte, [features[j] for j in g],
-                                   epsilon=eps_abs, epsilon_kind="absolute")
+        # One build per group: the same problem serves the MCR search, the reference's θ, and (through
+        # the kernel-matrix cache) every bootstrap resample.
         caches[name] = {} if model_class == "kernel" else None
-        prob = mc.build(Xte, yte, g, None, cache=caches[name])
+        prob = mc.build(Xte, yte, g, features, func, cache=caches[name])
+        srch = _Searcher(prob, "ratio", _TOL, 100)
+        eps_g = _epsilon_abs(eps_abs, "absolute", srch.e_min, srch.e_min, func)
+        for side in ("lower", "upper"):
+            srch.search(side, eps_g)
+        mcr = _result(srch, eps_g, srch.e_min, None, _TOL)
         th = ref_thetas[name] = _theta_of_reference(prob, ref_pred, Xte)
         # The reference lies in the class, so its exact all-pairs MR is the forms at its θ
         # (the same U-statistic as model_reliance, without n² kernel predictions).
@@ -432,8 +431,9 @@ def audit(
         chunks = [list(c) for c in np.array_split(seeds, n_chunks)]
         t0 = time.perf_counter()
         args = (mc, Xte, yte, gidx)
-        tail = (epsilon_kind, epsilon if epsilon_kind == "cv" else eps_abs, cv_loss, ref_pred, ref_thetas, "ratio", 2.0**-20, caches)
-        jobs = (delayed(_boot_chunk)(*args, c, *tail) for c in chunks)
+        tail = (epsilon_kind, epsilon if epsilon_kind == "cv" else eps_abs, cv_loss, ref_pred, ref_thetas, "ratio", _TOL, caches)
+        # one BLAS thread per chunk wherever it runs, so any n_jobs gives identical numbers
+        jobs = (delayed(single_blas_thread)(_boot_chunk, *args, c, *tail) for c in chunks)
         gen = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
         if progress:
             from tqdm.auto import tqdm
@@ -464,23 +464,9 @@ def audit(
 
 
 def _theta_of_reference(prob, ref_pred, X):
-    """Parameters θ of the reference in the class's coordinates.
-
-    Predictions are affine in θ, ``f_θ(X) = P θ + p₀``; P is read off the class's
-    own parameter map (one kernel matrix, not one per coordinate) and θ solves
-    the least-squares fit to the reference's predictions, which is exact because
-    the reference lies in the class (checked).
-    """
-    d = prob.B.shape[0]
-    m0 = prob.to_model(np.zeros(d))
-    units = [prob.to_model(np.eye(d)[k]) for k in range(d)]
-    if "alpha" in m0:
-        KX = m0["kernel_matrix"](X)
-        P = KX @ np.column_stack([u["alpha"] - m0["alpha"] for u in units])
-    else:
-        P = X @ np.column_stack([u["coef"] - m0["coef"] for u in units])
-    P = P + np.array([u["intercept"] - m0["intercept"] for u in units])[None, :]
-    p0 = (KX @ m0["alpha"] if "alpha" in m0 else X @ m0["coef"]) + m0["intercept"]
+    """Parameters θ of the reference in the class's coordinates: least squares on its predictions
+    through the class's affine map, exact because the reference lies in the class (checked)."""
+    P, p0 = prob.prediction_map(X)
     theta, *_ = np.linalg.lstsq(P, ref_pred - p0, rcond=None)
     resid = float(np.max(np.abs(P @ theta + p0 - ref_pred)))
     if resid > 1e-6 * (1 + float(np.max(np.abs(ref_pred)))):

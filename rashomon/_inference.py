@@ -30,7 +30,7 @@ from joblib import Parallel, delayed
 from scipy import stats
 
 from ._losses import get_loss
-from ._reliance import _permutation_indices
+from ._reliance import _permutation_indices, permuted, single_blas_thread
 from ._validation import (
     RashomonInputError,
     check_choice,
@@ -58,9 +58,7 @@ def _pfi_rows(model, X, y, groups, perms, loss, columns):
     for k, g in enumerate(groups):
         acc = np.zeros(len(y))
         for perm in perms:
-            Z = X.copy()
-            Z[:, list(g)] = X[perm][:, list(g)]
-            acc += loss(y, np.asarray(model.predict(_frame(Z, columns))))
+            acc += loss(y, np.asarray(model.predict(_frame(permuted(X, g, perm), columns))))
         out[k] = acc / len(perms) - base
     return out
 
@@ -74,13 +72,6 @@ def _split(n, resampling, train_fraction, rng):
         perm = rng.permutation(n)
         tr, te = np.sort(perm[:m]), np.sort(perm[m:])
     return tr, te
-
-
-def _single_thread(fn, *args):
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
-        return fn(*args)
 
 
 def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups, n_repeats, loss, pd_spec):
@@ -110,7 +101,7 @@ def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups
 def _run_refits(learner, X, y, columns, n_refits, resampling, train_fraction, groups, n_repeats, loss, pd_spec,
                 random_state, n_jobs, func, progress=False):
     seeds = np.random.RandomState(seed_from(random_state, func)).randint(0, 2**31 - 1, size=n_refits)
-    tasks = (delayed(_single_thread)(_refit_task, learner, X, y, columns, int(s), resampling, train_fraction, groups,
+    tasks = (delayed(single_blas_thread)(_refit_task, learner, X, y, columns, int(s), resampling, train_fraction, groups,
                                      n_repeats, loss, pd_spec) for s in seeds)
     gen = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
     if progress:
@@ -438,8 +429,8 @@ def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: 
     items = resolve_features(features, columns, Xa.shape[1], func)
     groups = list(items.values())
     seeds = np.random.RandomState(seed_from(random_state, func)).randint(0, 2**31 - 1, size=n_permutations + 1)
-    obs = _single_thread(_pimp_task, learner, Xa, ya, columns, int(seeds[0]), groups, n_repeats, L, False)
-    nulls = Parallel(n_jobs=n_jobs)(delayed(_single_thread)(_pimp_task, learner, Xa, ya, columns, int(s), groups, n_repeats, L, True)
+    obs = single_blas_thread(_pimp_task, learner, Xa, ya, columns, int(seeds[0]), groups, n_repeats, L, False)
+    nulls = Parallel(n_jobs=n_jobs)(delayed(single_blas_thread)(_pimp_task, learner, Xa, ya, columns, int(s), groups, n_repeats, L, True)
                                     for s in seeds[1:])
     null_arr = np.column_stack(nulls)
     p = np.array([_null_p(o, nl, null) for o, nl in zip(obs, null_arr)])

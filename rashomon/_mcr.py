@@ -519,6 +519,14 @@ def _strata_codes(conditional, strata, Xa, group, func):
     return np.unique(codes, return_inverse=True)[1].ravel()
 
 
+def _search_setup(model_class, Xa, ya, columns, group, w, conditional, strata, reference, kind, tol, max_iter, func):
+    """Build the class's problem on validated data and start a searcher; returns (searcher, e_ref)."""
+    codes = _strata_codes(conditional, strata, Xa, group, func)
+    prob = model_class.build(Xa, ya, group, columns, func, sample_weight=w, strata=codes)
+    srch = _Searcher(prob, kind, tol, max_iter)
+    return srch, _reference_loss(reference, Xa, ya, columns, srch.e_min, func, w)
+
+
 def _reference_loss(reference, Xa, ya, columns, e_min, func, sample_weight=None):
     if reference is None:
         return e_min
@@ -634,20 +642,17 @@ def model_class_reliance(
     epsilon = check_float(epsilon, "epsilon", func, low=0.0, strict=epsilon_kind == "absolute")
     tol = check_float(tol, "tol", func, low=0.0)
     check_choice(loss, ("squared_error", "hinge", "logistic", "absolute_error"), "loss", func)
+    Xa, ya, columns, group, w = _prepare(model_class, X, y, features, func, sample_weight)
     if loss != "squared_error":
         from ._mcr_convex import convex_loss_mcr
 
-        Xa, ya, columns, group, w = _prepare(model_class, X, y, features, func, sample_weight)
         if w is not None or conditional:
             raise RashomonInputError(f"The 'sample_weight' and 'conditional' parameters of {func} need loss='squared_error'.")
         return convex_loss_mcr(model_class, Xa, ya, columns, group, loss=loss, epsilon=epsilon, epsilon_kind=epsilon_kind,
                                reference=reference, kind=kind, tol=tol, max_iter=max_iter, n_starts=n_starts,
                                random_state=random_state, func=func)
-    Xa, ya, columns, group, w = _prepare(model_class, X, y, features, func, sample_weight)
-    codes = _strata_codes(conditional, strata, Xa, group, func)
-    prob = model_class.build(Xa, ya, group, columns, func, sample_weight=w, strata=codes)
-    srch = _Searcher(prob, kind, tol, max_iter)
-    e_ref = _reference_loss(reference, Xa, ya, columns, srch.e_min, func, w)
+    srch, e_ref = _search_setup(model_class, Xa, ya, columns, group, w, conditional, strata, reference, kind, tol,
+                                max_iter, func)
     eps = _epsilon_abs(epsilon, epsilon_kind, e_ref, srch.e_min, func)
     srch.search("lower", eps)
     srch.search("upper", eps)
@@ -753,9 +758,9 @@ def mcr_envelope(
     if eps_in.size == 0 or not np.all(np.isfinite(eps_in)):
         raise RashomonInputError(f"The 'epsilons' parameter of {func} must be a non-empty array of finite floats.")
     Xa, ya, columns, group, _ = _prepare(model_class, X, y, features, func)
-    prob = model_class.build(Xa, ya, group, columns, func, strata=_strata_codes(conditional, strata, Xa, group, func))
-    srch = _Searcher(prob, kind, tol, max_iter)
-    e_ref = _reference_loss(reference, Xa, ya, columns, srch.e_min, func)
+    srch, e_ref = _search_setup(model_class, Xa, ya, columns, group, None, conditional, strata, reference, kind, tol,
+                                max_iter, func)
+    prob = srch.prob
     abs_eps = np.array([_epsilon_abs(float(e), epsilon_kind, e_ref, srch.e_min, func) for e in eps_in])
     order = np.argsort(abs_eps)
     results = [None] * len(abs_eps)

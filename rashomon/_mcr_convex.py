@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from solvers import ConvexLossProgram, LossTerm, SolverStatus
+from solvers.cvxpy_backend import loss_values
 
 from ._mcr import MCRModel, MCRResult, MCRStep, _epsilon_abs, _mr, step_bound
 from ._model_classes import LinearModelClass
@@ -50,14 +51,6 @@ def _encode(y, loss, func):
             return 2.0 * y - 1.0
         raise RashomonInputError(f"The 'y' parameter of {func} must hold labels in {{-1, +1}} or {{0, 1}} for loss={loss!r}.")
     return y
-
-
-def _loss_rows(loss, y, z):
-    if loss == "hinge":
-        return np.maximum(0.0, 1 - y * z)
-    if loss == "logistic":
-        return np.logaddexp(0.0, -y * z)
-    return np.abs(y - z)
 
 
 def _dloss(loss, y, z):
@@ -125,11 +118,7 @@ def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, re
     t_sw = LossTerm(sl, F, 0.0, ys, row_weights=wts * len(wts) / (n * (n - 1)))
     prog = ConvexLossProgram([t_orig, t_sw], B, r)
 
-    def e_o(th):
-        return float(np.mean(_loss_rows(loss, ye, D @ th)))
-
-    def e_s(th):
-        return float(np.sum(wts * _loss_rows(loss, ys, F @ th)) / (n * (n - 1)))
+    e_o, e_s = t_orig.value, t_sw.value  # mean loss, and the weighted all-pairs U-statistic
 
     ref_res = prog.solve([1.0, 0.0])
     theta_min, e_min = ref_res.x, e_o(ref_res.x)
@@ -138,7 +127,7 @@ def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, re
     else:
         pred = np.asarray(reference.decision_function(X) if hasattr(reference, "decision_function") and loss != "absolute_error"
                           else reference.predict(X), dtype=float).ravel()
-        e_ref = float(np.mean(_loss_rows(loss, ye, pred)))
+        e_ref = float(np.mean(loss_values(sl, ye, pred)))
     eps = _epsilon_abs(epsilon, epsilon_kind, e_ref, e_min, func)
 
     steps: list[MCRStep] = []

@@ -47,6 +47,10 @@ class PartialDependenceResult:
     centered : bool
         Curves anchored to 0 at ``center_value``.
     categorical : tuple of bool
+    feature_values : ndarray of shape (n_samples, n_features_plotted)
+        The data's values of the feature(s), for rugs.
+    original_values : ndarray of shape (n_samples,) or None
+        Each row's value at its own x (marked on ICE curves by the uncertainty plots).
     """
 
     features: tuple
@@ -60,6 +64,7 @@ class PartialDependenceResult:
     center_value: Any = None
     categorical: tuple = ()
     feature_values: np.ndarray | None = field(default=None, repr=False)
+    original_values: np.ndarray | None = field(default=None, repr=False)
 
     def to_frame(self) -> pd.DataFrame:
         if len(self.grid) == 1:
@@ -408,24 +413,14 @@ def rashomon_pd_band(
     e_min = eo(ref.x)
     eps = _epsilon_abs(epsilon, epsilon_kind, e_min, e_min, func)
     g = _grid_for(Xa[:, j], grid_resolution, percentiles, False) if grid is None else np.asarray(grid, dtype=float).ravel()
-    # PD(v) = a(v)'θ + a0(v): read off the class's affine parameter map on the data with x_j = v
-    d = prob.B.shape[0]
-    m0 = prob.to_model(np.zeros(d))
-    units = [prob.to_model(np.eye(d)[k]) for k in range(d)]
+    # PD(v) = a(v)'θ + a0(v): the class's affine prediction map, averaged over the data with x_j = v
     A_rows, a0 = [], []
     for v in g:
         Z = Xa.copy()
         Z[:, j] = v
-        if "alpha" in m0:
-            KZ = m0["kernel_matrix"](Z).mean(0)
-            col = np.array([KZ @ (u["alpha"] - m0["alpha"]) + (u["intercept"] - m0["intercept"]) for u in units])
-            base = KZ @ m0["alpha"] + m0["intercept"]
-        else:
-            zm = Z.mean(0)
-            col = np.array([zm @ (u["coef"] - m0["coef"]) + (u["intercept"] - m0["intercept"]) for u in units])
-            base = zm @ m0["coef"] + m0["intercept"]
-        A_rows.append(col)
-        a0.append(base)
+        P, p0 = prob.prediction_map(Z, average=True)
+        A_rows.append(P[0])
+        a0.append(p0[0])
     A_rows, a0 = np.array(A_rows), np.array(a0)
 
     def factory(A0, b0, A1, b1):

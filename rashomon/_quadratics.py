@@ -8,6 +8,7 @@ these; the search, envelope and plots never look at the data again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -91,3 +92,23 @@ class MCRProblem:
     feature_names: tuple
     class_name: str = ""
     info: dict = field(default_factory=dict)
+
+    @cached_property
+    def _affine_parts(self):
+        """Predictions are affine in θ; read the map off ``to_model`` once (zero and unit vectors)."""
+        d = self.B.shape[0]
+        m0 = self.to_model(np.zeros(d))
+        units = [self.to_model(np.eye(d)[k]) for k in range(d)]
+        key = "alpha" if "alpha" in m0 else "coef"
+        M = np.column_stack([u[key] - m0[key] for u in units])
+        icpt = np.array([u["intercept"] - m0["intercept"] for u in units])
+        return key, m0, M, icpt
+
+    def prediction_map(self, X: np.ndarray, average: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """``(P, p0)`` with predictions ``f_θ(X) = P θ + p0``; ``average=True`` gives the mean over rows
+        (one row: the map of a partial-dependence value)."""
+        key, m0, M, icpt = self._affine_parts
+        F = m0["kernel_matrix"](X) if key == "alpha" else np.asarray(X, dtype=float)
+        if average:
+            F = F.mean(axis=0, keepdims=True)
+        return F @ M + icpt, F @ m0[key] + m0["intercept"]

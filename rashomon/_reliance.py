@@ -203,6 +203,27 @@ def _divide_e_switch(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, gro
     return float(np.mean(predictor.losses(y_enc[np.concatenate([a, b])], Xs)))
 
 
+def single_blas_thread(fn, *args):
+    """Run ``fn(*args)`` with BLAS (and OpenMP) limited to one thread.
+
+    Parallel tasks call this so that a loky worker, a Dask worker and the parent process
+    all use the same thread count, hence the same floating-point reductions: results do not
+    depend on ``n_jobs`` or the joblib backend.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return fn(*args)
+
+
+def permuted(X: np.ndarray, group, perm: np.ndarray) -> np.ndarray:
+    """A copy of X whose ``group`` columns are taken from rows ``perm`` (the rest unchanged)."""
+    g = list(group)
+    Xp = X.copy()
+    Xp[:, g] = X[perm][:, g]
+    return Xp
+
+
 def _permutation_indices(n: int, n_repeats: int, seed: int) -> list[np.ndarray]:
     """The permutations scikit-learn's permutation_importance draws from the same seed.
 
@@ -223,10 +244,7 @@ def _permutation_indices(n: int, n_repeats: int, seed: int) -> list[np.ndarray]:
 
 
 def _permuted_loss(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...], perm: np.ndarray) -> float:
-    g = np.asarray(group)
-    Xp = X.copy()
-    Xp[:, g] = X[perm][:, g]
-    return float(np.mean(predictor.losses(y_enc, Xp)))
+    return float(np.mean(predictor.losses(y_enc, permuted(X, group, perm))))
 
 
 # --------------------------------------------------------------------------- public API

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 import numpy as np
 import pandas as pd
 
-from ._reliance import _permutation_indices
+from ._reliance import _permutation_indices, permuted
 from ._validation import RashomonInputError, check_choice, check_positive_int, check_X, check_y, resolve_features, resolve_group, seed_from
 
 if TYPE_CHECKING:
@@ -184,9 +184,7 @@ def _pfi(model, X, y, features, n_repeats, random_state, measure, summary, func)
     imp = np.empty((len(items), n_repeats))
     for k, g in enumerate(items.values()):
         for r, perm in enumerate(perms):
-            Z = Xa.copy()
-            Z[:, list(g)] = Xa[perm][:, list(g)]
-            s = score(Z)
+            s = score(permuted(Xa, g, perm))
             imp[k, r] = np.mean(base - s) if measure == "likelihood" else np.mean(s - base)
     return UncertaintyImportanceResult(measure, list(items), imp)
 
@@ -244,7 +242,5 @@ def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: 
         Z[:, j] = v
         ice[:, k] = f(Z)
     name = columns[j] if columns else f"x{j}"
-    res = PartialDependenceResult((name,), [g], ice.mean(0)[None], ice[None], ice.std(0)[None], [measure], "regression",
-                                  False, None, (False,), Xa[:, [j]])
-    object.__setattr__(res, "original_values", f(Xa))
-    return res
+    return PartialDependenceResult((name,), [g], ice.mean(0)[None], ice[None], ice.std(0)[None], [measure], "regression",
+                                   False, None, (False,), Xa[:, [j]], original_values=f(Xa))

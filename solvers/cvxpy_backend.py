@@ -24,9 +24,20 @@ import numpy as np
 
 from ._base import Certificate, SolverError, SolverResult, SolverStatus
 
-__all__ = ["LossTerm", "ConvexLossProgram"]
+__all__ = ["LossTerm", "ConvexLossProgram", "loss_values"]
 
 LOSSES = ("squared", "absolute", "hinge", "logistic")
+
+
+def loss_values(loss: str, y: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Per-row values of a standard-form loss at predictions z."""
+    if loss == "squared":
+        return (y - z) ** 2
+    if loss == "absolute":
+        return np.abs(y - z)
+    if loss == "hinge":
+        return np.maximum(0.0, 1 - y * z)
+    return np.logaddexp(0.0, -y * z)
 
 
 @dataclass
@@ -63,15 +74,7 @@ class LossTerm:
         return cp.sum(cp.multiply(self.row_weights / self.row_weights.size, e))
 
     def value(self, x: np.ndarray) -> float:
-        z = self.F @ x + self.g
-        if self.loss == "squared":
-            e = (self.y - z) ** 2
-        elif self.loss == "absolute":
-            e = np.abs(self.y - z)
-        elif self.loss == "hinge":
-            e = np.maximum(0.0, 1 - self.y * z)
-        else:
-            e = np.logaddexp(0.0, -self.y * z)
+        e = loss_values(self.loss, self.y, self.F @ x + self.g)
         return float(np.sum(self.row_weights * e) / self.row_weights.size)
 
 

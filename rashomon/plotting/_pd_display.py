@@ -124,7 +124,7 @@ class UncertaintyPDDisplay:
         if cb is not None and not discrete:
             norm = plt.Normalize(float(np.min(cb)), float(np.max(cb)))
         levels = list(np.unique(cb)) if discrete else []
-        orig = getattr(r, "original_values", None)
+        orig = r.original_values
         fv = r.feature_values[:, 0]
         self.lines_ = []
         for i in rows:
