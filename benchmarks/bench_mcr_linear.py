@@ -14,7 +14,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 
 from rashomon import LinearModelClass, mcr_envelope, model_class_reliance  # noqa: E402
-from rashomon._validation import check_X  # noqa: E402
+from rashomon.utils.validation import check_X  # noqa: E402
 
 rng = np.random.default_rng(0)
 n, p = 100_000, 50
@@ -37,7 +37,7 @@ print(f"[n={n:,}, p={p}] MCR for x0 (ratio): [{res.lower:.6f}, {res.upper:.6f}] 
 Xa, _ = check_X(X, "bench")
 prob = mc.build(Xa, y, (0,), None)
 gammas = [s.gamma for s in res.steps if s.side == "lower" and s.gamma >= 0]
-from solvers import QCQPSequence  # noqa: E402
+from rashomon.solvers import QCQPSequence  # noqa: E402
 
 eo, es = prob.e_orig, prob.e_switch
 t0 = time.perf_counter()

@@ -13,7 +13,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import best_time  # noqa: E402
 
-from solvers import QCQPSequence, solve_qcqp  # noqa: E402
+from rashomon.solvers import QCQPSequence, solve_qcqp  # noqa: E402
 
 rng = np.random.default_rng(0)
 print(f"{'p':>6} {'exact (s)':>10} {'cvxpy (s)':>10} {'ratio':>7} {'|obj diff|/|obj|':>17} {'exact cert':>11}")

@@ -1,12 +1,20 @@
 """rashomon: how much does *any* good model rely on a variable?
 
 Model reliance (MR) of fitted models and model class reliance (MCR) over
-Rashomon sets (Fisher, Rudin & Dominici, JMLR 2019).
+Rashomon sets (Fisher, Rudin & Dominici, JMLR 2019). The core object is
+:class:`RashomonSet`: a model class, data, a reference inside the class and ε,
+fitted once and asked many questions.
+
+Subpackages: :mod:`rashomon.sets` (the set and its queries),
+:mod:`rashomon.model_classes`, :mod:`rashomon.reliance` (MR of fitted models),
+:mod:`rashomon.inspection` (PD/ICE, uncertainty), :mod:`rashomon.inference`,
+:mod:`rashomon.audit` (audit, CLI, report), :mod:`rashomon.plotting`,
+:mod:`rashomon.datasets`, :mod:`rashomon.solvers` (optimisation engines) and
+:mod:`rashomon.utils`.
 """
 from . import datasets
-from ._audit import AuditResult, GroupAudit, audit
-from ._conditional import conditional_model_reliance, make_strata
-from ._inference import (
+from .audit import AuditResult, GroupAudit, audit
+from .inference import (
     LearnerImportanceResult,
     LearnerPDResult,
     PIMPResult,
@@ -17,31 +25,43 @@ from ._inference import (
     model_importance_ci,
     pimp,
 )
-from ._kernel import KernelModelClass
-from ._losses import Loss
-from ._partial_dependence import (
+from .inspection import (
     PartialDependenceResult,
     PDImportanceResult,
-    RashomonPDBand,
-    partial_dependence,
-    pd_importance,
-    rashomon_pd_band,
-)
-from ._mcr import MCREnvelope, MCRModel, MCRResult, MCRStep, mcr_envelope, model_class_reliance
-from ._model_classes import LinearModelClass
-from ._reliance import FeatureRelianceResult, ModelRelianceResult, feature_reliance, model_reliance
-from ._uncertainty import (
     UncertaintyImportanceResult,
     entropy_importance,
     likelihood_importance,
+    partial_dependence,
+    pd_importance,
     predictive_distribution,
     uncertainty_pd,
 )
-from ._validation import RashomonInputError
+from .model_classes import ClassMember, KernelModelClass, LinearModelClass, ModelClass
+from .reliance import (
+    FeatureRelianceResult,
+    ModelRelianceResult,
+    conditional_model_reliance,
+    feature_reliance,
+    make_strata,
+    model_reliance,
+)
+from .sets import (
+    MCREnvelope,
+    MCRModel,
+    MCRResult,
+    MCRStep,
+    RashomonPDBand,
+    RashomonSet,
+    mcr_envelope,
+    model_class_reliance,
+    rashomon_pd_band,
+)
+from .utils import Loss, RashomonInputError
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
+    "RashomonSet",
     "datasets",
     "audit",
     "AuditResult",
@@ -74,6 +94,8 @@ __all__ = [
     "LearnerPDResult",
     "TTestResult",
     "PIMPResult",
+    "ModelClass",
+    "ClassMember",
     "LinearModelClass",
     "KernelModelClass",
     "model_class_reliance",

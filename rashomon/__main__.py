@@ -1,5 +1,4 @@
-import sys
+"""``python -m rashomon``: the audit command line."""
+from .audit.cli import main
 
-from .cli import main
-
-sys.exit(main())
+raise SystemExit(main())

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from solvers import ConvexLossProgram, LossTerm, QPSequence, SolverStatus, solve_qcqp
+from rashomon.solvers import ConvexLossProgram, LossTerm, QPSequence, SolverStatus, solve_qcqp
 
 
 def _qp(seed=0, p=30):

@@ -113,7 +113,7 @@ def test_pimp_extrapolation_example():
 
 
 def test_holm_adjustment():
-    from rashomon._inference import PIMPResult  # noqa: F401
+    from rashomon.inference import PIMPResult  # noqa: F401
 
     p = np.array([0.01, 0.04, 0.03])
     k = 3

@@ -59,12 +59,14 @@ def test_reference_reproduces_sklearn_kernel_ridge(kernel):
     y = np.r_[y, y[:5] + 0.1]
     mc = KernelModelClass(kernel=kernel, gamma=0.3)
     prob = mc.build(X, y, (0,), None)
-    ref = prob.to_model(prob.info["reference_theta"])
+    th_ref = prob.par.reference_theta
+    ref = prob.to_model(th_ref)
+    # ridge_alpha is the penalty actually used (the grid value times the mean multiplicity of rows)
     kr = KernelRidge(alpha=prob.info["ridge_alpha"], kernel=kernel, gamma=0.3).fit(X, y - y.mean())
     Xt = np.random.default_rng(5).normal(size=(20, 3))
     np.testing.assert_allclose(ref["predict"](Xt), kr.predict(Xt) + y.mean(), rtol=1e-7, atol=1e-7)
     # the reference norm is the class's norm bound
-    assert prob.r == pytest.approx(float(prob.info["reference_theta"] @ prob.info["reference_theta"]))
+    assert prob.r == pytest.approx(float(th_ref @ th_ref))
 
 
 def _sample_alpha_models(prob, eps, rng, n=3000, centre=None, spread=1.0):
@@ -170,13 +172,16 @@ def test_sample_weight_counts_equal_replicated_rows(cls):
 
 
 def test_kernel_cache_reuses_matrices():
+    from rashomon import RashomonSet
+
     X, y = _data(n=40, seed=7)
     mc = KernelModelClass(gamma=0.3, norm_bound=1.0, dictionary=X[:10])
-    cache = {}
-    a = mc.build(X, y, (0,), None, cache=cache)
-    assert len(cache) == 1
+    rs = RashomonSet(mc, 0.1).fit(X, y)
+    a = rs.problem(0)
+    assert len(rs._cache) == 1
     w = np.random.default_rng(1).multinomial(40, np.ones(40) / 40).astype(float)
-    b = mc.build(X, y, (0,), None, sample_weight=w, cache=cache)
-    c = mc.build(X, y, (0,), None, sample_weight=w)
+    b = rs.reweighted(w).problem(0)  # reuses the cached kernel matrices
+    assert len(rs._cache) == 1
+    c = mc.build(X, y, (0,), sample_weight=w)  # from scratch
     np.testing.assert_allclose(b.e_switch.Q, c.e_switch.Q, rtol=1e-12)
-    np.testing.assert_allclose(a.e_orig.Q, mc.build(X, y, (0,), None).e_orig.Q, rtol=1e-12)
+    np.testing.assert_allclose(a.e_orig.Q, mc.build(X, y, (0,)).e_orig.Q, rtol=1e-12)

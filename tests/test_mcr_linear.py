@@ -1,5 +1,7 @@
 """Linear MCR: validity by sampling the Rashomon set, tightness, dense grids, envelope, invariance."""
 import numpy as np
+
+import rashomon
 import pandas as pd
 import pytest
 
@@ -188,9 +190,21 @@ def test_epsilon_kinds_and_reference():
     assert add.epsilon_abs == pytest.approx(base.e_min + 0.05)
     ab = model_class_reliance(mc, X, y, 0, epsilon=base.epsilon_abs, epsilon_kind="absolute")
     assert ab.lower == pytest.approx(base.lower, rel=1e-12) and ab.upper == pytest.approx(base.upper, rel=1e-12)
+    # a reference inside the class: the class's own reference shrunk towards 0 (a fitted estimator)
+    from rashomon import RashomonSet
+
+    rs0 = RashomonSet(mc, 0.1).fit(X, y)
+    th = rs0.theta_min_.copy()
+    th[1:] *= 0.9
+    inside = LinearRegression()
+    inside.coef_, inside.intercept_ = rs0.parametrization_.estimator(th).coef_, rs0.parametrization_.estimator(th).intercept_
+    ref = model_class_reliance(mc, X, y, 0, epsilon=0.1, reference=inside)
+    assert ref.e_ref == pytest.approx(np.mean((y - inside.predict(X)) ** 2), rel=1e-12)
+    assert ref.lower - 1e-9 <= ref.reference_model.mr <= ref.upper + 1e-9
+    # OLS has a larger norm than the ridge bound: a clear error that says by how much
     ols = LinearRegression().fit(X, y)
-    ref = model_class_reliance(mc, X, y, 0, epsilon=0.1, reference=ols)
-    assert ref.e_ref == pytest.approx(np.mean((y - ols.predict(X)) ** 2))
+    with pytest.raises(rashomon.RashomonInputError, match=r"'reference' parameter of RashomonSet.fit lies outside the class's norm bound"):
+        model_class_reliance(mc, X, y, 0, epsilon=0.1, reference=ols)
     df = pd.DataFrame(X, columns=["a", "b", "c"])
     named = model_class_reliance(mc, df, y, "a")
     assert named.features == ("a",) and named.lower == pytest.approx(base.lower, rel=1e-12)
@@ -256,7 +270,7 @@ def test_plots_draw_the_envelope():
 def test_ridge_loo_equals_sklearn_ridgecv():
     from sklearn.linear_model import RidgeCV
 
-    from rashomon._model_classes import ridge_loo
+    from rashomon.model_classes import ridge_loo
 
     rng = np.random.default_rng(0)
     alphas = np.logspace(-4, 4, 81)

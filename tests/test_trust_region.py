@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from solvers import QCQPSequence, SolverError, SolverStatus, qcqp_certificate, solve_qcqp
+from rashomon.solvers import QCQPSequence, SolverError, SolverStatus, qcqp_certificate, solve_qcqp
 
 TOL = 1e-8  # relative KKT tolerance each certified solve must meet (the engine's default)
 

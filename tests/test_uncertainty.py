@@ -51,8 +51,8 @@ def test_categorical_entropy_and_likelihood_brute_force():
     clf = LogisticRegression().fit(X, yc)
     lik = likelihood_importance(clf, X, yc, features=[1], n_repeats=3, random_state=2)
     ent = entropy_importance(clf, X, features=[1], n_repeats=3, random_state=2)
-    from rashomon._reliance import _permutation_indices
-    from rashomon._validation import seed_from
+    from rashomon.utils import permutation_indices as _permutation_indices
+    from rashomon.utils.validation import seed_from
 
     perms = _permutation_indices(len(X), 3, seed_from(2, "t"))
     P0 = clf.predict_proba(X)

@@ -49,6 +49,12 @@ def main(src: str) -> None:
         if "is_violent_recid" in d.columns:
             cols.append("is_violent_recid")
         _write(d[cols], name)
+    # Fisher, Rudin & Dominici (2019, §10): the authors' 500 training rows, as 0-based
+    # positions in the filtered African-American/Caucasian violent table and their `id`.
+    fisher = pd.read_csv(src_dir / "compas-fisher2019-training-rows.csv")
+    if list(fisher.columns) != ["row", "id"] or len(fisher) != 500:
+        raise ValueError("compas-fisher2019-training-rows.csv: expected 500 rows with columns row, id")
+    _write(fisher.sort_values("row"), "compas_fisher2019_train_ids.csv.gz")
     _write(pd.read_csv(src_dir / "winequality-red.csv", sep=";"), "winequality_red.csv.gz")
     _write(pd.read_csv(src_dir / "winequality-white.csv", sep=";"), "winequality_white.csv.gz")
     _write(pd.read_csv(src_dir / "concrete-uci-full-precision.csv"), "concrete.csv.gz")

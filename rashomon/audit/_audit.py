@@ -33,11 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._kernel import KernelModelClass
-from ._mcr import MCRResult, _epsilon_abs, _result, _Searcher
-from ._model_classes import LinearModelClass
-from ._reliance import single_blas_thread
-from ._validation import RashomonInputError, check_positive_int, seed_from
+from ..model_classes import KernelModelClass, LinearModelClass
+from ..sets import MCRResult, RashomonSet
+from ..utils import single_blas_thread
+from ..utils.validation import RashomonInputError, check_positive_int, seed_from
 
 __all__ = ["audit", "AuditResult", "GroupAudit"]
 
@@ -87,6 +86,7 @@ class AuditResult:
     confidence_level: float
     timings: dict
     provenance: str = ""
+    rashomon_set: Any = field(default=None, repr=False, compare=False)
 
     def to_frame(self) -> pd.DataFrame:
         rows = []
@@ -237,6 +237,13 @@ def _preprocess(df: pd.DataFrame, features: list[str], train_idx: np.ndarray):
 
 
 def _fit_reference(Xtr, ytr, model_class, cv, seed, n_jobs=None):
+    """Hyper-parameters by ``cv``-fold cross-validation, then the reference fitted *by the class*.
+
+    The kernel reference is the class's own penalised fit (kernel ridge with the chosen
+    bandwidth and penalty, dictionary = the unique training rows, μ = training mean): a member
+    of the class by construction, whose RKHS norm is the class's norm bound. Returns
+    ``(reference, model_class, cv_loss, info)``.
+    """
     from sklearn.model_selection import GridSearchCV, KFold
 
     folds = KFold(n_splits=cv, shuffle=True, random_state=seed)
@@ -246,42 +253,35 @@ def _fit_reference(Xtr, ytr, model_class, cv, seed, n_jobs=None):
         base = 1.0 / Xtr.shape[1]
         grid = {"gamma": [base * f for f in (0.03, 0.1, 0.3, 1.0, 3.0)], "alpha": list(np.logspace(-3, 2, 11))}
         gs = GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=folds, scoring="neg_mean_squared_error", n_jobs=n_jobs).fit(Xtr, ytr - ytr.mean())
-        kr = gs.best_estimator_
-        norm = float(kr.dual_coef_ @ kr._get_kernel(Xtr) @ kr.dual_coef_)
+        gamma, alpha = float(gs.best_params_["gamma"]), float(gs.best_params_["alpha"])
         ybar = float(ytr.mean())
-        predict = lambda Z: kr.predict(Z) + ybar  # noqa: E731
-        info = {"kind": "kernel ridge (rbf)", "gamma": float(kr.gamma), "alpha": float(kr.alpha), "rkhs_norm": norm, "intercept": ybar}
-        mc = KernelModelClass(kernel="rbf", gamma=float(kr.gamma), dictionary=np.unique(Xtr, axis=0), norm_bound=norm, intercept=ybar)
+        mc = KernelModelClass(kernel="rbf", gamma=gamma, alpha=alpha, intercept=ybar)
+        ref = mc.fit_reference(Xtr, ytr)
+        info = {"kind": "kernel ridge (rbf)", "gamma": gamma, "alpha": alpha,
+                "rkhs_norm": ref.parametrization_.r, "intercept": ybar,
+                "dictionary_size": int(ref.parametrization_.info["dictionary_size"])}
     else:
         from sklearn.linear_model import Ridge
 
         gs = GridSearchCV(Ridge(), {"alpha": list(np.logspace(-3, 3, 25))}, cv=folds, scoring="neg_mean_squared_error", n_jobs=n_jobs).fit(Xtr, ytr)
-        rd = gs.best_estimator_
-        norm = float(rd.coef_ @ rd.coef_)
-        predict = rd.predict
-        info = {"kind": "ridge", "alpha": float(rd.alpha), "norm": norm}
+        ref = gs.best_estimator_
+        norm = float(ref.coef_ @ ref.coef_)
+        info = {"kind": "ridge", "alpha": float(ref.alpha), "norm": norm}
         mc = LinearModelClass(norm_bound=max(norm, 1e-12), standardize=False, penalty_matrix=np.eye(Xtr.shape[1]))
-    return predict, mc, float(-gs.best_score_), info
+    return ref, mc, float(-gs.best_score_), info
 
 
-def _boot_chunk(mc, Xte, yte, groups, seeds, eps_rule, epsilon, cv_loss, ref_pred, ref_thetas, kind, tol, caches):
+def _boot_chunk(rs, groups, seeds, kind, tol):
+    """MR(f_ref), MCR− and MCR+ of every group on each resample (row weights on the held-out set)."""
     out = []
-    n = len(yte)
+    n = rs.X_.shape[0]
     for s in seeds:
         w = np.random.RandomState(s).multinomial(n, np.full(n, 1.0 / n)).astype(float)
-        e_ref = float(np.average((yte - ref_pred) ** 2, weights=w))
+        rb = rs.reweighted(w)
         row = {}
         for name, group in groups.items():
-            prob = mc.build(Xte, yte, group, None, sample_weight=w, cache=caches.get(name))
-            srch = _Searcher(prob, kind, tol, 100)
-            eps = e_ref + epsilon * cv_loss if eps_rule == "cv" else epsilon
-            eps = max(eps, srch.e_min)
-            for side in ("lower", "upper"):
-                srch.search(side, eps)
-                srch.recertify(side, eps)
-            th = ref_thetas[name]
-            mr = prob.e_switch(th) / prob.e_orig(th)
-            row[name] = (mr, srch.best_bound("lower", eps), srch.best_bound("upper", eps))
+            res = rb.model_class_reliance(list(group), kind=kind, tol=tol)
+            row[name] = (res.reference_model.mr, res.lower, res.upper)
         out.append(row)
     return out
 
@@ -390,34 +390,26 @@ def audit(
     Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
     timings = {}
     t0 = time.perf_counter()
-    predict, mc, cv_loss, ref_info = _fit_reference(Xtr, ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
+    reference, mc, cv_loss, ref_info = _fit_reference(Xtr, ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
     ref_info["standardised_features"] = scaled
     timings["reference_fit_s"] = time.perf_counter() - t0
-    ref_pred = predict(Xte)
-    e_ref = float(np.mean((yte - ref_pred) ** 2))
-    eps_abs = e_ref + epsilon * cv_loss if epsilon_kind == "cv" else float(epsilon)
+    # One set for all groups: the class parametrised once (on the training rows, through the
+    # reference), e_orig built and e_min solved once on the held-out rows, ε by the CV rule.
+    rs = RashomonSet(mc, epsilon * cv_loss if epsilon_kind == "cv" else float(epsilon),
+                     epsilon_kind="additive" if epsilon_kind == "cv" else "absolute", reference=reference).fit(Xte, yte)
+    e_ref, eps_abs = rs.e_ref_, rs.epsilon_abs_
     gidx = {name: tuple(sorted(features.index(c) for c in cols)) for name, cols in groups.items()}
-    results, ref_thetas, caches = {}, {}, {}
+    results = {}
     t0 = time.perf_counter()
     for name, g in gidx.items():
-        # One build per group: the same problem serves the MCR search, the reference's θ, and (through
-        # the kernel-matrix cache) every bootstrap resample.
-        caches[name] = {} if model_class == "kernel" else None
-        prob = mc.build(Xte, yte, g, features, func, cache=caches[name])
-        srch = _Searcher(prob, "ratio", _TOL, 100)
-        eps_g = _epsilon_abs(eps_abs, "absolute", srch.e_min, srch.e_min, func)
-        for side in ("lower", "upper"):
-            srch.search(side, eps_g)
-        mcr = _result(srch, eps_g, srch.e_min, None, _TOL)
-        th = ref_thetas[name] = _theta_of_reference(prob, ref_pred, Xte)
+        mcr = rs.model_class_reliance(list(g), tol=_TOL)
         # The reference lies in the class, so its exact all-pairs MR is the forms at its θ
         # (the same U-statistic as model_reliance, without n² kernel predictions).
-        mr_ref = prob.e_switch(th) / prob.e_orig(th)
-        # refit without the group: same pipeline on the remaining features
+        mr_ref = mcr.reference_model.mr
         keep = [j for j in range(len(features)) if j not in g]
         if keep:
-            pred_wo, _, _, _ = _fit_reference(Xtr[:, keep], ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
-            refit = float(np.mean((yte - pred_wo(Xte[:, keep])) ** 2)) / e_ref
+            ref_wo, _, _, _ = _fit_reference(Xtr[:, keep], ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
+            refit = float(np.mean((yte - ref_wo.predict(Xte[:, keep])) ** 2)) / e_ref
         else:
             refit = float(np.mean((yte - ytr.mean()) ** 2)) / e_ref
         results[name] = dict(mcr=mcr, mr=mr_ref, refit=refit)
@@ -430,10 +422,8 @@ def audit(
         n_chunks = max(1, min(bootstrap, 16))
         chunks = [list(c) for c in np.array_split(seeds, n_chunks)]
         t0 = time.perf_counter()
-        args = (mc, Xte, yte, gidx)
-        tail = (epsilon_kind, epsilon if epsilon_kind == "cv" else eps_abs, cv_loss, ref_pred, ref_thetas, "ratio", _TOL, caches)
         # one BLAS thread per chunk wherever it runs, so any n_jobs gives identical numbers
-        jobs = (delayed(single_blas_thread)(_boot_chunk, *args, c, *tail) for c in chunks)
+        jobs = (delayed(single_blas_thread)(_boot_chunk, rs, gidx, c, "ratio", _TOL) for c in chunks)
         gen = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
         if progress:
             from tqdm.auto import tqdm
@@ -460,15 +450,4 @@ def audit(
     timings["total_s"] = time.perf_counter() - t_start
     return AuditResult(groups_out, target, tuple(features), model_class, len(tr), len(te), float(eps_abs), e_ref, cv_loss,
                        ref_info, int(random_state) if isinstance(random_state, (int, np.integer)) else -1, bootstrap,
-                       confidence_level, timings, provenance)
-
-
-def _theta_of_reference(prob, ref_pred, X):
-    """Parameters θ of the reference in the class's coordinates: least squares on its predictions
-    through the class's affine map, exact because the reference lies in the class (checked)."""
-    P, p0 = prob.prediction_map(X)
-    theta, *_ = np.linalg.lstsq(P, ref_pred - p0, rcond=None)
-    resid = float(np.max(np.abs(P @ theta + p0 - ref_pred)))
-    if resid > 1e-6 * (1 + float(np.max(np.abs(ref_pred)))):
-        raise RashomonInputError(f"internal: the reference is not in the model class (residual {resid:.3g}).")
-    return theta
+                       confidence_level, timings, provenance, rs)

@@ -31,8 +31,9 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from ._losses import Loss, Predictor, get_loss
-from ._validation import (
+from ..utils import permutation_indices, permuted
+from ..utils.losses import Loss, Predictor, get_loss
+from ..utils.validation import (
     RashomonInputError,
     check_choice,
     check_positive_int,
@@ -203,46 +204,6 @@ def _divide_e_switch(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, gro
     return float(np.mean(predictor.losses(y_enc[np.concatenate([a, b])], Xs)))
 
 
-def single_blas_thread(fn, *args):
-    """Run ``fn(*args)`` with BLAS (and OpenMP) limited to one thread.
-
-    Parallel tasks call this so that a loky worker, a Dask worker and the parent process
-    all use the same thread count, hence the same floating-point reductions: results do not
-    depend on ``n_jobs`` or the joblib backend.
-    """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
-        return fn(*args)
-
-
-def permuted(X: np.ndarray, group, perm: np.ndarray) -> np.ndarray:
-    """A copy of X whose ``group`` columns are taken from rows ``perm`` (the rest unchanged)."""
-    g = list(group)
-    Xp = X.copy()
-    Xp[:, g] = X[perm][:, g]
-    return Xp
-
-
-def _permutation_indices(n: int, n_repeats: int, seed: int) -> list[np.ndarray]:
-    """The permutations scikit-learn's permutation_importance draws from the same seed.
-
-    One RandomState seeded once; each repeat shuffles an index array in place
-    and scikit-learn applies it to the *already permuted* column, so the
-    permutation in effect at repeat k is the composition of the first k
-    shuffles (still uniformly distributed). All features share them.
-    """
-    rs = np.random.RandomState(seed)
-    idx = np.arange(n)
-    current = np.arange(n)
-    out = []
-    for _ in range(n_repeats):
-        rs.shuffle(idx)
-        current = current[idx]
-        out.append(current.copy())
-    return out
-
-
 def _permuted_loss(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...], perm: np.ndarray) -> float:
     return float(np.mean(predictor.losses(y_enc, permuted(X, group, perm))))
 
@@ -306,7 +267,7 @@ def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeat
             order = np.random.RandomState(seed).permutation(n)
         e_switch = _divide_e_switch(prep.predictor, X, y_enc, group, order)
     else:
-        perms = _permutation_indices(n, n_repeats, seed)
+        perms = permutation_indices(n, n_repeats, seed)
         if n_jobs in (None, 1):
             vals = [_permuted_loss(prep.predictor, X, y_enc, group, p) for p in perms]
         else:
@@ -459,7 +420,7 @@ class FeatureRelianceResult:
 
     def plot(self, *, kind: Literal["ratio", "difference"] = "ratio", ax: Any = None, **kwargs: Any):
         """Sorted horizontal bars (with spread over repeats); returns a RelianceDisplay."""
-        from .plotting import RelianceDisplay
+        from ..plotting import RelianceDisplay
 
         return RelianceDisplay.from_result(self, kind=kind).plot(ax=ax, **kwargs)
 

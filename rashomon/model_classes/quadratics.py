@@ -7,8 +7,7 @@ these; the search, envelope and plots never look at the data again.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,10 +29,6 @@ class Quadratic:
     def evaluate_many(self, thetas: np.ndarray) -> np.ndarray:
         """Values at each row of ``thetas`` (shape (m, d))."""
         return np.einsum("ij,jk,ik->i", thetas, self.Q, thetas) - 2 * thetas @ self.c + self.k
-
-    def combine(self, other: "Quadratic", a: float, b: float) -> "Quadratic":
-        """``a·self + b·other``."""
-        return Quadratic(a * self.Q + b * other.Q, a * self.c + b * other.c, a * self.k + b * other.k)
 
 
 def switched_design_moments(D1: np.ndarray, D2: np.ndarray, y: np.ndarray, w: np.ndarray | None = None):
@@ -68,47 +63,51 @@ def switched_design_moments(D1: np.ndarray, D2: np.ndarray, y: np.ndarray, w: np
 
 @dataclass(frozen=True)
 class MCRProblem:
-    """What a model class hands to the class-agnostic search.
+    """One feature group's problem: the quadratics of a fitted class, handed to the γ-search.
 
     Attributes
     ----------
     e_orig, e_switch : Quadratic
         Losses as quadratics in θ.
-    B : ndarray of shape (d, d)
-        PSD constraint matrix; the class is ``{θ : θ'Bθ <= r}``.
-    r : float
-    to_model : callable
-        ``θ -> dict`` describing the model in the user's units (e.g. ``coef``,
-        ``intercept``).
+    par : Parametrization
+        The class with its hyper-parameters fixed (``B``, ``r``, predictions, estimators).
     feature_names : tuple of str
         The switched features.
     """
 
     e_orig: Quadratic
     e_switch: Quadratic
-    B: np.ndarray
-    r: float
-    to_model: object
-    feature_names: tuple
-    class_name: str = ""
-    info: dict = field(default_factory=dict)
+    par: object
+    feature_names: tuple = ()
 
-    @cached_property
-    def _affine_parts(self):
-        """Predictions are affine in θ; read the map off ``to_model`` once (zero and unit vectors)."""
-        d = self.B.shape[0]
-        m0 = self.to_model(np.zeros(d))
-        units = [self.to_model(np.eye(d)[k]) for k in range(d)]
-        key = "alpha" if "alpha" in m0 else "coef"
-        M = np.column_stack([u[key] - m0[key] for u in units])
-        icpt = np.array([u["intercept"] - m0["intercept"] for u in units])
-        return key, m0, M, icpt
+    @property
+    def B(self) -> np.ndarray:
+        return self.par.B
+
+    @property
+    def r(self) -> float:
+        return self.par.r
+
+    @property
+    def class_name(self) -> str:
+        return self.par.class_name
+
+    @property
+    def info(self) -> dict:
+        return self.par.info
+
+    def to_model(self, theta: np.ndarray) -> dict:
+        """The model θ in the user's units: ``coef``/``intercept`` (linear) or ``alpha``/``dictionary`` (kernel), and ``predict``."""
+        est = self.par.estimator(theta)
+        names = {"coef_": "coef", "intercept_": "intercept", "dual_coef_": "alpha", "dictionary_": "dictionary", "gamma_": "gamma"}
+        out = {names[k]: getattr(est, k) for k in names if hasattr(est, k)}
+        out["predict"] = est.predict
+        return out
 
     def prediction_map(self, X: np.ndarray, average: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """``(P, p0)`` with predictions ``f_θ(X) = P θ + p0``; ``average=True`` gives the mean over rows
         (one row: the map of a partial-dependence value)."""
-        key, m0, M, icpt = self._affine_parts
-        F = m0["kernel_matrix"](X) if key == "alpha" else np.asarray(X, dtype=float)
+        P, p0 = self.par.prediction_map(X)
         if average:
-            F = F.mean(axis=0, keepdims=True)
-        return F @ M + icpt, F @ m0[key] + m0["intercept"]
+            return P.mean(axis=0, keepdims=True), p0.mean(keepdims=True)
+        return P, p0

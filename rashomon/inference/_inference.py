@@ -29,9 +29,9 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy import stats
 
-from ._losses import get_loss
-from ._reliance import _permutation_indices, permuted, single_blas_thread
-from ._validation import (
+from ..utils.losses import get_loss
+from ..utils import permutation_indices, permuted, single_blas_thread
+from ..utils.validation import (
     RashomonInputError,
     check_choice,
     check_float,
@@ -84,7 +84,7 @@ def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups
     model = clone(learner).fit(_frame(X[tr], columns), y[tr])
     out = {"n_train": len(tr), "n_test": len(te)}
     if groups is not None:
-        perms = _permutation_indices(len(te), n_repeats, int(rng.randint(2**31 - 1)))
+        perms = permutation_indices(len(te), n_repeats, int(rng.randint(2**31 - 1)))
         out["pfi"] = _pfi_rows(model, X[te], y[te], groups, perms, loss, columns).mean(axis=1)
     if pd_spec is not None:
         j, grid = pd_spec
@@ -271,7 +271,7 @@ def learner_pd(
     n_jobs: int | None = None,
 ) -> LearnerPDResult:
     """Learner-PD: the PD of each refit on its held-out part; mean and pointwise corrected t bands."""
-    from ._partial_dependence import _grid_for
+    from ..utils import feature_grid
 
     func = "learner_pd"
     Xa, ya, columns, n_refits, train_fraction, confidence_level = _check_common(
@@ -280,7 +280,7 @@ def learner_pd(
     if len(j) != 1:
         raise RashomonInputError(f"The 'feature' parameter of {func} must be one feature.")
     j = j[0]
-    g = _grid_for(Xa[:, j], grid_resolution, percentiles, False) if grid is None else np.asarray(grid, dtype=float).ravel()
+    g = feature_grid(Xa[:, j], grid_resolution, percentiles, False) if grid is None else np.asarray(grid, dtype=float).ravel()
     outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, get_loss("squared_error", func),
                        (j, g), random_state, n_jobs, func)
     curves = np.vstack([o["pd"] for o in outs])
@@ -303,7 +303,7 @@ def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_r
     ya = check_y(y, Xa.shape[0], func, numeric=False)
     L = get_loss(loss, func)
     items = resolve_features(features, columns, Xa.shape[1], func)
-    perms = _permutation_indices(len(ya), check_positive_int(n_repeats, "n_repeats", func), seed_from(random_state, func))
+    perms = permutation_indices(len(ya), check_positive_int(n_repeats, "n_repeats", func), seed_from(random_state, func))
     rows = _pfi_rows(model, Xa, ya, list(items.values()), perms, L, columns)
     n = rows.shape[1]
     mean = rows.mean(1)
@@ -405,7 +405,7 @@ def _pimp_task(learner, X, y, columns, seed, groups, n_repeats, loss, permute_y)
     rng = np.random.RandomState(seed)
     yy = y[rng.permutation(len(y))] if permute_y else y
     model = clone(learner).fit(_frame(X, columns), yy)
-    perms = _permutation_indices(len(y), n_repeats, int(rng.randint(2**31 - 1)))
+    perms = permutation_indices(len(y), n_repeats, int(rng.randint(2**31 - 1)))
     return _pfi_rows(model, X, yy, groups, perms, loss, columns).mean(axis=1)
 
 

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._validation import RashomonInputError
+from ..utils.validation import RashomonInputError
 
 
 def _group(text: str) -> tuple[str, list[str]]:

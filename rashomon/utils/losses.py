@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from ._validation import RashomonInputError
+from .validation import RashomonInputError
 
 __all__ = ["Loss", "get_loss", "Predictor"]
 

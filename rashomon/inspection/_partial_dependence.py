@@ -16,7 +16,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._validation import RashomonInputError, check_choice, check_positive_int, check_X, resolve_group
+from ..utils import feature_grid
+from ..utils.validation import RashomonInputError, check_choice, check_positive_int, check_X, resolve_group
 
 __all__ = ["partial_dependence", "PartialDependenceResult", "pd_importance", "PDImportanceResult",
            "rashomon_pd_band", "RashomonPDBand"]
@@ -75,7 +76,7 @@ class PartialDependenceResult:
                              **{f"pd[{o}]": self.average[k].ravel() for k, o in enumerate(self.outputs)}})
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
-        from .plotting import PDDisplay
+        from ..plotting import PDDisplay
 
         return PDDisplay.from_result(self).plot(ax=ax, **kwargs)
 
@@ -104,21 +105,6 @@ def _prediction_fn(estimator, response):
         return onehot, "crisp", (list(classes) if classes is not None else None)
     pred = estimator.predict if hasattr(estimator, "predict") else estimator
     return (lambda Z: np.asarray(pred(Z), dtype=float).reshape(len(Z), -1)), "regression", ["prediction"]
-
-
-def _grid_for(x, grid_resolution, percentiles, categorical):
-    """scikit-learn's grid rule: the unique values when there are fewer than
-    ``grid_resolution`` (or the feature is categorical), else evenly spaced points
-    between the ``percentiles`` (``scipy.stats.mstats.mquantiles``, as sklearn)."""
-    from scipy.stats.mstats import mquantiles
-
-    vals = np.unique(x)
-    if categorical or len(vals) < grid_resolution:
-        return vals
-    lo, hi = np.asarray(mquantiles(x, prob=percentiles))
-    if np.isclose(lo, hi):
-        return vals
-    return np.linspace(lo, hi, grid_resolution)
 
 
 def partial_dependence(
@@ -177,7 +163,7 @@ def partial_dependence(
         for c in categorical_features:
             cats.add(resolve_group(c, columns, Xa.shape[1], func)[0])
     if grid is None:
-        grids = [_grid_for(Xa[:, j], grid_resolution, percentiles, j in cats) for j in idx]
+        grids = [feature_grid(Xa[:, j], grid_resolution, percentiles, j in cats) for j in idx]
     else:
         grids = [np.asarray(grid, dtype=float)] if len(idx) == 1 else [np.asarray(g, dtype=float) for g in grid]
         if len(grids) != len(idx) or any(g.ndim != 1 or g.size == 0 for g in grids):
@@ -233,7 +219,7 @@ class PDImportanceResult:
                             index=pd.Index(self.names, name="feature"))
 
     def plot(self, *, ax: Any = None):
-        from .plotting import RelianceDisplay
+        from ..plotting import RelianceDisplay
 
         disp = RelianceDisplay(self.names, self.importances, kind="difference", method="PD importance")
         disp.plot(ax=ax)
@@ -263,179 +249,3 @@ def pd_importance(estimator: Any, X: Any, features: Any = None, *, categorical_f
         results.append(r)
     names = [columns[j] if columns else f"x{j}" for j in idx]
     return PDImportanceResult(names, np.asarray(vals, dtype=float), [j in cats for j in idx], results)
-
-
-# --------------------------------------------------------------------------- Rashomon PD band
-@dataclass(frozen=True)
-class RashomonPDBand:
-    """Range of PD(v) over every model of the class in the Rashomon set, at each grid value.
-
-    Attributes
-    ----------
-    grid : ndarray of shape (G,)
-    lower, upper : ndarray of shape (G,)
-        Certified: every model of the class with ``e_orig <= epsilon_abs`` has
-        PD(v) in [lower, upper] (up to ``duality_gap``).
-    reference : ndarray of shape (G,)
-        PD of the class's loss minimiser.
-    lower_models, upper_models : list of ndarray
-        Parameters θ attaining each end.
-    duality_gap : ndarray of shape (2, G)
-        Certified gaps (attained value minus the dual bound) of each end.
-    epsilon_abs : float
-    feature : str
-    """
-
-    grid: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    reference: np.ndarray
-    lower_models: list = field(repr=False)
-    upper_models: list = field(repr=False)
-    duality_gap: np.ndarray = field(repr=False, default=None)
-    epsilon_abs: float = math.nan
-    feature: str = ""
-    pd_vectors: np.ndarray = field(repr=False, default=None)
-
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"grid": self.grid, "lower": self.lower, "reference": self.reference, "upper": self.upper})
-
-    def plot(self, *, ax: Any = None, pd_result: PartialDependenceResult | None = None, **kwargs: Any):
-        from .plotting import RashomonPDBandDisplay
-
-        return RashomonPDBandDisplay(self, pd_result).plot(ax=ax, **kwargs)
-
-
-def _linear_extreme(seq_factory, Q0, c0, k0, a, eps, B, r, sign, tol=1e-10, max_iter=200):
-    """min sign·a'θ  s.t.  θ'Q0θ - 2c0'θ + k0 <= eps, θ'Bθ <= r, by the dual on the e_orig constraint.
-
-    For λ > 0 the Lagrangian ``sign·a'θ + λ(e_orig(θ) - eps)`` is minimised over the
-    ball by the exact QCQP engine (A = λQ0, b = λc0 - sign·a/2); its value q(λ) is a
-    lower bound on the optimum, concave in λ, with slope e_orig(θ_λ) - eps.
-    Bisection on the slope; the minimiser at the crossing is feasible and attains
-    the bound up to the reported gap.
-    """
-    from solvers import SolverStatus
-
-    # A(λ) = λ Q0 ; b(λ) = λ c0 - sign a / 2: a sequence in λ with A0 = 0, b0 = -sign a / 2
-    seq = seq_factory(np.zeros_like(Q0), -0.5 * sign * a, Q0, c0)
-
-    def at(lam):
-        res = seq.solve(lam, check=False)
-        if res.status is SolverStatus.UNBOUNDED or res.x is None:
-            return None, -math.inf, math.inf
-        th = res.x
-        e = float(th @ Q0 @ th - 2 * c0 @ th + k0)
-        q = float(sign * a @ th + lam * (e - eps)) if res.status is SolverStatus.OPTIMAL else -math.inf
-        return th, q, e
-
-    best_q, best_th, best_val = -math.inf, None, math.inf
-    lo, hi = 0.0, None
-    th, q, e = at(0.0)
-    if th is not None and e <= eps:
-        return th, q, float(sign * a @ th) - q
-    lam = 1.0
-    for _ in range(200):
-        th, q, e = at(lam)
-        best_q = max(best_q, q)
-        if th is not None and e <= eps:
-            hi = lam
-            if sign * a @ th < best_val:
-                best_val, best_th = float(sign * a @ th), th
-            break
-        lo, lam = lam, lam * 2
-    if hi is None:
-        raise RashomonInputError("rashomon_pd_band: the Rashomon set could not be reached (epsilon too small?).")
-    for _ in range(max_iter):
-        if best_th is not None and best_val - best_q <= tol * max(1.0, abs(best_val)):
-            break
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        th, q, e = at(mid)
-        best_q = max(best_q, q)
-        if th is not None and e <= eps:
-            hi = mid
-            if sign * a @ th < best_val:
-                best_val, best_th = float(sign * a @ th), th
-        else:
-            lo = mid
-    return best_th, best_q, best_val - best_q
-
-
-def rashomon_pd_band(
-    model_class: Any,
-    X: Any,
-    y: Any,
-    feature: Any,
-    *,
-    epsilon: float = 0.1,
-    epsilon_kind: Literal["relative", "additive", "absolute"] = "relative",
-    grid: Any = None,
-    grid_resolution: int = 20,
-    percentiles: tuple[float, float] = (0.05, 0.95),
-    tol: float = 1e-9,
-) -> RashomonPDBand:
-    """Minimum and maximum of PD(v) over all models of the class in the Rashomon set.
-
-    PD(v) is linear in the parameters θ (``PD(v) = a(v)'θ + a₀(v)``), so each end
-    at each grid value is a linear objective under two quadratic constraints
-    (``e_orig <= ε_abs`` and the class's norm), a convex problem solved exactly:
-    the e_orig constraint is dualised and each Lagrangian is minimised over the
-    norm ball by the exact QCQP engine; the dual value certifies the bound.
-
-    Parameters
-    ----------
-    model_class : LinearModelClass or KernelModelClass
-    X, y : data
-    feature : int or str
-    epsilon, epsilon_kind : as in :func:`model_class_reliance`
-    grid, grid_resolution, percentiles : as in :func:`partial_dependence`
-    tol : float, default=1e-9
-        Relative duality gap at which the search stops.
-
-    Returns
-    -------
-    RashomonPDBand
-    """
-    from solvers import QCQPSequence
-
-    from ._mcr import _epsilon_abs, _prepare
-
-    func = "rashomon_pd_band"
-    Xa, ya, columns, group, _ = _prepare(model_class, X, y, feature, func)
-    if len(group) != 1:
-        raise RashomonInputError(f"The 'feature' parameter of {func} must be a single feature.")
-    j = group[0]
-    prob = model_class.build(Xa, ya, group, columns, func)
-    eo = prob.e_orig
-    ref = QCQPSequence(eo.Q, eo.c, prob.B, prob.r).solve(0.0)
-    e_min = eo(ref.x)
-    eps = _epsilon_abs(epsilon, epsilon_kind, e_min, e_min, func)
-    g = _grid_for(Xa[:, j], grid_resolution, percentiles, False) if grid is None else np.asarray(grid, dtype=float).ravel()
-    # PD(v) = a(v)'θ + a0(v): the class's affine prediction map, averaged over the data with x_j = v
-    A_rows, a0 = [], []
-    for v in g:
-        Z = Xa.copy()
-        Z[:, j] = v
-        P, p0 = prob.prediction_map(Z, average=True)
-        A_rows.append(P[0])
-        a0.append(p0[0])
-    A_rows, a0 = np.array(A_rows), np.array(a0)
-
-    def factory(A0, b0, A1, b1):
-        return QCQPSequence(A0, b0, prob.B, prob.r, A1=A1, b1=b1)
-
-    lower, upper, lm, um, gaps = [], [], [], [], []
-    for a, base in zip(A_rows, a0):
-        th_lo, q_lo, gap_lo = _linear_extreme(factory, eo.Q, eo.c, eo.k, a, eps, prob.B, prob.r, +1.0, tol)
-        th_hi, q_hi, gap_hi = _linear_extreme(factory, eo.Q, eo.c, eo.k, a, eps, prob.B, prob.r, -1.0, tol)
-        lower.append(base + q_lo)  # certified: every member has a'θ >= q_lo
-        upper.append(base - q_hi)
-        lm.append(th_lo)
-        um.append(th_hi)
-        gaps.append((gap_lo, gap_hi))
-    reference = A_rows @ ref.x + a0
-    name = columns[j] if columns else f"x{j}"
-    return RashomonPDBand(g, np.array(lower), np.array(upper), reference, lm, um, np.array(gaps).T, float(eps), name,
-                          np.column_stack([A_rows, a0]))

@@ -5,6 +5,7 @@ Every error names the argument and what was expected, following one template:
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Sequence
 
@@ -160,3 +161,22 @@ def seed_from(random_state: Any, func: str) -> int:
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(np.iinfo(np.int32).max + 1))
     raise _param_error("random_state", func, "None, an int, a RandomState or a Generator", repr(random_state))
+
+
+def check_strata(strata, n, func):
+    s = np.asarray(strata)
+    if s.ndim != 1 or s.shape[0] != n:
+        raise RashomonInputError(f"The 'strata' parameter of {func} must be one label per row (length {n}). Got shape {s.shape} instead.")
+    _, codes = np.unique(s, return_inverse=True)
+    return codes.ravel()
+
+
+def check_norm_bound(value: Any, cls: str) -> float:
+    """A model class's ``norm_bound``: a finite float > 0."""
+    try:
+        r = float(value)
+    except (TypeError, ValueError):
+        r = math.nan
+    if isinstance(value, bool) or not (math.isfinite(r) and r > 0):
+        raise RashomonInputError(f"The 'norm_bound' parameter of {cls} must be a finite float > 0. Got {value!r} instead.")
+    return r

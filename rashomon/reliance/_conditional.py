@@ -32,7 +32,7 @@ from ._reliance import (
     _ratio,
     linear_squared_e_switch,
 )
-from ._validation import RashomonInputError, check_choice, check_positive_int, resolve_group, seed_from
+from ..utils.validation import RashomonInputError, check_choice, check_positive_int, check_strata, resolve_group, seed_from
 
 __all__ = ["conditional_model_reliance", "make_strata"]
 
@@ -58,14 +58,6 @@ def make_strata(X: np.ndarray, group: tuple[int, ...], *, n_bins: int = 10, max_
         target = X1[:, 0]
     tree = DecisionTreeRegressor(max_depth=max_depth, min_samples_leaf=max(10, n // 50), random_state=random_state)
     return tree.fit(X[:, rest], target).apply(X[:, rest])
-
-
-def _check_strata(strata, n, func):
-    s = np.asarray(strata)
-    if s.ndim != 1 or s.shape[0] != n:
-        raise RashomonInputError(f"The 'strata' parameter of {func} must be one label per row (length {n}). Got shape {s.shape} instead.")
-    _, codes = np.unique(s, return_inverse=True)
-    return codes.ravel()
 
 
 def _gaussian_draws(X, group, rng, n_repeats):
@@ -143,7 +135,7 @@ def conditional_model_reliance(
     Xa, n = prep.X, prep.X.shape[0]
     group = resolve_group(features, prep.columns, Xa.shape[1], func)
     seed = seed_from(random_state, func)
-    codes = (_check_strata(strata, n, func) if strata is not None
+    codes = (check_strata(strata, n, func) if strata is not None
              else make_strata(Xa, group, n_bins=n_bins, max_depth=max_depth, random_state=seed % (2**31 - 1)))
     codes = np.unique(codes, return_inverse=True)[1].ravel()
     names = tuple(prep.columns[i] if prep.columns else f"x{i}" for i in group)

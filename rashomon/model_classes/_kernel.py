@@ -22,16 +22,18 @@ the set of (unique) training rows.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from ._model_classes import ridge_loo
-from ._quadratics import MCRProblem, Quadratic
-from ._validation import RashomonInputError, check_X
+from ..utils.validation import RashomonInputError, check_norm_bound, check_X
+from ._linear import _stratified, ridge_fixed, ridge_loo
+from .base import ClassMember, ModelClass, Parametrization
+from .quadratics import Quadratic
 
-__all__ = ["KernelModelClass"]
+__all__ = ["KernelModelClass", "KernelParametrization"]
 
 _BLOCK_BYTES = 64 * 2**20
 
@@ -47,7 +49,7 @@ def _laplacian(X, D, gamma):
 _KERNELS = {"rbf": _rbf, "laplacian": _laplacian}
 
 
-class KernelModelClass:
+class KernelModelClass(ModelClass):
     """Kernel models ``f(x) = μ + Σ_d α_d k(x, d)`` with RKHS norm ``α'K_Dα <= r``.
 
     Parameters
@@ -72,6 +74,10 @@ class KernelModelClass:
     alphas, gammas : array-like, optional
         Grids for the reference fit (defaults ``logspace(-4, 3, 36)`` and
         ``{0.1, 0.3, 1, 3, 10} / (p·mean variance of X)``).
+    alpha : float, default=None
+        Fixed penalty of the kernel-ridge reference, in scikit-learn's ``KernelRidge``
+        convention (``||y - μ - Kw||² + alpha·w'K_D w``; Fisher et al.'s n·α). None:
+        chosen by leave-one-distinct-row-out error over ``alphas``.
     e_switch : {"exact", "divide"}, default="exact"
         ``"divide"`` uses the divide estimator's pairs (n rows) instead.
     random_state : int, default=0
@@ -79,7 +85,7 @@ class KernelModelClass:
 
     def __init__(self, kernel: str | Callable = "rbf", gamma: float | None = None, dictionary: Any = None,
                  norm_bound: float | None = None, intercept: Any = "mean", alphas: Any = None, gammas: Any = None,
-                 e_switch: str = "exact", random_state: int = 0):
+                 e_switch: str = "exact", random_state: int = 0, alpha: float | None = None):
         self.kernel = kernel
         self.gamma = gamma
         self.dictionary = dictionary
@@ -89,6 +95,7 @@ class KernelModelClass:
         self.gammas = gammas
         self.e_switch = e_switch
         self.random_state = random_state
+        self.alpha = alpha
 
     def __repr__(self) -> str:
         return f"KernelModelClass(kernel={self.kernel!r}, gamma={self.gamma!r}, norm_bound={self.norm_bound!r}, intercept={self.intercept!r})"
@@ -131,17 +138,23 @@ class KernelModelClass:
         keep = lam > 1e-10 * lam.max()
         return V[:, keep] / np.sqrt(lam[keep]), lam[keep]
 
-    def _mu(self, y):
+    def _mu(self, y, w=None):
         if self.intercept == "mean":
-            return float(np.mean(y)), False
+            return float(np.average(y, weights=w)), False
         if self.intercept == "free":
             return 0.0, True
         return float(self.intercept), False
 
-    def select(self, X: np.ndarray, y: np.ndarray) -> dict:
-        """Kernel parameter, ridge penalty and reference fit (exact leave-one-out)."""
+    def select(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> dict:
+        """Kernel parameter, ridge penalty and reference fit.
+
+        The penalty is ``alpha`` when given, else chosen by leave-one-distinct-row-out
+        error over ``alphas`` (:func:`ridge_loo`: copies of a row are left out together,
+        so duplicated rows do not make an interpolating fit look perfect); the kernel
+        parameter is ``gamma`` when given, else chosen on ``gammas`` by the same error.
+        """
         D = self.dictionary_points(X)
-        mu, free = self._mu(y)
+        mu, free = self._mu(y, sample_weight)
         alphas = np.logspace(-4, 3, 36) if self.alphas is None else np.asarray(self.alphas, dtype=float)
         if self.gamma is not None or callable(self.kernel):
             grid = [self.gamma]
@@ -154,85 +167,110 @@ class KernelModelClass:
         for g in grid:
             W, _ = self.feature_map(D, g)
             Phi = self._k(X, D, g) @ W
-            a, theta, icpt, loo = ridge_loo(Phi, y - mu, alphas, fit_intercept=free)
+            if self.alpha is not None:
+                theta, icpt = ridge_fixed(Phi, y - mu, float(self.alpha), free, sample_weight)
+                a = float(self.alpha)
+                loo = ridge_loo(Phi, y - mu, np.array([a]), free, sample_weight)[3] if len(grid) > 1 else math.nan
+            else:
+                a, theta, icpt, loo = ridge_loo(Phi, y - mu, alphas, free, sample_weight)
             if best is None or loo < best["loo_mse"]:
                 best = dict(gamma=g, alpha=a, theta=theta, intercept=mu + icpt, loo_mse=loo, W=W, D=D)
         return best
 
-    # ------------------------------------------------------------------ build
-    def build(self, X: np.ndarray, y: np.ndarray, group: tuple[int, ...], columns, func: str = "model_class_reliance",
-              sample_weight: np.ndarray | None = None, cache: dict | None = None, strata: np.ndarray | None = None) -> MCRProblem:
-        """The MCR problem on (X, y) for the switched ``group``.
+    def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
+                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> "KernelParametrization":
+        """Bandwidth, dictionary, norm bound and the kernel-ridge reference (see :class:`ModelClass`).
 
-        ``sample_weight`` holds resample counts (bootstrap); ``cache``, a dict kept
-        by the caller across calls on the same X, stores the kernel matrices so
-        that a resample only re-weights them. ``strata`` makes e_switch conditional
-        (within-stratum pairs, strata weighted by size).
+        The bandwidth is chosen once here; every query of the set reuses it.
         """
         self._check(func)
-        n, p = X.shape
         ref = None
-        if self.gamma is None and not callable(self.kernel) or self.norm_bound is None:
-            ref = self.select(X, y)
+        if (self.gamma is None and not callable(self.kernel)) or self.norm_bound is None:
+            ref = self.select(X, y, sample_weight)
         gamma = self.gamma if self.gamma is not None else (ref["gamma"] if ref else None)
         D = ref["D"] if ref else self.dictionary_points(X)
-        W, _ = self.feature_map(D, gamma)
-        mu, free = self._mu(y)
+        W = ref["W"] if ref else self.feature_map(D, gamma)[0]
+        mu, free = self._mu(y, sample_weight)
+        info = {"gamma": gamma, "dictionary_size": len(D), "rank": W.shape[1], "intercept": mu}
+        theta_ref = None
         if self.norm_bound is None:
+            theta_ref = ref["theta"] if not free else np.r_[ref["intercept"] - mu, ref["theta"]]
             r = float(ref["theta"] @ ref["theta"])
             if not r > 0:
                 raise RashomonInputError(f"The kernel-ridge reference of {func} has zero norm; give KernelModelClass a norm_bound.")
         else:
-            r = float(self.norm_bound)
-            if not (np.isfinite(r) and r > 0):
-                raise RashomonInputError(f"The 'norm_bound' parameter of KernelModelClass must be a float > 0. Got {self.norm_bound!r} instead.")
-        if sample_weight is not None and (self.norm_bound is None or self.gamma is None):
-            raise RashomonInputError(f"{func} needs KernelModelClass(gamma=..., norm_bound=...) when sample_weight is given.")
-        Qa0, ca0, Qa1, ca1, k0, k1 = self._moments(X, y - mu, D, gamma, group, free, sample_weight, cache)
-        if strata is not None:
-            from ._model_classes import _stratified
+            r = check_norm_bound(self.norm_bound, "KernelModelClass")
+        if ref is not None:
+            info.update(ridge_alpha=ref["alpha"], ridge_loo_mse=ref["loo_mse"])
+        info["norm_bound"] = r
+        return KernelParametrization(self, D, gamma, W, mu, free, r, theta_ref, info)
 
-            wt = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-            res_all = y - mu
+
+class KernelParametrization(Parametrization):
+    """θ in the orthonormal coordinates of the RKHS: α = Wθ, ``||f||² = θ'θ`` (μ first when free)."""
+
+    def __init__(self, mc, D, gamma, W, mu, free, r, reference_theta, info):
+        self.mc, self.D, self.gamma, self.W, self.mu, self.free = mc, D, gamma, W, mu, free
+        self.r, self.reference_theta, self.info = float(r), reference_theta, info
+        self.class_name = repr(mc)
+        self.n_features = D.shape[1]
+        m2 = W.shape[1]
+        self.T = W if not free else np.block([[np.ones((1, 1)), np.zeros((1, m2))], [np.zeros((W.shape[0], 1)), W]])
+        d = self.T.shape[1]
+        self.B = np.eye(d)
+        if free:
+            self.B[0, 0] = 0.0
+
+    def kernel_matrix(self, X):
+        return self.mc._k(np.asarray(X, dtype=float), self.D, self.gamma)
+
+    def _to_theta(self, Qa, ca):
+        return self.T.T @ Qa @ self.T, self.T.T @ ca
+
+    def e_orig(self, X, y, w=None) -> Quadratic:
+        Qa0, ca0, _, _, k0, _ = self._moments(X, y - self.mu, (), w, orig_only=True)
+        Q0, c0 = self._to_theta(Qa0, ca0)
+        return Quadratic(Q0, c0, k0)
+
+    def e_switch(self, X, y, w, group, strata=None, cache=None) -> Quadratic:
+        res = y - self.mu
+        if strata is None:
+            _, _, Qa1, ca1, _, k1 = self._moments(X, res, group, w, cache=cache)
+        else:
+            wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
 
             def switched(idx):
-                m = self._moments(X[idx], res_all[idx], D, gamma, group, free, wt[idx])
-                return m[2], m[3], m[5]  # Qa1, ca1, k1 of the stratum
+                m = self._moments(X[idx], res[idx], group, wt[idx])
+                return m[2], m[3], m[5]
 
             Qa1, ca1, k1 = _stratified(switched, strata, wt)
-        # to θ-coordinates: α = W θ (plus μ first when free)
-        m2 = W.shape[1]
-        T = W if not free else np.block([[np.ones((1, 1)), np.zeros((1, m2))], [np.zeros((W.shape[0], 1)), W]])
-        Q0, c0 = T.T @ Qa0 @ T, T.T @ ca0
-        Q1, c1 = T.T @ Qa1 @ T, T.T @ ca1
-        d = Q0.shape[0]
-        B = np.eye(d)
-        if free:
-            B[0, 0] = 0.0
-        names = tuple(columns[i] if columns else f"x{i}" for i in group)
-        kernel, kfun = self.kernel, self._k
+        Q1, c1 = self._to_theta(Qa1, ca1)
+        return Quadratic(Q1, c1, k1)
 
-        def to_model(theta):
-            theta = np.asarray(theta, dtype=float)
-            m0 = theta[0] if free else 0.0
-            alpha = W @ (theta[1:] if free else theta)
-            return {"alpha": alpha, "intercept": float(mu + m0), "dictionary": D, "gamma": gamma, "kernel": kernel,
-                    "predict": lambda Z, a=alpha, b=float(mu + m0): b + kfun(np.asarray(Z, dtype=float), D, gamma) @ a,
-                    "kernel_matrix": lambda Z: kfun(np.asarray(Z, dtype=float), D, gamma)}
+    def prediction_map(self, X):
+        K = self.kernel_matrix(X)
+        n = K.shape[0]
+        if self.free:
+            return np.hstack([np.ones((n, 1)), K]) @ self.T, np.full(n, self.mu)
+        return K @ self.W, np.full(n, self.mu)
 
-        info = {"norm_bound": r, "gamma": gamma, "dictionary_size": len(D), "rank": m2, "intercept": mu}
-        if ref is not None:
-            th = ref["theta"] if not free else np.r_[ref["intercept"] - mu, ref["theta"]]
-            info.update(ridge_alpha=ref["alpha"], ridge_loo_mse=ref["loo_mse"], reference_theta=th)
-        return MCRProblem(Quadratic(Q0 / 1.0, c0, k0), Quadratic(Q1, c1, k1), B, r, to_model, names, repr(self), info)
+    def member_attributes(self, theta) -> dict:
+        alpha = self.W @ (theta[1:] if self.free else theta)
+        return {"dual_coef_": alpha, "intercept_": float(self.mu + (theta[0] if self.free else 0.0)),
+                "dictionary_": self.D, "gamma_": self.gamma}
 
-    def _kernel_blocks(self, X, D, gamma, group, cache):
+    def estimator(self, theta) -> ClassMember:
+        return ClassMember(self, np.asarray(theta, dtype=float))
+
+    def _kernel_blocks(self, X, group, cache):
         """Row blocks ``(slice, A, B, K)`` (A, B only for factorising kernels), cached when asked."""
+        D, gamma = self.D, self.gamma
         n = X.shape[0]
-        g = np.asarray(group)
+        g = np.asarray(group, dtype=int)
         rest = np.setdiff1d(np.arange(X.shape[1]), g)
         m = D.shape[0]
-        factorises = not callable(self.kernel)
+        factorises = not callable(self.mc.kernel) and g.size > 0
+        k = self.mc._k
         key = (tuple(group), float(gamma) if gamma is not None else None, D.shape)
         if cache is not None and key in cache:
             yield from cache[key]
@@ -244,32 +282,33 @@ class KernelModelClass:
         for s in range(0, n, bs):
             Xb = X[s:s + bs]
             if factorises:
-                Ab = self._k(Xb[:, g], D[:, g], gamma)
-                Bb = self._k(Xb[:, rest], D[:, rest], gamma) if rest.size else np.ones((len(Xb), m))
+                Ab = k(Xb[:, g], D[:, g], gamma)
+                Bb = k(Xb[:, rest], D[:, rest], gamma) if rest.size else np.ones((len(Xb), m))
                 blk = (slice(s, s + len(Xb)), Ab, Bb, Ab * Bb)
             else:
-                blk = (slice(s, s + len(Xb)), None, None, self._k(Xb, D, gamma))
+                blk = (slice(s, s + len(Xb)), None, None, k(Xb, D, gamma))
             if cache is not None:
                 out.append(blk)
             yield blk
         if cache is not None:
             cache[key] = out
 
-    def _moments(self, X, res, D, gamma, group, free, w=None, cache=None):
+    def _moments(self, X, res, group, w=None, cache=None, orig_only=False):
         """α-space moments of e_orig and e_switch (a leading constant column when μ is free).
 
         With counts w, sums over pairs of distinct positions:
         ``Σ_{i,j} w_i w_j (...) - Σ_i w_i (...)_ii``.
         """
+        D, gamma, free = self.D, self.gamma, self.free
         n = X.shape[0]
         w = np.ones(n) if w is None else np.asarray(w, dtype=float)
         nw = float(w.sum())
-        g = np.asarray(group)
+        g = np.asarray(group, dtype=int)
         m = D.shape[0]
-        factorises = not callable(self.kernel)
+        factorises = not callable(self.mc.kernel) and g.size > 0
         KtK, Ktr, K1 = np.zeros((m, m)), np.zeros(m), np.zeros(m)
         AtA, BtB, A1, Btr, B1 = np.zeros((m, m)), np.zeros((m, m)), np.zeros(m), np.zeros(m), np.zeros(m)
-        for sl, Ab, Bb, Kb in self._kernel_blocks(X, D, gamma, group, cache):
+        for sl, Ab, Bb, Kb in self._kernel_blocks(X, group, cache):
             wb, rb = w[sl], res[sl]
             Kw = Kb * wb[:, None]
             KtK += Kb.T @ Kw
@@ -283,13 +322,15 @@ class KernelModelClass:
                 B1 += Bb.T @ wb
         Qa0, ca0, k0 = KtK / nw, Ktr / nw, float(w @ (res * res)) / nw
         nn = nw * (nw - 1)
-        if self.e_switch == "divide":
+        if orig_only:
+            S2, Sr, S1, cnt, k1, sw_sum_r = np.zeros((m, m)), np.zeros(m), np.zeros(m), 1.0, 0.0, 0.0
+        elif self.mc.e_switch == "divide":
             h = n // 2
             Xs = np.vstack([X[:h].copy(), X[h:2 * h].copy()])
             Xs[:h, g], Xs[h:, g] = X[h:2 * h][:, g], X[:h][:, g]
             rs = np.concatenate([res[:h], res[h:2 * h]])
             ws = np.concatenate([w[:h], w[h:2 * h]])
-            Ks = self._k(Xs, D, gamma)
+            Ks = self.mc._k(Xs, D, gamma)
             S2, Sr, S1, cnt, k1 = Ks.T @ (Ks * ws[:, None]), Ks.T @ (ws * rs), Ks.T @ ws, float(ws.sum()), float(ws @ (rs * rs))
             sw_sum_r = float(ws @ rs)
         elif factorises:
@@ -305,7 +346,7 @@ class KernelModelClass:
                     continue
                 Z = X.copy()
                 Z[:, g] = X[i, g]
-                Kz = self._k(Z, D, gamma)
+                Kz = self.mc._k(Z, D, gamma)
                 wz = w * w[i]
                 wz[i] = w[i] * (w[i] - 1)  # same row, distinct positions
                 S2 += Kz.T @ (Kz * wz[:, None])

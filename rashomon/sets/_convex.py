@@ -29,12 +29,15 @@ import math
 
 import numpy as np
 
-from solvers import ConvexLossProgram, LossTerm, SolverStatus
-from solvers.cvxpy_backend import loss_values
+from ..solvers import ConvexLossProgram, LossTerm, SolverStatus
+from ..solvers.cvxpy_backend import loss_values
 
-from ._mcr import MCRModel, MCRResult, MCRStep, _epsilon_abs, _mr, step_bound
-from ._model_classes import LinearModelClass
-from ._validation import RashomonInputError
+from ..model_classes import LinearModelClass
+from ..model_classes import ridge_loo
+from ._epsilon import epsilon_threshold
+from ._results import MCRResult
+from ._steps import MCRModel, MCRStep, mr_value, step_bound
+from ..utils.validation import RashomonInputError
 
 __all__ = ["convex_loss_mcr"]
 
@@ -75,8 +78,6 @@ def _reference_norm(loss, Z, y, M):
         gs = GridSearchCV(LinearSVC(loss="hinge", max_iter=20000), {"C": list(np.logspace(-3, 2, 11))}, cv=5).fit(Z, y > 0)
         coef = gs.best_estimator_.coef_.ravel()
     else:
-        from ._model_classes import ridge_loo
-
         coef = ridge_loo(Z, y, np.logspace(-4, 4, 81))[1]
     return float(coef @ M @ coef)
 
@@ -128,7 +129,7 @@ def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, re
         pred = np.asarray(reference.decision_function(X) if hasattr(reference, "decision_function") and loss != "absolute_error"
                           else reference.predict(X), dtype=float).ravel()
         e_ref = float(np.mean(loss_values(sl, ye, pred)))
-    eps = _epsilon_abs(epsilon, epsilon_kind, e_ref, e_min, func)
+    eps = epsilon_threshold(epsilon, epsilon_kind, e_ref, e_min, func)
 
     steps: list[MCRStep] = []
     cands = [theta_min]
@@ -154,7 +155,7 @@ def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, re
         for th in cands:
             eo_ = e_o(th)
             if eo_ <= eps and th @ B @ th <= r * (1 + 1e-6):
-                v = _mr(eo_, e_s(th), kind)
+                v = mr_value(eo_, e_s(th), kind)
                 if v < m:
                     best, m = th, v
         return best, m
@@ -224,7 +225,7 @@ def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, re
     for th in starts:
         if e_o(th) > eps * (1 + 1e-9):
             continue
-        cur = _mr(e_o(th), e_s(th), kind)
+        cur = mr_value(e_o(th), e_s(th), kind)
         for _ in range(50):
             lam = cur if kind == "ratio" else 1.0
             z = F @ th
@@ -244,7 +245,7 @@ def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, re
             new = np.asarray(th_var.value, dtype=float)
             if e_o(new) > eps * (1 + 1e-7):
                 break
-            val = _mr(e_o(new), e_s(new), kind)
+            val = mr_value(e_o(new), e_s(new), kind)
             if val <= cur + 1e-10 * max(1.0, abs(cur)):
                 if val > cur:
                     th, cur = new, val
@@ -260,7 +261,7 @@ def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, re
             return None
         e1, e2 = e_o(th), e_s(th)
         coef = th[o:] / sd
-        return MCRModel(np.asarray(th), e1, e2, _mr(e1, e2, kind),
+        return MCRModel(np.asarray(th), e1, e2, mr_value(e1, e2, kind),
                         {"coef": coef, "intercept": float((th[0] if o else 0.0) - mean @ coef)})
 
     names = tuple(columns[i] if columns else f"x{i}" for i in group)

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 import numpy as np
 import pandas as pd
 
-from ._reliance import _permutation_indices, permuted
-from ._validation import RashomonInputError, check_choice, check_positive_int, check_X, check_y, resolve_features, resolve_group, seed_from
+from ..utils import permutation_indices, permuted
+from ..utils.validation import RashomonInputError, check_choice, check_positive_int, check_X, check_y, resolve_features, resolve_group, seed_from
 
 if TYPE_CHECKING:
     from ._partial_dependence import PartialDependenceResult
@@ -160,7 +160,7 @@ class UncertaintyImportanceResult:
 
     def plot(self, *, other: "UncertaintyImportanceResult | None" = None, ax: Any = None):
         """Bars; with ``other``, both measures side by side ordered by likelihood-PFI."""
-        from .plotting import UncertaintyImportanceDisplay
+        from ..plotting import UncertaintyImportanceDisplay
 
         lik, ent = (self, other) if self.measure == "likelihood" else (other, self)
         return UncertaintyImportanceDisplay(lik, ent).plot(ax=ax)
@@ -180,7 +180,7 @@ def _pfi(model, X, y, features, n_repeats, random_state, measure, summary, func)
     if not np.all(np.isfinite(base)):
         raise RashomonInputError(f"{func}: the model's predictive distribution gives non-finite values.")
     items = resolve_features(features, columns, Xa.shape[1], func)
-    perms = _permutation_indices(Xa.shape[0], n_repeats, seed_from(random_state, func))
+    perms = permutation_indices(Xa.shape[0], n_repeats, seed_from(random_state, func))
     imp = np.empty((len(items), n_repeats))
     for k, g in enumerate(items.values()):
         for r, perm in enumerate(perms):
@@ -218,7 +218,9 @@ def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: 
     measure; ``.plot()`` draws it, and :class:`UncertaintyPDDisplay` adds the original
     point on each ICE curve, colours by class or feature value and rugs per class.
     """
-    from ._partial_dependence import PartialDependenceResult, _grid_for
+    from ..utils import feature_grid
+
+    from ._partial_dependence import PartialDependenceResult
 
     func = "uncertainty_pd"
     check_choice(measure, ("entropy", "likelihood"), "measure", func)
@@ -235,7 +237,7 @@ def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: 
         f = lambda Z: dist(Z).log_prob(ya)  # noqa: E731
     else:
         f = lambda Z: dist(Z).entropy()  # noqa: E731
-    g = _grid_for(Xa[:, j], grid_resolution, percentiles, False) if grid is None else np.asarray(grid, dtype=float).ravel()
+    g = feature_grid(Xa[:, j], grid_resolution, percentiles, False) if grid is None else np.asarray(grid, dtype=float).ravel()
     ice = np.empty((Xa.shape[0], len(g)))
     for k, v in enumerate(g):
         Z = Xa.copy()

@@ -1,0 +1,254 @@
+"""Model classes for MCR: each builds the quadratic forms of its parameters."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..utils.validation import RashomonInputError, check_norm_bound
+from .base import ClassMember, ModelClass, Parametrization
+from .quadratics import Quadratic, switched_design_moments
+
+__all__ = ["LinearModelClass", "LinearParametrization", "ridge_loo"]
+
+
+def ridge_loo(Z: np.ndarray, y: np.ndarray, alphas: np.ndarray, fit_intercept: bool = True,
+              sample_weight: np.ndarray | None = None):
+    """Ridge ``min Σ w_i (y_i - μ - z_i'β)² + α·m̄·||β||²`` with α chosen by leave-one-out error.
+
+    Rows with identical z are left out *together* (leave-one-distinct-row-out):
+    otherwise a copy of the left-out row stays in the fit, the error of an
+    interpolating penalty looks like zero, and stacking the same rows twice would
+    choose a far smaller penalty. The penalty is scaled by the mean multiplicity
+    m̄ = Σw / #distinct rows, so replicating every row leaves the fit unchanged;
+    without duplicates or weights m̄ = 1 and this is plain ridge with exact LOO.
+
+    For a weighted penalised least-squares fit the deletion residual of unit u is
+    ``e_u / (1 - h_uu)`` exactly. With the weighted, centred design ``Z̃ = √w (Z - z̄)``
+    and ``Z̃ = U S V'``, ``h_uu = w_u/Σw + Σ_k u_uk² s_k²/(s_k² + α)``: O(n·p²) once,
+    then O(n·p·#alphas). Equals scikit-learn's ``RidgeCV`` (efficient LOO) when there
+    are no duplicate rows; on n = 100,000, p = 50 that took 7.5 s against about 0.25 s here.
+
+    Returns ``(alpha, beta, intercept, loo_mse)`` for the best α; alpha is the penalty actually used
+    (``α·m̄``) in ``Σ w_i (y_i - μ - z_i'β)² + alpha·||β||²``.
+    """
+    n = Z.shape[0]
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    U0, inv, _ = np.unique(Z, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.ravel()
+    if len(U0) < n or sample_weight is not None:
+        wu = np.bincount(inv, weights=w, minlength=len(U0))
+        keep_u = wu > 0
+        yfull = np.bincount(inv, weights=w * y, minlength=len(U0)) / np.where(keep_u, wu, 1.0)
+        within = float(w @ (y - yfull[inv]) ** 2)  # spread of y within copies: the same for every α
+        Zu, yu, wu = U0[keep_u], yfull[keep_u], wu[keep_u]
+    else:
+        Zu, yu, wu, within = Z, y, w, 0.0
+    W = float(wu.sum())
+    mult = W / len(Zu)
+    a_eff = np.asarray(alphas, dtype=float) * mult
+    zm = (wu @ Zu) / W if fit_intercept else np.zeros(Z.shape[1])
+    ym = float(wu @ yu) / W if fit_intercept else 0.0
+    sw = np.sqrt(wu)
+    Zc, yc = (Zu - zm) * sw[:, None], (yu - ym) * sw
+    # Thin SVD through the p × p Gram matrix (as scikit-learn's n > p path does): one O(n·p²)
+    # product and an O(p³) eigh instead of an O(n·p²) SVD with a larger constant.
+    s2, V = np.linalg.eigh(Zc.T @ Zc)
+    keep = s2 > s2.max() * Z.shape[1] * np.finfo(float).eps
+    s2, V = s2[keep], V[:, keep]
+    sv = np.sqrt(s2)
+    Uu = (Zc @ V) / sv
+    Wsh = s2[:, None] / (s2[:, None] + a_eff[None, :])  # shrinkage factors, rank × A
+    Uty = Uu.T @ yc
+    fitted = Uu @ (Wsh * Uty[:, None])  # n × A, on the √w scale
+    lev = (Uu * Uu) @ Wsh + ((wu / W)[:, None] if fit_intercept else 0.0)
+    resid = (yc[:, None] - fitted) / sw[:, None]
+    loo = (wu @ ((resid / (1.0 - lev)) ** 2) + within) / W
+    best = int(np.argmin(loo))
+    beta = V @ (Uty * sv / (s2 + a_eff[best]))
+    return float(a_eff[best]), beta, ym - float(zm @ beta), float(loo[best])
+
+
+def ridge_fixed(Z: np.ndarray, y: np.ndarray, alpha: float, fit_intercept: bool = True,
+                sample_weight: np.ndarray | None = None):
+    """``argmin Σ w_i (y_i - μ - z_i'β)² + alpha·||β||²``; returns ``(beta, intercept)``."""
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    W = float(w.sum())
+    zm = (w @ Z) / W if fit_intercept else np.zeros(Z.shape[1])
+    ym = float(w @ y) / W if fit_intercept else 0.0
+    Zc = Z - zm
+    A = Zc.T @ (Zc * w[:, None]) + alpha * np.eye(Z.shape[1])
+    beta = np.linalg.solve(A, Zc.T @ (w * (y - ym)))
+    return beta, ym - float(zm @ beta)
+
+
+def _stratified(moments, strata, w):
+    """Average ``moments(rows)`` over strata with at least two rows, weights n_g / n'."""
+    acc, total = None, 0.0
+    for s in np.unique(strata):
+        idx = np.where(strata == s)[0]
+        ng = float(w[idx].sum())
+        if ng < 2:
+            continue
+        m = moments(idx)
+        acc = [ng * v for v in m] if acc is None else [a + ng * v for a, v in zip(acc, m)]
+        total += ng
+    if acc is None:
+        raise RashomonInputError("The 'strata' have no stratum with two or more rows; nothing can be switched.")
+    return [a / total for a in acc]
+
+
+def _reorder(G, g, first, second, d):
+    """Moments of the design ordered [first, second] back to θ's order."""
+    order = np.concatenate([first, second])
+    inv = np.empty(d, dtype=int)
+    inv[order] = np.arange(d)
+    return G[np.ix_(inv, inv)], g[inv]
+
+
+class LinearModelClass(ModelClass):
+    """Linear models ``f(x) = μ + x'β`` with ``β̃'Mβ̃ <= r`` (squared loss).
+
+    Parameters
+    ----------
+    norm_bound : float, default=None
+        r. ``None`` takes ``r = β̃_ref' M β̃_ref`` from a ridge reference fit
+        (``RidgeCV``, efficient leave-one-out over ``alphas``) on the
+        standardised features.
+    penalty_matrix : ndarray of shape (p, p), default=None
+        M (PSD). ``None`` is the identity.
+    fit_intercept : bool, default=True
+        Include an unpenalised intercept μ (a free direction of the constraint).
+    standardize : bool, default=True
+        If True, β̃ are the coefficients of the standardised features
+        ``(x - mean) / sd`` (population sd of the data MCR is computed on), so
+        the default constraint is the identity on standardised features and
+        MCR does not depend on the units of X. If False, β̃ = β, the raw
+        coefficients. Internally the search always works in standardised
+        coordinates (for conditioning); M is transformed accordingly.
+    alphas : array-like, default=None
+        Ridge penalties tried when ``norm_bound=None`` (default
+        ``np.logspace(-4, 4, 81)``).
+
+    Notes
+    -----
+    θ = (μ, β̃ on standardised features). With the design ``D = [1, Z]``,
+    ``e_orig(θ) = θ'(D'D/n)θ - 2(D'y/n)'θ + y'y/n`` and the switched loss uses
+    the all-pairs moments of :func:`~rashomon._quadratics.switched_design_moments`,
+    so building both costs O(n·p²) with no pair loop.
+    """
+
+    def __init__(self, norm_bound: float | None = None, penalty_matrix: Any = None, fit_intercept: bool = True,
+                 standardize: bool = True, alphas: Any = None):
+        self.norm_bound = norm_bound
+        self.penalty_matrix = penalty_matrix
+        self.fit_intercept = fit_intercept
+        self.standardize = standardize
+        self.alphas = alphas
+
+    def __repr__(self) -> str:
+        return (f"LinearModelClass(norm_bound={self.norm_bound!r}, fit_intercept={self.fit_intercept}, "
+                f"standardize={self.standardize}, penalty_matrix={'None' if self.penalty_matrix is None else '...'})")
+
+    def coordinates(self, X: np.ndarray, columns: list[str] | None, func: str, w: np.ndarray | None = None):
+        """``(mean, sd, Z, M_s)``: the (weighted) standardisation and the penalty in standardised coordinates.
+
+        Without an intercept nothing is centred (centring would change the class) and sd is the
+        root mean square.
+        """
+        n, p = X.shape
+        w = np.ones(n) if w is None else w
+        nw = float(w.sum())
+        mean = (w @ X) / nw if self.fit_intercept else np.zeros(p)
+        sd = np.sqrt((w @ (X - mean) ** 2) / nw)
+        if np.any(sd <= 0):
+            bad = [columns[i] if columns else i for i in np.where(sd <= 0)[0]]
+            raise RashomonInputError(f"The 'X' parameter of {func} has constant (or all-zero) column(s) {bad}; drop them.")
+        Z = (X - mean) / sd
+        if self.penalty_matrix is None:
+            Ms = np.eye(p) if self.standardize else np.diag(1.0 / sd**2)
+        else:
+            M = np.asarray(self.penalty_matrix, dtype=float)
+            if M.shape != (p, p) or not np.all(np.isfinite(M)):
+                raise RashomonInputError(f"The 'penalty_matrix' parameter of LinearModelClass must be a finite ({p}, {p}) matrix. Got shape {M.shape} instead.")
+            M = 0.5 * (M + M.T)
+            if np.linalg.eigvalsh(M)[0] < -1e-10 * max(1.0, np.abs(M).max()):
+                raise RashomonInputError("The 'penalty_matrix' parameter of LinearModelClass must be positive semi-definite.")
+            Ms = M if self.standardize else M / np.outer(sd, sd)
+        return mean, sd, Z, Ms
+
+    def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
+                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> "LinearParametrization":
+        """Standardisation, norm bound and the class's reference (see :class:`ModelClass`).
+
+        The reference is the ridge fit (penalty by leave-one-distinct-row-out error) when
+        ``norm_bound=None`` -- it minimises e_orig over the ball of its own norm, so it is the
+        class's loss minimiser -- and the e_orig minimiser over the ball otherwise (computed by
+        the set, which solves that problem once).
+        """
+        mean, sd, _, Ms = self.coordinates(X, columns, func, sample_weight)
+        o = 1 if self.fit_intercept else 0
+        p = X.shape[1]
+        B = np.zeros((p + o, p + o))
+        B[o:, o:] = Ms
+        info: dict = {}
+        ref = None
+        if self.norm_bound is None:
+            alphas = np.logspace(-4, 4, 81) if self.alphas is None else np.asarray(self.alphas, dtype=float)
+            Z = (X - mean) / sd
+            alpha, beta, icpt, loo = ridge_loo(Z, y, alphas, self.fit_intercept, sample_weight)
+            r = float(beta @ Ms @ beta)
+            ref = np.r_[[icpt] * o, beta]
+            info.update(ridge_alpha=alpha, ridge_loo_mse=loo)
+            if not r > 0:
+                raise RashomonInputError(f"The ridge reference of {func} has zero norm (y is not predicted by X at "
+                                         "any penalty); give LinearModelClass a norm_bound.")
+        else:
+            r = check_norm_bound(self.norm_bound, "LinearModelClass")
+        info["norm_bound"] = r
+        return LinearParametrization(mean, sd, B, r, ref, info, repr(self), o)
+
+
+class LinearParametrization(Parametrization):
+    """θ = (μ, β̃): ``f_θ(x) = μ + ((x - mean)/sd)'β̃`` (μ absent without an intercept)."""
+
+    def __init__(self, mean, sd, B, r, reference_theta, info, class_name, offset):
+        self.mean, self.sd, self.B, self.r = mean, sd, B, float(r)
+        self.reference_theta, self.info, self.class_name = reference_theta, info, class_name
+        self.o = offset
+        self.n_features = len(mean)
+
+    def design(self, X: np.ndarray) -> np.ndarray:
+        Z = (X - self.mean) / self.sd
+        return np.hstack([np.ones((X.shape[0], 1)), Z]) if self.o else Z
+
+    def e_orig(self, X, y, w=None) -> Quadratic:
+        D = self.design(X)
+        w = np.ones(len(y)) if w is None else w
+        nw = float(w.sum())
+        Dw = D * w[:, None]
+        return Quadratic(D.T @ Dw / nw, Dw.T @ y / nw, float(w @ (y * y)) / nw)
+
+    def e_switch(self, X, y, w, group, strata=None, cache=None) -> Quadratic:
+        D = self.design(X)
+        w = np.ones(len(y)) if w is None else w
+        d = D.shape[1]
+        sw = np.array(group) + self.o
+        keep = np.setdiff1d(np.arange(d), sw)
+        if strata is None:
+            G, g, k1 = switched_design_moments(D[:, sw], D[:, keep], y, w)
+        else:
+            G, g, k1 = _stratified(lambda idx: switched_design_moments(D[idx][:, sw], D[idx][:, keep], y[idx], w[idx]),
+                                   strata, w)
+        Q1, c1 = _reorder(G, g, sw, keep, d)
+        return Quadratic(Q1, c1, k1)
+
+    def prediction_map(self, X):
+        return self.design(np.asarray(X, dtype=float)), np.zeros(len(X))
+
+    def member_attributes(self, theta) -> dict:
+        coef = theta[self.o:] / self.sd
+        return {"coef_": coef, "intercept_": float((theta[0] if self.o else 0.0) - self.mean @ coef)}
+
+    def estimator(self, theta) -> ClassMember:
+        return ClassMember(self, np.asarray(theta, dtype=float))

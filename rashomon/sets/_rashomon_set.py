@@ -1,0 +1,332 @@
+"""The Rashomon set as one object: a model class, data, a reference in the class, and ε.
+
+``RashomonSet(model_class, epsilon).fit(X, y)`` parametrises the class once
+(hyper-parameters, norm bound, kernel bandwidth), builds the quadratic form of
+e_orig once, solves for the least loss e_min once, and fixes the reference θ_ref
+and the threshold ε_abs. Every query then adds only its own pieces (the e_switch
+form of a feature group, a linear objective, ...) and runs on the same engines.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+from ..model_classes.base import ClassMember, ModelClass
+from ..solvers import QCQPSequence
+from ..utils.validation import (
+    RashomonInputError,
+    check_choice,
+    check_float,
+    check_strata,
+    check_X,
+    check_y,
+    resolve_group,
+)
+from ._epsilon import EPSILON_KINDS, epsilon_threshold
+from ._results import MCREnvelope, MCRResult
+from ._search import GammaSearch, search_result
+
+__all__ = ["RashomonSet"]
+
+_LOSSES = ("squared_error", "hinge", "logistic", "absolute_error")
+_LOSS_ALIASES = {"squared": "squared_error", "log_loss": "logistic"}
+
+
+class RashomonSet:
+    """The empirical Rashomon set ``{f ∈ F : e_orig(f) <= ε_abs}`` of a model class, fitted once.
+
+    Parameters
+    ----------
+    model_class : LinearModelClass or KernelModelClass
+        The class F (its norm bound, kernel, ... are chosen on the data by ``fit``).
+    epsilon : float, default=0.1
+        Size of the set, read by ``epsilon_kind`` (see :func:`epsilon_threshold`).
+    epsilon_kind : {"relative", "additive", "absolute"}, default="relative"
+        ``"relative"``: ε_abs = e_ref·(1 + ε); ``"additive"``: e_ref + ε; ``"absolute"``: ε.
+    reference : None, ClassMember or fitted estimator, default=None
+        f_ref. None: the class's loss minimiser on the data (for the default norm
+        bound, the ridge / kernel-ridge fit). A member returned by
+        ``model_class.fit_reference`` (possibly on other rows) carries its own
+        parametrisation, which the set then uses. Any other fitted estimator is
+        projected into the class; one that is not a member is an error saying how far
+        outside it lies.
+    loss : {"squared_error", "hinge", "logistic", "absolute_error"}, default="squared_error"
+        ("squared" and "log_loss" are accepted aliases.) Non-quadratic losses need a
+        ``LinearModelClass`` and answer ``model_class_reliance`` only.
+
+    Attributes
+    ----------
+    parametrization_ : Parametrization
+        The class with its hyper-parameters fixed.
+    reference_ : ClassMember
+        The reference as a fitted estimator (inside the class by construction).
+    e_ref_, e_min_, epsilon_abs_ : float
+        The reference's loss, the least loss in the class, and the threshold.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X is a DataFrame.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rashomon import LinearModelClass, RashomonSet
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3)); y = X @ [1.0, 0.5, 0.0] + rng.normal(size=200)
+    >>> rs = RashomonSet(LinearModelClass(), epsilon=0.05).fit(X, y)
+    >>> res = rs.model_class_reliance(0)
+    >>> bool(res.lower <= res.reference_model.mr <= res.upper)
+    True
+    """
+
+    def __init__(self, model_class: Any, epsilon: float = 0.1, *,
+                 epsilon_kind: Literal["relative", "additive", "absolute"] = "relative", reference: Any = None,
+                 loss: str = "squared_error"):
+        self.model_class = model_class
+        self.epsilon = epsilon
+        self.epsilon_kind = epsilon_kind
+        self.reference = reference
+        self.loss = loss
+
+    def __repr__(self) -> str:
+        cls = type(self.model_class).__name__
+        tail = f", e_ref_={self.e_ref_:.4g}, epsilon_abs_={self.epsilon_abs_:.4g}" if hasattr(self, "epsilon_abs_") else ""
+        return f"RashomonSet({cls}, epsilon={self.epsilon!r}, epsilon_kind={self.epsilon_kind!r}{tail})"
+
+    # ------------------------------------------------------------------ fit
+    def _check_params(self, func: str) -> str:
+        if not isinstance(self.model_class, ModelClass):
+            raise RashomonInputError(f"The 'model_class' parameter of {func} must be a model class such as "
+                                     f"LinearModelClass or KernelModelClass. Got {self.model_class!r} instead.")
+        check_choice(self.epsilon_kind, EPSILON_KINDS, "epsilon_kind", func)
+        loss = _LOSS_ALIASES.get(self.loss, self.loss)
+        check_choice(loss, _LOSSES, "loss", func)
+        check_float(self.epsilon, "epsilon", func, low=0.0, strict=self.epsilon_kind == "absolute")
+        return loss
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RashomonSet":
+        """Parametrise the class, build e_orig, solve e_min once and fix the reference and ε_abs.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative counts (e.g. a bootstrap resample).
+
+        Returns
+        -------
+        self
+        """
+        func = "RashomonSet.fit"
+        self.loss_ = self._check_params(func)
+        Xa, columns = check_X(X, func, min_rows=3)
+        ya = check_y(y, Xa.shape[0], func)
+        w = None
+        if sample_weight is not None:
+            w = check_y(sample_weight, Xa.shape[0], func, param="sample_weight")
+            if np.any(w < 0) or w.sum() <= 1:
+                raise RashomonInputError(f"The 'sample_weight' parameter of {func} must be non-negative counts "
+                                         "summing to more than 1.")
+        self.n_features_in_ = Xa.shape[1]
+        if columns is not None:
+            self.feature_names_in_ = np.asarray(columns, dtype=object)
+        self._columns, self.X_, self.y_, self.sample_weight_ = columns, Xa, ya, w
+        self._cache: dict = {}
+        if self.loss_ != "squared_error":
+            return self  # the convex-loss path builds its own programmes per query
+        ref = self.reference
+        if isinstance(ref, ClassMember):
+            par = ref.parametrization_
+            if par.n_features != Xa.shape[1]:
+                raise RashomonInputError(f"The 'reference' parameter of {func} was fitted on {par.n_features} "
+                                         f"features; X has {Xa.shape[1]}.")
+        else:
+            if ref is not None and not hasattr(ref, "predict"):
+                raise RashomonInputError(f"The 'reference' parameter of {func} must be None or a fitted model with "
+                                         f"predict. Got {ref!r} instead.")
+            par = self.model_class.parametrize(Xa, ya, w, columns=columns, func=func)
+        self.parametrization_ = par
+        self._finish_fit(func)
+        return self
+
+    def _finish_fit(self, func: str) -> None:
+        par = self.parametrization_
+        Xa, ya, w = self.X_, self.y_, self.sample_weight_
+        eo = par.e_orig(Xa, ya, w)
+        self.e_orig_form_ = eo
+        self.theta_min_ = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
+        self.e_min_ = eo(self.theta_min_)
+        if self.reference is None:
+            theta_ref = self.theta_min_
+        else:
+            theta_ref = par.project(self.reference, Xa, func, self._columns)
+        self.reference_theta_ = theta_ref
+        self.reference_ = par.estimator(theta_ref)
+        self.e_ref_ = eo(theta_ref)
+        scale = float(np.average(ya**2, weights=w))
+        if self.e_min_ <= 1e-12 * max(scale, 1e-300):
+            raise RashomonInputError(
+                f"{func}: the model class fits the data exactly (least loss {self.e_min_:.3g}, at rounding level), so "
+                "every loss ratio is 0/0. Use fewer parameters (a smaller norm_bound or dictionary), or kind="
+                "'difference' on data with noise.")
+        self.epsilon_abs_ = epsilon_threshold(float(self.epsilon), self.epsilon_kind, self.e_ref_, self.e_min_, func)
+        self._degenerate = self.epsilon_abs_ - self.e_min_ <= 1e-12 * abs(self.e_min_)
+
+    def reweighted(self, sample_weight: Any) -> "RashomonSet":
+        """The same set definition on the same rows with new weights (e.g. a bootstrap resample).
+
+        The parametrisation (hyper-parameters, norm bound) and the reference function are
+        kept; e_orig, e_min, e_ref and ε_abs are recomputed under the weights by the same ε
+        rule, and kernel matrices computed for earlier queries are reused.
+        """
+        self._check_fitted("reweighted")
+        func = "RashomonSet.reweighted"
+        w = check_y(sample_weight, self.X_.shape[0], func, param="sample_weight")
+        if np.any(w < 0) or w.sum() <= 1:
+            raise RashomonInputError(f"The 'sample_weight' parameter of {func} must be non-negative counts summing to more than 1.")
+        new = RashomonSet(self.model_class, self.epsilon, epsilon_kind=self.epsilon_kind,
+                          reference=self.reference_, loss=self.loss)
+        new.loss_, new.n_features_in_ = self.loss_, self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            new.feature_names_in_ = self.feature_names_in_
+        new._columns, new.X_, new.y_, new.sample_weight_, new._cache = self._columns, self.X_, self.y_, w, self._cache
+        new.parametrization_ = self.parametrization_
+        new._finish_fit(func)
+        return new
+
+    # ------------------------------------------------------------------ helpers
+    def _check_fitted(self, method: str) -> None:
+        if not hasattr(self, "loss_"):
+            raise RashomonInputError(f"RashomonSet.{method} needs a fitted set; call fit(X, y) first.")
+
+    def _group(self, features: Any, func: str) -> tuple[int, ...]:
+        return resolve_group(features, self._columns, self.n_features_in_, func)
+
+    def _strata(self, conditional: bool, strata: Any, group: tuple[int, ...], func: str):
+        if not conditional:
+            if strata is not None:
+                raise RashomonInputError(f"The 'strata' parameter of {func} needs conditional=True.")
+            return None
+        from ..reliance import make_strata
+
+        codes = check_strata(strata, self.X_.shape[0], func) if strata is not None else make_strata(self.X_, group)
+        return np.unique(codes, return_inverse=True)[1].ravel()
+
+    def problem(self, features: Any, *, conditional: bool = False, strata: Any = None, func: str = "RashomonSet.problem"):
+        """The :class:`~rashomon.model_classes.quadratics.MCRProblem` of one feature group on this set."""
+        from ..model_classes.quadratics import MCRProblem
+
+        self._check_fitted("problem")
+        group = self._group(features, func)
+        codes = self._strata(conditional, strata, group, func)
+        es = self.parametrization_.e_switch(self.X_, self.y_, self.sample_weight_, group, codes,
+                                            cache=self._cache if codes is None else None)
+        names = tuple(self._columns[i] if self._columns else f"x{i}" for i in group)
+        return MCRProblem(self.e_orig_form_, es, self.parametrization_, names)
+
+    def searcher(self, features: Any, kind: str = "ratio", *, conditional: bool = False, strata: Any = None,
+                 tol: float = 2.0**-20, max_iter: int = 100, func: str = "RashomonSet.model_class_reliance") -> GammaSearch:
+        prob = self.problem(features, conditional=conditional, strata=strata, func=func)
+        return GammaSearch(prob, kind, tol, max_iter, theta_min=self.theta_min_)
+
+    # ------------------------------------------------------------------ queries
+    def model_class_reliance(self, features: Any, *, kind: Literal["ratio", "difference"] = "ratio",
+                             conditional: bool = False, strata: Any = None, tol: float = 2.0**-20,
+                             max_iter: int = 100, n_starts: int = 5, random_state: Any = 0) -> MCRResult:
+        """MCR of ``features``: the lowest and highest MR of any member of the set, certified.
+
+        Parameters
+        ----------
+        features : int, str or list
+            The feature or group X1.
+        kind : {"ratio", "difference"}, default="ratio"
+        conditional : bool, default=False
+            Switch X1 only within ``strata`` (conditional MCR; still exact).
+        strata : array-like of shape (n_samples,), default=None
+            Stratum labels; None with ``conditional=True`` builds them (:func:`rashomon.make_strata`).
+        tol : float, default=2**-20
+            Stop when a member attains each bound within ``tol·max(1, |bound|)``.
+        max_iter : int, default=100
+            Search steps per end.
+        n_starts, random_state
+            Starts of the inner ascent of non-quadratic losses.
+
+        Returns
+        -------
+        MCRResult
+        """
+        func = "RashomonSet.model_class_reliance"
+        self._check_fitted("model_class_reliance")
+        check_choice(kind, ("ratio", "difference"), "kind", func)
+        tol = check_float(tol, "tol", func, low=0.0)
+        if self.loss_ != "squared_error":
+            return self._convex_mcr(features, kind, conditional, tol, max_iter, n_starts, random_state, func)
+        srch = self.searcher(features, kind, conditional=conditional, strata=strata, tol=tol, max_iter=max_iter, func=func)
+        eps = self.epsilon_abs_
+        if not self._degenerate:
+            srch.search("lower", eps)
+            srch.search("upper", eps)
+        return search_result(srch, eps, self.e_ref_, self.reference_theta_, tol, degenerate=self._degenerate)
+
+    def _convex_mcr(self, features, kind, conditional, tol, max_iter, n_starts, random_state, func):
+        from ._convex import convex_loss_mcr
+
+        if self.sample_weight_ is not None or conditional:
+            raise RashomonInputError(f"The 'sample_weight' and 'conditional' parameters of {func} need loss='squared_error'.")
+        group = self._group(features, func)
+        return convex_loss_mcr(self.model_class, self.X_, self.y_, self._columns, group, loss=self.loss_,
+                               epsilon=self.epsilon, epsilon_kind=self.epsilon_kind, reference=self.reference, kind=kind,
+                               tol=tol, max_iter=max_iter, n_starts=n_starts, random_state=random_state, func=func)
+
+    def envelope(self, features: Any, epsilons: Any = None, *, epsilon_kind: str | None = None,
+                 kind: Literal["ratio", "difference"] = "ratio",
+                 conditional: bool = False, strata: Any = None, tol: float = 2.0**-20, max_iter: int = 100,
+                 progress: bool = False) -> MCREnvelope:
+        """MCR traced over several ε (read by ``epsilon_kind``, default the set's), warm-starting γ.
+
+        ``epsilons`` defaults to ``np.geomspace(0.005, 0.5, 20)`` (relative). Every
+        certified step stays valid at every ε, so :meth:`MCREnvelope.bounds` answers any ε.
+        """
+        func = "RashomonSet.envelope"
+        self._check_fitted("envelope")
+        check_choice(kind, ("ratio", "difference"), "kind", func)
+        epsilon_kind = self.epsilon_kind if epsilon_kind is None else check_choice(epsilon_kind, EPSILON_KINDS, "epsilon_kind", func)
+        if self.loss_ != "squared_error":
+            raise RashomonInputError(f"{func} needs loss='squared_error'. Got {self.loss!r} instead.")
+        eps_in = np.geomspace(0.005, 0.5, 20) if epsilons is None else np.atleast_1d(np.asarray(epsilons, dtype=float))
+        if eps_in.size == 0 or not np.all(np.isfinite(eps_in)) or eps_in.ndim != 1:
+            raise RashomonInputError(f"The 'epsilons' parameter of {func} must be a non-empty 1-d array of finite floats. "
+                                     f"Got {epsilons!r} instead.")
+        srch = self.searcher(features, kind, conditional=conditional, strata=strata, tol=tol, max_iter=max_iter, func=func)
+        abs_eps = np.array([epsilon_threshold(float(e), epsilon_kind, self.e_ref_, self.e_min_, func) for e in eps_in])
+        order = np.argsort(abs_eps)
+        results: list = [None] * len(abs_eps)
+        it = order
+        if progress:
+            from tqdm.auto import tqdm
+
+            it = tqdm(order, desc="MCR envelope")
+        start: dict = {"lower": None, "upper": None}
+        for i in it:
+            eps = abs_eps[i]
+            degenerate = eps - self.e_min_ <= 1e-12 * abs(self.e_min_)
+            if not degenerate:
+                for side in ("lower", "upper"):
+                    srch.search(side, eps, start=start[side])
+                    g = srch.best_gamma(side, eps)
+                    start[side] = g if np.isfinite(g) else None
+            results[i] = search_result(srch, eps, self.e_ref_, self.reference_theta_, tol, degenerate=degenerate)
+        return MCREnvelope(
+            epsilons=abs_eps, lower=np.array([r.lower for r in results]), upper=np.array([r.upper for r in results]),
+            results=results, steps=list(srch.steps), kind=kind, features=srch.prob.feature_names, e_ref=self.e_ref_,
+            e_min=self.e_min_)
+
+    def pd_band(self, feature: Any, grid: Any = None, *, grid_resolution: int = 20,
+                percentiles: tuple[float, float] = (0.05, 0.95), tol: float = 1e-9):
+        """Lowest and highest partial dependence of ``feature`` over the set (see :func:`rashomon.rashomon_pd_band`)."""
+        from ._pd_band import pd_band
+
+        self._check_fitted("pd_band")
+        return pd_band(self, feature, grid, grid_resolution, percentiles, tol)

@@ -1,0 +1,165 @@
+"""Results of MCR queries: the interval with its attaining models, and the envelope over ε."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..utils.validation import RashomonInputError
+from ._steps import envelope_loss, mr_value, step_bound
+
+__all__ = ["MCRResult", "MCREnvelope"]
+
+
+@dataclass(frozen=True)
+class MCRResult:
+    """Model class reliance ``[lower, upper]`` over the empirical Rashomon set.
+
+    Attributes
+    ----------
+    lower, upper : float
+        Certified bounds: no model of the class with ``e_orig <= epsilon_abs``
+        has MR outside ``[lower, upper]``.
+    lower_model, upper_model : MCRModel or None
+        Models of the Rashomon set attaining (within ``lower_gap`` /
+        ``upper_gap``) each bound.
+    lower_gap, upper_gap : float
+        ``MR(lower_model) - lower`` and ``upper - MR(upper_model)`` (>= 0).
+    lower_tight, upper_tight : bool
+        Gap within ``tol·max(1, |bound|)``.
+    lower_certified, upper_certified : bool
+        True when the value is a certified bound. For non-quadratic losses the
+        upper end is an *inner* value (the best model found, a lower bound on
+        MCR+) and ``upper_certified`` is False; see ``notes``.
+    loss : str
+    notes : str
+    gamma_lower, gamma_upper : float
+        The multipliers of the best bounds.
+    kind : {"ratio", "difference"}
+    features : tuple of str
+    epsilon_abs, e_ref, e_min : float
+        Rashomon threshold, reference loss and best attainable loss in the class.
+    reference_model : MCRModel or None
+        The class's loss minimiser (when it is the reference).
+    steps : list of MCRStep
+        The whole search path (both ends).
+    model_class : str
+    tol : float
+    """
+
+    lower: float
+    upper: float
+    lower_model: MCRModel | None
+    upper_model: MCRModel | None
+    lower_gap: float
+    upper_gap: float
+    lower_tight: bool
+    upper_tight: bool
+    gamma_lower: float
+    gamma_upper: float
+    kind: str
+    features: tuple
+    epsilon_abs: float
+    e_ref: float
+    e_min: float
+    reference_model: MCRModel | None
+    steps: list = field(repr=False, default_factory=list)
+    model_class: str = ""
+    tol: float = 2.0**-20
+    certified: bool = True
+    lower_certified: bool = True
+    upper_certified: bool = True
+    loss: str = "squared_error"
+    notes: str = ""
+
+    def to_frame(self) -> pd.DataFrame:
+        """The search path: one row per step (side, γ, h*, e_orig, e_switch, MR, bound)."""
+        rows = []
+        for s in self.steps:
+            rows.append({
+                "side": s.side, "gamma": s.gamma, "h_star": s.h_star, "e_orig": s.e_orig, "e_switch": s.e_switch,
+                "mr": mr_value(s.e_orig, s.e_switch, self.kind) if s.theta is not None else math.nan,
+                "in_rashomon_set": s.theta is not None and s.e_orig <= self.epsilon_abs * (1 + 1e-12),
+                "bound": step_bound(s, self.epsilon_abs, self.kind), "certified": s.certified,
+            })
+        return pd.DataFrame(rows)
+
+    def summary(self) -> pd.Series:
+        return pd.Series({
+            "features": ", ".join(self.features), "kind": self.kind, "epsilon_abs": self.epsilon_abs,
+            "e_ref": self.e_ref, "e_min": self.e_min, "mcr_lower": self.lower, "mcr_upper": self.upper,
+            "lower_gap": self.lower_gap, "upper_gap": self.upper_gap, "lower_tight": self.lower_tight,
+            "upper_tight": self.upper_tight, "lower_certified": self.lower_certified,
+            "upper_certified": self.upper_certified, "loss": self.loss,
+        })
+
+    def envelope(self, m) -> np.ndarray:
+        """Certified lower bound on the loss of any model of the class with MR = m."""
+        return envelope_loss(self.steps, m, self.kind)
+
+    def plot(self, *, ax: Any = None, **kwargs: Any):
+        """Envelope figure (x: MR, y: loss); returns an MCREnvelopeDisplay."""
+        from ..plotting import MCREnvelopeDisplay
+
+        return MCREnvelopeDisplay.from_result(self).plot(ax=ax, **kwargs)
+
+
+@dataclass(frozen=True)
+class MCREnvelope:
+    """MCR traced over a range of ε, with the certified envelope.
+
+    Attributes
+    ----------
+    epsilons : ndarray of shape (k,)
+        Absolute thresholds searched.
+    lower, upper : ndarray of shape (k,)
+        MCR bounds from the search at each ε.
+    results : list of MCRResult
+    steps : list of MCRStep
+        Every step of every search (they all stay valid at every ε).
+    kind, features, e_ref, e_min
+    """
+
+    epsilons: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    results: list
+    steps: list = field(repr=False)
+    kind: str = "ratio"
+    features: tuple = ()
+    e_ref: float = math.nan
+    e_min: float = math.nan
+
+    def bounds(self, epsilon: float) -> tuple[float, float]:
+        """Certified ``(lower, upper)`` at any absolute ε, from all steps at once."""
+        eps = float(epsilon)
+        if eps < self.e_min * (1 - 1e-12):
+            raise RashomonInputError(f"The 'epsilon' parameter of MCREnvelope.bounds must be >= e_min = {self.e_min:.6g}. Got {eps!r} instead.")
+        lo = [step_bound(s, eps, self.kind) for s in self.steps if s.side == "lower"]
+        up = [step_bound(s, eps, self.kind) for s in self.steps if s.side == "upper"]
+        lo = [v for v in lo if np.isfinite(v)]
+        up = [v for v in up if np.isfinite(v)]
+        lower = max(lo) if lo else (0.0 if self.kind == "ratio" else -math.inf)
+        return float(lower), float(min(up) if up else math.inf)
+
+    def envelope(self, m) -> np.ndarray:
+        """Certified lower bound on the loss of any model of the class with MR = m."""
+        return envelope_loss(self.steps, m, self.kind)
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"epsilon_abs": self.epsilons, "mcr_lower": self.lower, "mcr_upper": self.upper})
+
+    def plot(self, *, ax: Any = None, epsilon: float | None = None, **kwargs: Any):
+        """The paper's figure: envelope in the (MR, loss) plane; returns an MCREnvelopeDisplay."""
+        from ..plotting import MCREnvelopeDisplay
+
+        return MCREnvelopeDisplay.from_envelope(self, epsilon=epsilon).plot(ax=ax, **kwargs)
+
+    def plot_band(self, *, ax: Any = None, **kwargs: Any):
+        """MCR lower and upper against ε; returns an MCRBandDisplay."""
+        from ..plotting import MCRBandDisplay
+
+        return MCRBandDisplay.from_envelope(self).plot(ax=ax, **kwargs)

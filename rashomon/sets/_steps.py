@@ -1,0 +1,116 @@
+"""Steps of the γ-search and the bounds each certified step gives (Fisher, Rudin & Dominici 2019, §6)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["MCRStep", "MCRModel", "mr_value", "step_bound", "step_bounds", "envelope_loss"]
+
+
+@dataclass(frozen=True)
+class MCRStep:
+    """One solve of the search: ``h* = min_F h(f; γ)`` and its minimiser.
+
+    ``side`` is ``"lower"`` (h₋) or ``"upper"`` (h₊). ``certified`` is True when
+    the engine's KKT certificate passed (so h* is the global minimum).
+    """
+
+    side: str
+    gamma: float
+    h_star: float
+    theta: np.ndarray | None
+    e_orig: float
+    e_switch: float
+    certified: bool
+    nu: float = math.nan
+
+
+@dataclass(frozen=True)
+class MCRModel:
+    """A model of the class: parameters, losses and reliance."""
+
+    theta: np.ndarray
+    e_orig: float
+    e_switch: float
+    mr: float
+    params: dict
+    estimator: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def coef(self):
+        return self.params.get("coef")
+
+    @property
+    def intercept(self):
+        return self.params.get("intercept")
+
+
+def mr_value(e_o: float, e_s: float, kind: str) -> float:
+    if kind == "difference":
+        return e_s - e_o
+    return e_s / e_o if e_o > 0 else math.inf
+
+
+def step_bound(step: MCRStep, eps: float, kind: str) -> float:
+    """The bound a certified step gives at ε (``nan`` when it gives none)."""
+    if not step.certified or not np.isfinite(step.h_star):
+        return math.nan
+    g, h = step.gamma, step.h_star
+    if kind == "ratio":
+        if h < 0:
+            return math.nan
+        if step.side == "lower":
+            return h / eps - g
+        return (h / eps - 1.0) / g if g < 0 else math.nan
+    if step.side == "lower":
+        return h - (1.0 + g) * eps if g >= -1 else math.nan
+    return (h - eps) / g - eps if -1 <= g < 0 else math.nan
+
+
+def step_bounds(sides: np.ndarray, gammas: np.ndarray, hs: np.ndarray, cert: np.ndarray, eps: float, kind: str) -> np.ndarray:
+    """Vectorised :func:`step_bound` over arrays of steps."""
+    g, h = gammas, hs
+    lower = sides == "lower"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "ratio":
+            out = np.where(lower, h / eps - g, (h / eps - 1.0) / g)
+            ok = (h >= 0) & (lower | (g < 0))
+        else:
+            out = np.where(lower, h - (1.0 + g) * eps, (h - eps) / g - eps)
+            ok = np.where(lower, g >= -1, (g >= -1) & (g < 0))
+    ok &= cert & np.isfinite(h)
+    return np.where(ok, out, np.nan)
+
+
+def envelope_loss(steps: list[MCRStep], m: np.ndarray, kind: str) -> np.ndarray:
+    """Certified lower bound on e_orig of any model of the class with MR = m."""
+    m = np.asarray(m, dtype=float)
+    out = np.full(m.shape, -np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for s in steps:
+            if not s.certified or not np.isfinite(s.h_star):
+                continue
+            g, h = s.gamma, s.h_star
+            if kind == "ratio":
+                if h < 0:
+                    continue
+                den = (m + g) if s.side == "lower" else (1.0 + g * m)
+                if s.side == "upper" and g >= 0:
+                    continue
+                val = np.where(den > 0, h / den, np.inf if h > 0 else -np.inf)
+            else:
+                # lower: (1+γ)e_orig >= h - m ; upper: (1+γ)e_orig >= h - γ m
+                num = h - m if s.side == "lower" else h - g * m
+                if s.side == "upper" and not (-1 <= g < 0):
+                    continue
+                if s.side == "lower" and g < -1:
+                    continue
+                if 1 + g > 0:
+                    val = num / (1 + g)
+                else:  # γ = -1: a hard constraint num <= 0
+                    val = np.where(num <= 0, -np.inf, np.inf)
+            out = np.maximum(out, val)
+    return out
