@@ -15,13 +15,14 @@ Standard forms (one per problem family):
 """
 from __future__ import annotations
 
+import abc
 import enum
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["SolverStatus", "SolverError", "Certificate", "SolverResult", "DEFAULT_TOL"]
+__all__ = ["SolverStatus", "SolverError", "Certificate", "SolverResult", "Solver", "DEFAULT_TOL"]
 
 #: Relative KKT tolerance a certified solve must meet.
 DEFAULT_TOL = 1e-8
@@ -112,3 +113,46 @@ class SolverResult:
     iterations: int = 0
     backend: str = ""
     info: dict = field(default_factory=dict)
+
+
+class Solver(abc.ABC):
+    """The solver contract, shared by every backend.
+
+    A solver is set up once for a *family* of problems in one standard form (above),
+    indexed by a parameter: γ for the sequences ``A(γ) = A0 + γA1, b(γ) = b0 + γb1``
+    (:class:`~rashomon.solvers.QCQPSequence`, :class:`~rashomon.solvers.QPSequence`) or the
+    term weights of a convex loss programme (:class:`~rashomon.solvers.ConvexLossProgram`).
+    Setting up factorises / compiles once; each :meth:`solve` reuses that work.
+
+    **Takes** the parameter (finite), ``check`` and backend options.
+    **Returns** a :class:`SolverResult` in the family's standard form: the minimiser,
+    the optimal value, the constraint multiplier(s), a :class:`Certificate` of relative
+    KKT residuals (and duality gap where the backend reports one), iterations, backend name.
+    **Certifies**: status ``OPTIMAL`` means the certificate passed at ``self.tol`` (so the
+    value is the global optimum to that tolerance); ``UNBOUNDED`` and ``INFEASIBLE`` are
+    proved statuses; ``INACCURATE`` means the answer cannot be trusted, and with
+    ``check=True`` (default) :meth:`solve` raises :class:`SolverError` instead of returning it.
+
+    Backends declare ``backend`` (a name) and ``capabilities`` (flags such as
+    ``"nonconvex"``, ``"sequence"``, ``"warm_start"``, ``"certificate"``) and implement
+    :meth:`_solve`.
+    """
+
+    backend: str = ""
+    capabilities: frozenset = frozenset()
+    tol: float = DEFAULT_TOL
+
+    def solve(self, param: Any = 0.0, *, check: bool = True, **options: Any) -> SolverResult:
+        """Solve the member ``param`` of the family (see the class docstring for the contract)."""
+        vals = np.atleast_1d(np.asarray(param, dtype=float))
+        if not np.all(np.isfinite(vals)):
+            raise ValueError(f"The 'param' parameter of {type(self).__name__}.solve must be finite. Got {param!r} instead.")
+        res = self._solve(param, **options)
+        if check and res.status is SolverStatus.INACCURATE:
+            raise SolverError(f"{self.backend} solve at {param!r} failed its certificate at tol={self.tol:g}: "
+                              f"{res.certificate if res.certificate is not None else res.info}")
+        return res
+
+    @abc.abstractmethod
+    def _solve(self, param: Any, **options: Any) -> SolverResult:
+        """One solve, without raising on an INACCURATE status (the base class decides)."""

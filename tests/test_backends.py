@@ -89,3 +89,16 @@ def test_cvxpy_squared_matches_exact_engine():
 def test_loss_term_validates():
     with pytest.raises(ValueError, match="'loss'"):
         LossTerm("huber", np.eye(2), 0.0, np.ones(2))
+
+
+def test_every_backend_implements_the_solver_contract():
+    from rashomon.solvers import QCQPSequence, Solver
+
+    for cls in (QCQPSequence, QPSequence, ConvexLossProgram):
+        assert issubclass(cls, Solver) and cls.backend and cls.capabilities
+    seq = QCQPSequence(np.eye(2), np.ones(2), np.eye(2), 1.0)
+    res = seq.solve(0.0)
+    assert res.status is SolverStatus.OPTIMAL and res.certificate.passed(seq.tol)
+    np.testing.assert_allclose(res.x, np.ones(2) / np.sqrt(2), rtol=1e-10)  # min |x-1|² on the unit ball
+    with pytest.raises(ValueError, match="'param' parameter of QCQPSequence.solve must be finite"):
+        seq.solve(float("nan"))

@@ -112,15 +112,42 @@ def test_pimp_extrapolation_example():
         np.testing.assert_allclose(r2.p_values_adjusted, np.minimum(1, 3 * r2.p_values))
 
 
-def test_holm_adjustment():
-    from rashomon.inference import PIMPResult  # noqa: F401
+def _holm_by_definition(p):
+    """Holm (1979) adjusted p-values written from the definition, loop by loop: for the hypothesis of
+    rank r (ascending p), adjusted = min(1, max over ranks j <= r of (m - j + 1)·p_(j))."""
+    m = len(p)
+    ranked = sorted(range(m), key=lambda i: p[i])
+    out = [0.0] * m
+    for r, i in enumerate(ranked, start=1):
+        out[i] = min(1.0, max((m - j + 1) * p[ranked[j - 1]] for j in range(1, r + 1)))
+    return out
 
-    p = np.array([0.01, 0.04, 0.03])
-    k = 3
-    order = np.argsort(p)
-    expected = np.empty(3)
-    expected[order] = np.minimum(1, np.maximum.accumulate(p[order] * (k - np.arange(k))))
-    np.testing.assert_allclose(expected, [0.03, 0.06, 0.06])
+
+def test_holm_adjustment_against_hand_computed_values():
+    from rashomon.inference._inference import _adjust_p
+
+    # By hand: sorted p = 0.005, 0.01, 0.03, 0.04 with multipliers 4, 3, 2, 1 give 0.02, 0.03, 0.06, 0.04;
+    # the running max gives 0.02, 0.03, 0.06, 0.06; mapped back to the input order:
+    p = [0.01, 0.04, 0.03, 0.005]
+    expected = [0.03, 0.06, 0.06, 0.02]
+    np.testing.assert_allclose(_holm_by_definition(p), expected, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(_adjust_p(np.array(p), "holm"), expected, rtol=0, atol=1e-15)
+    # clipping at 1, and a case where the running max matters less: 0.2·3 = 0.6, 0.3·2 = 0.6, 0.6·1 = 0.6
+    np.testing.assert_allclose(_adjust_p(np.array([0.6, 0.2, 0.3]), "holm"), [0.6, 0.6, 0.6], atol=1e-15)
+    np.testing.assert_allclose(_adjust_p(np.array([0.5, 0.9]), "holm"), [1.0, 1.0])
+    np.testing.assert_allclose(_adjust_p(np.array([0.01, 0.04, 0.03, 0.005]), "bonferroni"), [0.04, 0.16, 0.12, 0.02])
+    np.testing.assert_array_equal(_adjust_p(np.array(p), None), p)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        q = rng.uniform(0, 0.3, size=int(rng.integers(1, 8)))
+        np.testing.assert_allclose(_adjust_p(q, "holm"), _holm_by_definition(list(q)), rtol=0, atol=1e-15)
+
+
+def test_pimp_applies_holm():
+    X, y = _data(n=60)
+    res = pimp(LinearRegression(), X, y, n_permutations=10, random_state=0, n_repeats=2)
+    assert res.correction == "holm"
+    np.testing.assert_allclose(res.p_values_adjusted, _holm_by_definition(list(res.p_values)), rtol=0, atol=1e-15)
 
 
 def test_bad_arguments():

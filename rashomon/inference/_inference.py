@@ -21,7 +21,6 @@ log-normal or gamma fitted to it, or the empirical one), and the observed PFI ge
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -42,6 +41,7 @@ from ..utils.validation import (
     resolve_group,
     seed_from,
 )
+from ._results import LearnerImportanceResult, LearnerPDResult, PIMPResult, TTestResult
 
 __all__ = ["learner_importance", "learner_pd", "model_importance_ci", "corrected_resampled_ttest", "pimp",
            "LearnerImportanceResult", "LearnerPDResult", "TTestResult", "PIMPResult"]
@@ -135,53 +135,6 @@ def _check_common(X, y, n_refits, resampling, train_fraction, confidence_level, 
     return Xa, ya, columns, n_refits, train_fraction, confidence_level
 
 
-@dataclass(frozen=True)
-class LearnerImportanceResult:
-    """Learner-PFI (difference form) over refits, with (corrected) t intervals.
-
-    Attributes
-    ----------
-    names : list of str
-    importances : ndarray of shape (n_features, n_refits)
-        PFI of each refit on its held-out part.
-    importances_mean, std_error, ci_lower, ci_upper : ndarray of shape (n_features,)
-    correction : float
-        c = n_test / n_train used in ``(1/m + c)·s²`` (0 without correction).
-    resampling : str
-    confidence_level : float
-    """
-
-    names: list
-    importances: np.ndarray
-    importances_mean: np.ndarray
-    std_error: np.ndarray
-    ci_lower: np.ndarray
-    ci_upper: np.ndarray
-    correction: float
-    resampling: str
-    confidence_level: float
-
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"importance": self.importances_mean, "std_error": self.std_error,
-                             "ci_lower": self.ci_lower, "ci_upper": self.ci_upper}, index=pd.Index(self.names, name="feature"))
-
-    def plot(self, *, ax: Any = None):
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.4 * len(self.names) + 1.5))
-        order = np.argsort(self.importances_mean)
-        pos = np.arange(len(order))
-        err = np.vstack([self.importances_mean - self.ci_lower, self.ci_upper - self.importances_mean])[:, order]
-        self.bars_ = ax.barh(pos, self.importances_mean[order], xerr=err, color="#4c72b0")
-        ax.set_yticks(pos, [self.names[i] for i in order])
-        ax.axvline(0, color="grey", lw=0.8)
-        lab = "corrected " if self.correction > 0 else ""
-        ax.set_xlabel(f"learner-PFI with {self.confidence_level:.0%} {lab}t intervals ({self.resampling})")
-        self.ax_ = ax
-        return self
-
-
 def learner_importance(
     learner: Any,
     X: Any,
@@ -216,41 +169,6 @@ def learner_importance(
     c = float(np.mean([o["n_test"] / o["n_train"] for o in outs])) if correction else 0.0
     mean, se, lo, hi = _corrected_ci(vals, c, confidence_level)
     return LearnerImportanceResult(list(items), vals, mean, se, lo, hi, c, resampling, confidence_level)
-
-
-@dataclass(frozen=True)
-class LearnerPDResult:
-    """Learner-PD over refits with pointwise (corrected) t bands."""
-
-    feature: str
-    grid: np.ndarray
-    curves: np.ndarray
-    mean: np.ndarray
-    std_error: np.ndarray
-    ci_lower: np.ndarray
-    ci_upper: np.ndarray
-    correction: float
-    resampling: str
-    confidence_level: float
-
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"grid": self.grid, "pd": self.mean, "ci_lower": self.ci_lower, "ci_upper": self.ci_upper})
-
-    def plot(self, *, ax: Any = None):
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
-        for c in self.curves:
-            ax.plot(self.grid, c, color="grey", lw=0.6, alpha=0.5)
-        self.band_ = ax.fill_between(self.grid, self.ci_lower, self.ci_upper, color="#4c72b0", alpha=0.3,
-                                     label=f"{self.confidence_level:.0%} {'corrected ' if self.correction > 0 else ''}band")
-        (self.line_,) = ax.plot(self.grid, self.mean, color="#c44e52", lw=2, label="learner-PD")
-        ax.set_xlabel(self.feature)
-        ax.set_ylabel("partial dependence")
-        ax.legend(fontsize=8)
-        self.ax_ = ax
-        return self
 
 
 def learner_pd(
@@ -312,19 +230,6 @@ def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_r
     return LearnerImportanceResult(list(items), rows, mean, se, mean - t * se, mean + t * se, 0.0, "rows", confidence_level)
 
 
-@dataclass(frozen=True)
-class TTestResult:
-    """Corrected resampled t-test of the held-out loss difference (a - b)."""
-
-    mean_difference: float
-    t_statistic: float
-    p_value: float
-    differences: np.ndarray
-    correction: float
-    ci_lower: float
-    ci_upper: float
-
-
 def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *, n_refits: int = 15,
                               resampling: Literal["bootstrap", "subsampling"] = "subsampling", train_fraction: float = 0.632,
                               correction: bool = True, confidence_level: float = 0.95, loss: str | Any = "squared_error",
@@ -351,37 +256,6 @@ def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *,
     return TTestResult(float(mean), t, p, d, c, float(lo), float(hi))
 
 
-@dataclass(frozen=True)
-class PIMPResult:
-    """PIMP p-values per feature, with the null PFIs."""
-
-    names: list
-    observed: np.ndarray
-    null: np.ndarray
-    p_values: np.ndarray
-    p_values_adjusted: np.ndarray
-    null_kind: str
-    correction: str | None
-
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"pfi": self.observed, "p_value": self.p_values, "p_adjusted": self.p_values_adjusted},
-                            index=pd.Index(self.names, name="feature"))
-
-    def plot(self, *, axes: Any = None):
-        import matplotlib.pyplot as plt
-
-        k = len(self.names)
-        if axes is None:
-            fig, axes = plt.subplots(1, k, figsize=(3 * k, 2.8), squeeze=False)
-            axes = axes[0]
-        for ax, name, obs, nul, p in zip(axes, self.names, self.observed, self.null, self.p_values_adjusted):
-            ax.hist(nul, bins=20, color="#bbbbbb")
-            ax.axvline(obs, color="#c44e52", lw=2)
-            ax.set_title(f"{name}\np = {p:.3g}", fontsize=9)
-        self.axes_ = axes
-        return self
-
-
 def _null_p(obs, null, kind):
     if kind == "empirical":
         return (1 + np.sum(null >= obs)) / (1 + len(null))
@@ -397,6 +271,20 @@ def _null_p(obs, null, kind):
     dist = stats.lognorm if kind == "lognormal" else stats.gamma
     params = dist.fit(null - loc, floc=0.0)
     return float(dist.sf(obs - loc, *params))
+
+
+def _adjust_p(p, correction):
+    """Bonferroni or Holm (step-down) adjusted p-values across features; ``None`` leaves them as they are."""
+    p = np.asarray(p, dtype=float)
+    k = len(p)
+    if correction == "bonferroni":
+        return np.minimum(1.0, p * k)
+    if correction == "holm":
+        order = np.argsort(p, kind="stable")
+        adj = np.empty(k)
+        adj[order] = np.minimum(1.0, np.maximum.accumulate(p[order] * (k - np.arange(k))))
+        return adj
+    return p.copy()
 
 
 def _pimp_task(learner, X, y, columns, seed, groups, n_repeats, loss, permute_y):
@@ -434,14 +322,4 @@ def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: 
                                     for s in seeds[1:])
     null_arr = np.column_stack(nulls)
     p = np.array([_null_p(o, nl, null) for o, nl in zip(obs, null_arr)])
-    k = len(p)
-    if correction == "bonferroni":
-        adj = np.minimum(1.0, p * k)
-    elif correction == "holm":
-        order = np.argsort(p)
-        adj_sorted = np.minimum(1.0, np.maximum.accumulate(p[order] * (k - np.arange(k))))
-        adj = np.empty(k)
-        adj[order] = adj_sorted
-    else:
-        adj = p.copy()
-    return PIMPResult(list(items), obs, null_arr, p, adj, null, correction)
+    return PIMPResult(list(items), obs, null_arr, p, _adjust_p(p, correction), null, correction)

@@ -9,7 +9,6 @@ equality with it); here it also takes plain callables, crisp classifiers
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,8 +18,7 @@ import pandas as pd
 from ..utils import feature_grid
 from ..utils.validation import RashomonInputError, check_choice, check_positive_int, check_X, resolve_group
 
-__all__ = ["partial_dependence", "PartialDependenceResult", "pd_importance", "PDImportanceResult",
-           "rashomon_pd_band", "RashomonPDBand"]
+__all__ = ["partial_dependence", "PartialDependenceResult", "pd_importance", "PDImportanceResult"]
 
 _MAX_ROWS = 2_000_000
 

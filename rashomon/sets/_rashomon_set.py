@@ -8,7 +8,6 @@ form of a feature group, a linear objective, ...) and runs on the same engines.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 import numpy as np

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils.validation import RashomonInputError
-from ._steps import envelope_loss, mr_value, step_bound
+from ._steps import MCRModel, envelope_loss, mr_value, step_bound
 
 __all__ = ["MCRResult", "MCREnvelope"]
 

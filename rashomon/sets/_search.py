@@ -208,8 +208,6 @@ class GammaSearch:
         A step that fails it is marked uncertified (it no longer yields a bound)
         and the next best is checked, until the best remaining bound is certified.
         """
-        from ..solvers import qcqp_certificate
-
         seq = self.seq[side]
         while True:
             b, _ = self._bounds(side, eps)

@@ -1,0 +1,108 @@
+"""Result dataclasses of :mod:`rashomon.inference` (computed in ``_inference``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["LearnerImportanceResult", "LearnerPDResult", "TTestResult", "PIMPResult"]
+
+
+@dataclass(frozen=True)
+class LearnerImportanceResult:
+    """Learner-PFI (difference form) over refits, with (corrected) t intervals.
+
+    Attributes
+    ----------
+    names : list of str
+    importances : ndarray of shape (n_features, n_refits)
+        PFI of each refit on its held-out part.
+    importances_mean, std_error, ci_lower, ci_upper : ndarray of shape (n_features,)
+    correction : float
+        c = n_test / n_train used in ``(1/m + c)·s²`` (0 without correction).
+    resampling : str
+    confidence_level : float
+    """
+
+    names: list
+    importances: np.ndarray
+    importances_mean: np.ndarray
+    std_error: np.ndarray
+    ci_lower: np.ndarray
+    ci_upper: np.ndarray
+    correction: float
+    resampling: str
+    confidence_level: float
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"importance": self.importances_mean, "std_error": self.std_error,
+                             "ci_lower": self.ci_lower, "ci_upper": self.ci_upper}, index=pd.Index(self.names, name="feature"))
+
+    def plot(self, *, ax: Any = None, **kwargs: Any):
+        """Sorted bars with the t intervals; returns a LearnerImportanceDisplay."""
+        from ..plotting import LearnerImportanceDisplay
+
+        return LearnerImportanceDisplay.from_result(self).plot(ax=ax, **kwargs)
+
+
+@dataclass(frozen=True)
+class LearnerPDResult:
+    """Learner-PD over refits with pointwise (corrected) t bands."""
+
+    feature: str
+    grid: np.ndarray
+    curves: np.ndarray
+    mean: np.ndarray
+    std_error: np.ndarray
+    ci_lower: np.ndarray
+    ci_upper: np.ndarray
+    correction: float
+    resampling: str
+    confidence_level: float
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"grid": self.grid, "pd": self.mean, "ci_lower": self.ci_lower, "ci_upper": self.ci_upper})
+
+    def plot(self, *, ax: Any = None, **kwargs: Any):
+        """Refit curves, mean and pointwise band; returns a LearnerPDDisplay."""
+        from ..plotting import LearnerPDDisplay
+
+        return LearnerPDDisplay.from_result(self).plot(ax=ax, **kwargs)
+
+
+@dataclass(frozen=True)
+class TTestResult:
+    """Corrected resampled t-test of the held-out loss difference (a - b)."""
+
+    mean_difference: float
+    t_statistic: float
+    p_value: float
+    differences: np.ndarray
+    correction: float
+    ci_lower: float
+    ci_upper: float
+
+
+@dataclass(frozen=True)
+class PIMPResult:
+    """PIMP p-values per feature, with the null PFIs."""
+
+    names: list
+    observed: np.ndarray
+    null: np.ndarray
+    p_values: np.ndarray
+    p_values_adjusted: np.ndarray
+    null_kind: str
+    correction: str | None
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"pfi": self.observed, "p_value": self.p_values, "p_adjusted": self.p_values_adjusted},
+                            index=pd.Index(self.names, name="feature"))
+
+    def plot(self, *, axes: Any = None, **kwargs: Any):
+        """Null histogram and observed PFI per feature; returns a PIMPDisplay."""
+        from ..plotting import PIMPDisplay
+
+        return PIMPDisplay.from_result(self).plot(axes=axes, **kwargs)
