@@ -69,3 +69,42 @@ def test_published_reliance_values(split):
     pub = split.settings["published"]
     assert pub["admissible"]["mr"] == 2.7806 and pub["admissible"]["mcr"] == (1.7715, 3.6054)
     assert pub["inadmissible"]["mr"] == 1.0885 and pub["inadmissible"]["mcr"] == (0.7951, 1.5644)
+
+
+def test_class_reference_and_set_reproduce_the_paper_setting(split):
+    # The reference fitted by the kernel class itself (dictionary = unique training rows, μ fixed,
+    # penalty n·α) is the paper's: held-out loss 2.848652 (1e-4) and RKHS norm 177.7997 (1e-3).
+    import rashomon
+
+    s = split.settings
+    mc = rashomon.KernelModelClass(kernel="rbf", gamma=s["sigma"], alpha=s["n_alpha"], intercept=s["mu"])
+    ref = mc.fit_reference(split.X_train, split.y_train)
+    assert ref.parametrization_.info["dictionary_size"] == 402
+    assert ref.parametrization_.r == pytest.approx(s["norm"], abs=1e-3)
+    rs = rashomon.RashomonSet(mc, 0.1 * s["cv_loss"], epsilon_kind="additive", reference=ref).fit(split.X_test, split.y_test)
+    assert rs.e_ref_ == pytest.approx(s["e_ref"], abs=1e-4)
+    assert rs.epsilon_abs_ == pytest.approx(s["epsilon_abs"], abs=1e-4)
+    # the reference is the class's member: its predictions equal scikit-learn's KernelRidge fit
+    kr = KernelRidge(kernel="rbf", gamma=s["sigma"], alpha=s["n_alpha"]).fit(split.X_train, split.y_train - s["mu"])
+    np.testing.assert_allclose(ref.predict(split.X_test.to_numpy()), kr.predict(split.X_test) + s["mu"], atol=1e-5)
+
+
+@pytest.mark.slow
+def test_fisher2019_example_json(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "f.json"
+    subprocess.run([sys.executable, str(root / "examples" / "compas_fisher2019.py"), "--json", str(out)], check=True)
+    res = json.loads(out.read_text())
+    for g in ("admissible", "inadmissible"):
+        r = res[g]
+        assert set(r) >= {"e_ref", "epsilon_abs", "mr_ref", "mcr_lower", "mcr_upper", "lower_tight", "upper_tight"}
+        assert r["e_ref"] == pytest.approx(2.848652, abs=1e-4)
+        assert r["mcr_lower"] <= r["mr_ref"] <= r["mcr_upper"] and r["lower_tight"] and r["upper_tight"]
+    # the published intervals (sampled pairs, lower search stopped at γ = 0) contain the exact ones
+    assert 1.7715 <= res["admissible"]["mcr_lower"] and res["admissible"]["mcr_upper"] <= 3.6054
+    assert 0.7951 <= res["inadmissible"]["mcr_lower"] and res["inadmissible"]["mcr_upper"] <= 1.5644

@@ -100,22 +100,6 @@ def test_pd_importance_formulas():
     assert imp.categorical == [False, False, True]
 
 
-def test_plots():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    X, y = _reg()
-    m = RandomForestRegressor(n_estimators=10, random_state=0).fit(X, y)
-    r = partial_dependence(m, X, 0, kind="both", grid_resolution=10)
-    d = r.plot(color_by=X[:, 1])
-    np.testing.assert_allclose(d.pd_line_.get_ydata(), r.average[0])
-    assert len(d.lines_) == len(X)
-    partial_dependence(m, X, [0, 1], grid_resolution=5).plot()
-    clf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, (y > 1).astype(int))
-    partial_dependence(clf, X, 0, response="crisp", grid_resolution=5).plot()
-    pd_importance(m, X).plot()
-
-
 def _sample_set(prob, eps, rng, centres, n=1500):
     out = []
     for c in centres:

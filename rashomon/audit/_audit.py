@@ -311,7 +311,8 @@ def audit(
     # One set for all groups: the class parametrised once (on the training rows, through the
     # reference), e_orig built and e_min solved once on the held-out rows, ε by the CV rule.
     rs = RashomonSet(mc, epsilon * cv_loss if epsilon_kind == "cv" else float(epsilon),
-                     epsilon_kind="additive" if epsilon_kind == "cv" else "absolute", reference=reference).fit(Xte, yte)
+                     epsilon_kind="additive" if epsilon_kind == "cv" else "absolute",
+                     reference=reference).fit(pd.DataFrame(Xte, columns=features), yte)
     e_ref, eps_abs = rs.e_ref_, rs.epsilon_abs_
     gidx = {name: tuple(sorted(features.index(c) for c in cols)) for name, cols in groups.items()}
     results = {}

@@ -21,10 +21,11 @@ def plot_summary(result, *, ax: Any = None):
                 label="MCR" if k == 0 else None)
         ax.plot([g.mr_ref], [k], "o", color="#dd8452", label="MR of reference" if k == 0 else None)
         if "mcr_lower" in g.ci:
-            ax.errorbar([g.mcr_lower, g.mcr_upper], [k - 0.2, k - 0.2], fmt="none", ecolor="grey",
-                        xerr=[[g.mcr_lower - g.ci["mcr_lower"][0], g.mcr_upper - g.ci["mcr_upper"][0]],
-                              [g.ci["mcr_lower"][1] - g.mcr_lower, g.ci["mcr_upper"][1] - g.mcr_upper]],
-                        label=f"{result.confidence_level:.0%} bootstrap CI" if k == 0 else None)
+            # each CI drawn as its own segment: a percentile interval need not contain the estimate
+            for end in ("mcr_lower", "mcr_upper"):
+                lo, hi = g.ci[end]
+                ax.plot([lo, hi], [k - 0.2, k - 0.2], color="grey", lw=1.5, marker="|",
+                        label=f"{result.confidence_level:.0%} bootstrap CI of MCR-/MCR+" if (k == 0 and end == "mcr_lower") else None)
     ax.axvline(1.0, color="grey", ls="--", lw=0.8)
     ax.set_yticks(range(len(result.groups)), list(result.groups))
     ax.set_ylim(-0.8, len(result.groups) - 0.4)

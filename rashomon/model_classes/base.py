@@ -166,7 +166,8 @@ class Parametrization(abc.ABC):
 
         if isinstance(estimator, ClassMember) and estimator.parametrization_ is self:
             return estimator.theta_.copy()
-        data = pd.DataFrame(X, columns=columns) if columns is not None else X
+        # names only for estimators fitted with names (scikit-learn warns either way otherwise)
+        data = pd.DataFrame(X, columns=columns) if columns is not None and hasattr(estimator, "feature_names_in_") else X
         pred = np.asarray(estimator.predict(data), dtype=float).ravel()
         P, p0 = self.prediction_map(X)
         theta, *_ = np.linalg.lstsq(P, pred - p0, rcond=None)
