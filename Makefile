@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 	touch $(STAMP)
 
 demo: $(STAMP)
+	MPLBACKEND=Agg $(PY) examples/compas_fisher2019.py --json demo-output/compas_fisher2019.json
 	MPLBACKEND=Agg $(PY) examples/compas_audit.py --bootstrap 100 --n-jobs 2 --out demo-output --json demo-output/compas.json
 	MPLBACKEND=Agg $(PY) examples/wine_envelope.py --out demo-output
 	@echo "Open demo-output/report.html (COMPAS audit) and demo-output/*.png"

@@ -133,13 +133,10 @@ class Solver(abc.ABC):
     proved statuses; ``INACCURATE`` means the answer cannot be trusted, and with
     ``check=True`` (default) :meth:`solve` raises :class:`SolverError` instead of returning it.
 
-    Backends declare ``backend`` (a name) and ``capabilities`` (flags such as
-    ``"nonconvex"``, ``"sequence"``, ``"warm_start"``, ``"certificate"``) and implement
-    :meth:`_solve`.
+    Backends declare ``backend`` (a name) and implement :meth:`_solve`.
     """
 
     backend: str = ""
-    capabilities: frozenset = frozenset()
     tol: float = DEFAULT_TOL
 
     def solve(self, param: Any = 0.0, *, check: bool = True, **options: Any) -> SolverResult:

@@ -94,7 +94,6 @@ class ConvexLossProgram(Solver):
     """
 
     backend = "cvxpy"
-    capabilities = frozenset({"convex", "nonsmooth", "quadratic_constraint", "sequence", "certificate"})
 
     def __init__(self, terms, B, r, Q=None, q=None, *, solver: str = "CLARABEL", tol: float = 1e-6):
         import cvxpy as cp

@@ -68,7 +68,6 @@ class QPSequence(Solver):
     """
 
     backend = "osqp"
-    capabilities = frozenset({"convex", "linear_constraints", "sequence", "warm_start", "certificate"})
 
     def __init__(self, A0, b0, C, l, u, A1=None, b1=None, *, tol: float = 1e-6, warm_start: bool = True, **settings):
         import osqp

@@ -99,7 +99,6 @@ class QCQPSequence(Solver):
     """
 
     backend = "trust_region"
-    capabilities = frozenset({"nonconvex", "quadratic_constraint", "sequence", "certificate"})
 
     def __init__(self, A0, b0, B, r, A1=None, b1=None, *, tol: float = DEFAULT_TOL, rank_tol: float | None = None):
         A0 = np.asarray(A0, dtype=float)

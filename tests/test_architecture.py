@@ -128,3 +128,22 @@ def test_solvers_is_installed_inside_rashomon():
     import rashomon.solvers
 
     assert Path(rashomon.solvers.__file__).resolve().parent == (ROOT / "solvers").resolve()
+
+
+def test_installed_package_has_rashomon_solvers_and_no_top_level_solvers(tmp_path):
+    # Install the project (no dependencies, no build isolation: offline) into a bare target folder,
+    # then import from there in a clean interpreter that does not see the source tree.
+    import subprocess
+    import sys
+
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--target", str(target), str(ROOT)], check=True, capture_output=True)
+    assert (target / "rashomon" / "solvers" / "trust_region.py").exists()
+    assert not (target / "solvers").exists()
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import rashomon.solvers as s; "
+            "assert s.__file__.startswith(sys.argv[1]), s.__file__; "
+            "import importlib.util; print(importlib.util.find_spec('solvers'))")
+    out = subprocess.run([sys.executable, "-I", "-c", code, str(target)], check=True, capture_output=True, text=True,
+                         cwd=tmp_path).stdout
+    assert out.strip() == "None"

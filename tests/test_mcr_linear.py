@@ -252,7 +252,7 @@ def test_bad_model_class_and_data():
         model_class_reliance(LinearModelClass(), np.where(X > 2, np.nan, X), y, 0)
 
 
-def test_plots_draw_the_envelope():
+def test_envelope_is_a_lower_bound_on_loss_and_plots_its_values():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -261,10 +261,24 @@ def test_plots_draw_the_envelope():
     disp = env.plot()
     assert disp.interval_.get_xdata()[0] == pytest.approx(env.bounds(env.epsilons.max())[0])
     band = env.plot_band()
-    np.testing.assert_allclose(band.lower, np.sort(env.lower)[::-1] if False else env.lower[np.argsort(env.epsilons)])
+    order = np.argsort(env.epsilons)
+    np.testing.assert_allclose(band.lower, env.lower[order])
+    # Independent check of the envelope: every model of the class has loss >= envelope(its MR).
+    # Models: the attaining members of every result, and random members of the norm ball.
     res = env.results[1]
+    rs_models = [r.lower_model for r in env.results] + [r.upper_model for r in env.results]
+    for m in rs_models:
+        assert env.envelope([m.mr])[0] <= m.e_orig * (1 + 1e-9)
+    prob = LinearModelClass().build(X, y, (0,))
+    rng = np.random.default_rng(0)
+    th = rng.normal(size=(500, prob.B.shape[0]))
+    th *= np.sqrt(prob.r / np.einsum("ij,jk,ik->i", th, prob.B, th))[:, None] * rng.uniform(0, 1, (500, 1))
+    eo, es = prob.e_orig.evaluate_many(th), prob.e_switch.evaluate_many(th)
+    assert np.all(env.envelope(es / eo) <= eo * (1 + 1e-9))
+    # at the MCR ends the envelope meets ε (the bounds are tight)
+    np.testing.assert_allclose(res.envelope([res.lower, res.upper]), res.epsilon_abs, rtol=1e-5)
     d2 = res.plot()
-    assert np.isfinite(d2.envelope[np.isfinite(d2.envelope)]).all()
+    assert d2.ax_.get_ylabel() != ""
 
 
 def test_ridge_loo_equals_sklearn_ridgecv():
