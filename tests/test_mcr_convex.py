@@ -94,3 +94,41 @@ def test_convex_loss_errors():
 
     with pytest.raises(ValueError, match="LinearModelClass"):
         model_class_reliance(KernelModelClass(gamma=1.0, norm_bound=1.0), X, y, 0, loss="hinge")
+
+
+def test_convex_rashomon_set_fits_reference_and_epsilon_once():
+    from rashomon import KernelModelClass, RashomonSet
+    from rashomon import model_class_reliance as mcr_wrapper
+
+    X, y = _data("logistic")
+    rs = RashomonSet(LinearModelClass(), 0.1, loss="logistic").fit(X, y)
+    assert rs.e_min_ > 0 and rs.e_ref_ == pytest.approx(rs.e_min_)
+    assert rs.epsilon_abs_ == pytest.approx(1.1 * rs.e_ref_)
+    assert rs.parametrization_.r > 0 and rs.parametrization_.info["loss"] == "logistic"
+    assert rs.reference_.coef_.shape == (3,) and np.isfinite(rs.reference_.intercept_)
+    z = X @ rs.reference_.coef_ + rs.reference_.intercept_
+    assert np.mean(np.logaddexp(0, -(2 * y - 1) * z)) == pytest.approx(rs.e_ref_, rel=1e-9)
+    res = rs.model_class_reliance(0)
+    wrap = mcr_wrapper(LinearModelClass(), X, y, 0, loss="logistic", epsilon=0.1)
+    for a in ("lower", "upper", "e_min", "e_ref", "epsilon_abs"):
+        assert getattr(res, a) == pytest.approx(getattr(wrap, a), rel=1e-9), a
+    assert res.e_ref == rs.e_ref_ and res.epsilon_abs == rs.epsilon_abs_
+    ref = res.reference_model
+    assert ref.estimator is not None and np.allclose(ref.theta, rs.reference_theta_)
+    assert res.lower <= ref.mr + 1e-7 and ref.mr <= res.upper + 1e-7
+    # a member passed back as the reference keeps its θ; a fitted classifier is projected through decision_function
+    rs2 = RashomonSet(LinearModelClass(), 0.1, loss="logistic", reference=rs.reference_).fit(X, y)
+    assert np.allclose(rs2.reference_theta_, rs.reference_theta_, atol=1e-8)
+    from sklearn.linear_model import LogisticRegression
+
+    clf = LogisticRegression(C=0.01).fit(X, y)
+    rs3 = RashomonSet(LinearModelClass(), 0.1, loss="logistic", reference=clf).fit(X, y)
+    e_clf = np.mean(np.logaddexp(0, -(2 * y - 1) * clf.decision_function(X)))
+    assert rs3.e_ref_ == pytest.approx(e_clf, rel=1e-9) and rs3.e_ref_ >= rs3.e_min_
+    assert np.allclose(rs3.reference_.coef_, clf.coef_.ravel())
+    with pytest.raises(ValueError, match="not a model of the class"):
+        from sklearn.tree import DecisionTreeClassifier
+
+        RashomonSet(LinearModelClass(), 0.1, loss="logistic", reference=DecisionTreeClassifier().fit(X, y)).fit(X, y)
+    with pytest.raises(ValueError, match="'loss'.*'model_class'"):
+        RashomonSet(KernelModelClass(gamma=1.0, norm_bound=1.0), 0.1, loss="hinge").fit(X, y)

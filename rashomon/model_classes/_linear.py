@@ -9,7 +9,7 @@ from ..utils.validation import RashomonInputError, check_norm_bound
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic, switched_design_moments
 
-__all__ = ["LinearModelClass", "LinearParametrization", "ridge_loo"]
+__all__ = ["LinearModelClass", "LinearParametrization", "ridge_loo", "convex_reference_norm"]
 
 
 def ridge_loo(Z: np.ndarray, y: np.ndarray, alphas: np.ndarray, fit_intercept: bool = True,
@@ -106,6 +106,48 @@ def _reorder(G, g, first, second, d):
     return G[np.ix_(inv, inv)], g[inv]
 
 
+def convex_reference_norm(loss: str, Z: np.ndarray, y: np.ndarray, M: np.ndarray) -> float:
+    """r for ``norm_bound=None`` under a non-quadratic loss: the norm ``β̃'Mβ̃`` of a cross-validated
+    L2-regularised fit of the same loss on the standardised features Z (y in {-1, +1} for
+    hinge / logistic): ``LogisticRegressionCV``, ``LinearSVC`` over a grid of C, or ridge (absolute)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import GridSearchCV
+
+    if loss in ("logistic", "hinge"):
+        # scikit-learn's deprecation and convergence notices concern its own defaults, not the
+        # norm chosen here (a cross-validated C); they must not leak to users.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            if loss == "logistic":
+                from sklearn.linear_model import LogisticRegressionCV
+
+                coef = LogisticRegressionCV(Cs=10, cv=5).fit(Z, y > 0).coef_.ravel()
+            else:
+                from sklearn.svm import LinearSVC
+
+                gs = GridSearchCV(LinearSVC(loss="hinge", max_iter=20000), {"C": list(np.logspace(-3, 2, 11))},
+                                  cv=5).fit(Z, y > 0)
+                coef = gs.best_estimator_.coef_.ravel()
+    else:
+        coef = ridge_loo(Z, y, np.logspace(-4, 4, 81))[1]
+    return float(coef @ M @ coef)
+
+
+class _Scores:
+    """An estimator seen through its decision function (the score a margin loss is applied to)."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+        if hasattr(estimator, "feature_names_in_"):
+            self.feature_names_in_ = estimator.feature_names_in_
+
+    def predict(self, X):
+        return self.estimator.decision_function(X)
+
+
 class LinearModelClass(ModelClass):
     """Linear models ``f(x) = μ + x'β`` with ``β̃'Mβ̃ <= r`` (squared loss).
 
@@ -178,21 +220,35 @@ class LinearModelClass(ModelClass):
         return mean, sd, Z, Ms
 
     def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
-                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> "LinearParametrization":
+                    columns: list[str] | None = None, func: str = "RashomonSet.fit",
+                    loss: str = "squared_error") -> "LinearParametrization":
         """Standardisation, norm bound and the class's reference (see :class:`ModelClass`).
 
         The reference is the ridge fit (penalty by leave-one-distinct-row-out error) when
         ``norm_bound=None`` -- it minimises e_orig over the ball of its own norm, so it is the
         class's loss minimiser -- and the e_orig minimiser over the ball otherwise (computed by
         the set, which solves that problem once).
+
+        For ``loss`` "hinge", "logistic" (y already in {-1, +1}) or "absolute_error",
+        ``norm_bound=None`` takes r from a cross-validated L2-regularised fit of the same loss
+        (:func:`convex_reference_norm`); the reference is always the loss minimiser over the
+        ball, solved by the set.
         """
-        mean, sd, _, Ms = self.coordinates(X, columns, func, sample_weight)
+        mean, sd, Z, Ms = self.coordinates(X, columns, func, sample_weight)
         o = 1 if self.fit_intercept else 0
         p = X.shape[1]
         B = np.zeros((p + o, p + o))
         B[o:, o:] = Ms
         info: dict = {}
         ref = None
+        if loss != "squared_error":
+            r = (convex_reference_norm(loss, Z, y, Ms) if self.norm_bound is None
+                 else check_norm_bound(self.norm_bound, "LinearModelClass"))
+            if not (np.isfinite(r) and r > 0):
+                raise RashomonInputError(f"The norm bound of {func} must be > 0 (got {r!r}); give LinearModelClass "
+                                         "a norm_bound.")
+            info.update(norm_bound=r, loss=loss)
+            return LinearParametrization(mean, sd, B, r, None, info, repr(self), o)
         if self.norm_bound is None:
             alphas = np.logspace(-4, 4, 81) if self.alphas is None else np.asarray(self.alphas, dtype=float)
             Z = (X - mean) / sd
@@ -252,3 +308,17 @@ class LinearParametrization(Parametrization):
 
     def estimator(self, theta) -> ClassMember:
         return ClassMember(self, np.asarray(theta, dtype=float))
+
+    def convex_reference(self, reference: Any, X: np.ndarray, loss: str, func: str,
+                         columns: list[str] | None = None) -> np.ndarray:
+        """θ of a user reference under a non-quadratic loss, in this parametrisation.
+
+        A member of this parametrisation gives its θ; any other fitted model is projected
+        (:meth:`project`, with its error when it is not a member) through the values the loss
+        is applied to: ``decision_function`` for hinge / logistic when it has one (a
+        classifier), ``predict`` otherwise.
+        """
+        if loss in ("hinge", "logistic") and not isinstance(reference, ClassMember) \
+                and hasattr(reference, "decision_function"):
+            reference = _Scores(reference)
+        return self.project(reference, X, func, columns)

@@ -30,22 +30,19 @@ import math
 import numpy as np
 
 from ..solvers import ConvexLossProgram, LossTerm, SolverStatus
-from ..solvers.cvxpy_backend import loss_values
 
-from ..model_classes import LinearModelClass
-from ..model_classes import ridge_loo
-from ._epsilon import epsilon_threshold
 from ._results import MCRResult
 from ._steps import MCRModel, MCRStep, mr_value, step_bound
 from ..utils.validation import RashomonInputError
 
-__all__ = ["convex_loss_mcr"]
+__all__ = ["convex_loss_mcr", "encode_labels", "e_orig_program", "SOLVER_LOSS"]
 
-_SOLVER_LOSS = {"hinge": "hinge", "logistic": "logistic", "absolute_error": "absolute"}
+SOLVER_LOSS = {"hinge": "hinge", "logistic": "logistic", "absolute_error": "absolute"}
 MAX_ROWS = 2_000_000
 
 
-def _encode(y, loss, func):
+def encode_labels(y, loss, func):
+    """y as the loss reads it: labels {0, 1} or {-1, +1} to ±1 for hinge / logistic; y otherwise."""
     if loss in ("hinge", "logistic"):
         vals = set(np.unique(y).tolist())
         if vals <= {-1.0, 1.0}:
@@ -56,6 +53,14 @@ def _encode(y, loss, func):
     return y
 
 
+def e_orig_program(par, X, ye, loss):
+    """``(t_orig, theta_min, e_min)``: the e_orig loss term on the class's design, its minimiser over
+    the norm ball and the least loss (built and solved once by :class:`RashomonSet`)."""
+    t_orig = LossTerm(SOLVER_LOSS[loss], par.design(X), 0.0, ye)
+    res = ConvexLossProgram([t_orig], par.B, par.r).solve([1.0])
+    return t_orig, res.x, t_orig.value(res.x)
+
+
 def _dloss(loss, y, z):
     if loss == "hinge":
         return np.where(1 - y * z > 0, -y, 0.0)
@@ -64,41 +69,23 @@ def _dloss(loss, y, z):
     return -np.sign(y - z)
 
 
-def _reference_norm(loss, Z, y, M):
-    """r for norm_bound=None: the norm of a cross-validated L2-regularised fit of the same loss."""
-    from sklearn.model_selection import GridSearchCV
+def convex_loss_mcr(par, X, ye, columns, group, *, loss, t_orig, theta_min, e_min, e_ref, epsilon_abs,
+                    reference_theta, kind, tol, max_iter, n_starts, random_state, func) -> MCRResult:
+    """MCR of ``group`` over a fitted convex-loss Rashomon set.
 
-    if loss == "logistic":
-        from sklearn.linear_model import LogisticRegressionCV
-
-        coef = LogisticRegressionCV(Cs=10, cv=5).fit(Z, y > 0).coef_.ravel()
-    elif loss == "hinge":
-        from sklearn.svm import LinearSVC
-
-        gs = GridSearchCV(LinearSVC(loss="hinge", max_iter=20000), {"C": list(np.logspace(-3, 2, 11))}, cv=5).fit(Z, y > 0)
-        coef = gs.best_estimator_.coef_.ravel()
-    else:
-        coef = ridge_loo(Z, y, np.logspace(-4, 4, 81))[1]
-    return float(coef @ M @ coef)
-
-
-def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, reference, kind, tol, max_iter,
-                    n_starts, random_state, func) -> MCRResult:
+    ``par`` is the class's :class:`~rashomon.model_classes.LinearParametrization`, ``ye`` the
+    encoded labels, ``t_orig`` the e_orig loss term and ``theta_min``/``e_min``, ``e_ref``,
+    ``epsilon_abs`` and ``reference_theta`` the set's fitted pieces; nothing here chooses a
+    reference or a threshold.
+    """
     import cvxpy as cp
 
-    if not isinstance(mc, LinearModelClass):
-        raise RashomonInputError(f"The 'loss' parameter of {func} is {loss!r}; non-quadratic losses need a LinearModelClass.")
-    ye = _encode(y, loss, func)
     n, p = X.shape
-    o = 1 if mc.fit_intercept else 0
-    mean, sd, Z, Ms = mc.coordinates(X, columns, func)
-    r = _reference_norm(loss, Z, ye, Ms) if mc.norm_bound is None else float(mc.norm_bound)
-    if not (np.isfinite(r) and r > 0):
-        raise RashomonInputError(f"The norm bound of {func} must be > 0 (got {r!r}); give LinearModelClass a norm_bound.")
+    o, mean, sd, B, r = par.o, par.mean, par.sd, par.B, par.r
     d = p + o
-    D = np.hstack([np.ones((n, 1)), Z]) if o else Z
-    B = np.zeros((d, d))
-    B[o:, o:] = Ms
+    D = t_orig.F
+    Z = D[:, o:]
+    eps = float(epsilon_abs)
     # switched rows over distinct values of the group
     g = np.asarray(group)
     values, inverse, counts = np.unique(Z[:, g], axis=0, return_inverse=True, return_counts=True)
@@ -114,22 +101,11 @@ def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, re
     ys = np.tile(ye, len(values))
     keep = wts > 0
     F, wts, ys = F[keep], wts[keep], ys[keep]
-    sl = _SOLVER_LOSS[loss]
-    t_orig = LossTerm(sl, D, 0.0, ye)
+    sl = SOLVER_LOSS[loss]
     t_sw = LossTerm(sl, F, 0.0, ys, row_weights=wts * len(wts) / (n * (n - 1)))
     prog = ConvexLossProgram([t_orig, t_sw], B, r)
 
     e_o, e_s = t_orig.value, t_sw.value  # mean loss, and the weighted all-pairs U-statistic
-
-    ref_res = prog.solve([1.0, 0.0])
-    theta_min, e_min = ref_res.x, e_o(ref_res.x)
-    if reference is None:
-        e_ref = e_min
-    else:
-        pred = np.asarray(reference.decision_function(X) if hasattr(reference, "decision_function") and loss != "absolute_error"
-                          else reference.predict(X), dtype=float).ravel()
-        e_ref = float(np.mean(loss_values(sl, ye, pred)))
-    eps = epsilon_threshold(epsilon, epsilon_kind, e_ref, e_min, func)
 
     steps: list[MCRStep] = []
     cands = [theta_min]
@@ -262,7 +238,7 @@ def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, re
         e1, e2 = e_o(th), e_s(th)
         coef = th[o:] / sd
         return MCRModel(np.asarray(th), e1, e2, mr_value(e1, e2, kind),
-                        {"coef": coef, "intercept": float((th[0] if o else 0.0) - mean @ coef)})
+                        {"coef": coef, "intercept": float((th[0] if o else 0.0) - mean @ coef)}, par.estimator(th))
 
     names = tuple(columns[i] if columns else f"x{i}" for i in group)
     return MCRResult(
@@ -271,7 +247,7 @@ def convex_loss_mcr(mc, X, y, columns, group, *, loss, epsilon, epsilon_kind, re
         lower_tight=bool(lower_gap <= max(tol, 1e-5) * max(1.0, abs(lower))), upper_tight=False,
         gamma_lower=float(max(steps, key=lambda s: step_bound(s, eps, kind) if np.isfinite(step_bound(s, eps, kind)) else -math.inf).gamma),
         gamma_upper=math.nan, kind=kind, features=names, epsilon_abs=float(eps), e_ref=float(e_ref), e_min=float(e_min),
-        reference_model=model(theta_min) if reference is None else None, steps=steps, model_class=repr(mc), tol=tol,
+        reference_model=model(reference_theta), steps=steps, model_class=par.class_name, tol=tol,
         certified=all(s.certified for s in steps), lower_certified=True, upper_certified=False, loss=loss,
         notes="; ".join(notes),
     )

@@ -134,7 +134,8 @@ class RashomonSet:
         self._columns, self.X_, self.y_, self.sample_weight_ = columns, Xa, ya, w
         self._cache: dict = {}
         if self.loss_ != "squared_error":
-            return self  # the convex-loss path builds its own programmes per query
+            self._fit_convex(Xa, ya, w, columns, func)
+            return self
         ref = self.reference
         if isinstance(ref, ClassMember):
             par = ref.parametrization_
@@ -149,6 +150,33 @@ class RashomonSet:
         self.parametrization_ = par
         self._finish_fit(func)
         return self
+
+    def _fit_convex(self, Xa, ya, w, columns, func: str) -> None:
+        """The non-quadratic-loss fit: the same pieces as the squared path, on a convex e_orig programme."""
+        from ..model_classes import LinearModelClass
+        from ._convex import e_orig_program, encode_labels
+
+        if not isinstance(self.model_class, LinearModelClass):
+            raise RashomonInputError(
+                f"The 'loss' parameter of {func} is {self.loss_!r}; non-quadratic losses need a LinearModelClass as "
+                f"'model_class'. Got {type(self.model_class).__name__} instead.")
+        if w is not None:
+            raise RashomonInputError(f"The 'sample_weight' parameter of {func} needs loss='squared_error'.")
+        ref = self.reference
+        if ref is not None and not hasattr(ref, "predict") and not hasattr(ref, "decision_function"):
+            raise RashomonInputError(f"The 'reference' parameter of {func} must be None or a fitted model with "
+                                     f"predict or decision_function. Got {ref!r} instead.")
+        ye = encode_labels(ya, self.loss_, func)
+        par = self.model_class.parametrize(Xa, ye, None, columns=columns, func=func, loss=self.loss_)
+        self.parametrization_, self._y_encoded = par, ye
+        t_orig, self.theta_min_, self.e_min_ = e_orig_program(par, Xa, ye, self.loss_)
+        self.e_orig_term_ = t_orig
+        theta_ref = self.theta_min_ if ref is None else par.convex_reference(ref, Xa, self.loss_, func, columns)
+        self.reference_theta_ = theta_ref
+        self.reference_ = par.estimator(theta_ref)
+        self.e_ref_ = t_orig.value(theta_ref)
+        self.epsilon_abs_ = epsilon_threshold(float(self.epsilon), self.epsilon_kind, self.e_ref_, self.e_min_, func)
+        self._degenerate = False
 
     def _finish_fit(self, func: str) -> None:
         par = self.parametrization_
@@ -182,6 +210,9 @@ class RashomonSet:
         """
         self._check_fitted("reweighted")
         func = "RashomonSet.reweighted"
+        if self.loss_ != "squared_error":
+            raise RashomonInputError(f"{func} needs loss='squared_error' (row weights are not supported for "
+                                     f"loss={self.loss_!r}).")
         w = check_y(sample_weight, self.X_.shape[0], func, param="sample_weight")
         if np.any(w < 0) or w.sum() <= 1:
             raise RashomonInputError(f"The 'sample_weight' parameter of {func} must be non-negative counts summing to more than 1.")
@@ -275,9 +306,10 @@ class RashomonSet:
         if self.sample_weight_ is not None or conditional:
             raise RashomonInputError(f"The 'sample_weight' and 'conditional' parameters of {func} need loss='squared_error'.")
         group = self._group(features, func)
-        return convex_loss_mcr(self.model_class, self.X_, self.y_, self._columns, group, loss=self.loss_,
-                               epsilon=self.epsilon, epsilon_kind=self.epsilon_kind, reference=self.reference, kind=kind,
-                               tol=tol, max_iter=max_iter, n_starts=n_starts, random_state=random_state, func=func)
+        return convex_loss_mcr(self.parametrization_, self.X_, self._y_encoded, self._columns, group, loss=self.loss_,
+                               t_orig=self.e_orig_term_, theta_min=self.theta_min_, e_min=self.e_min_, e_ref=self.e_ref_,
+                               epsilon_abs=self.epsilon_abs_, reference_theta=self.reference_theta_, kind=kind, tol=tol,
+                               max_iter=max_iter, n_starts=n_starts, random_state=random_state, func=func)
 
     def envelope(self, features: Any, epsilons: Any = None, *, epsilon_kind: str | None = None,
                  kind: Literal["ratio", "difference"] = "ratio",
