@@ -81,7 +81,7 @@ DATASETS = {
 
 
 def check_audit(df, target, groups, seed):
-    """One audit; returns (problems: list[str], seconds, rows: list[dict])."""
+    """One audit; returns (problems: list[str], seconds, rows: list[dict], timings: str)."""
     problems, rows = [], []
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -105,7 +105,8 @@ def check_audit(df, target, groups, seed):
                              upper_tight=g.mcr.upper_tight, inside=bool(ok)))
             if not ok:
                 problems.append(f"group {name}: MR(ref)={mr!r} outside [{lo!r}, {hi!r}]")
-    return problems, dt, rows
+    timings = ", ".join(f"{k}={v:.1f}" for k, v in res.timings.items()) if res is not None else ""
+    return problems, dt, rows, timings
 
 
 def main(argv=None) -> int:
@@ -120,7 +121,7 @@ def main(argv=None) -> int:
         print(f"== {ds}: {len(df)} rows, target {target}, groups {groups}", flush=True)
         n_fail, times, not_tight = 0, [], 0
         for seed in args.seeds:
-            problems, dt, rows = check_audit(df, target, groups, seed)
+            problems, dt, rows, timings = check_audit(df, target, groups, seed)
             times.append(dt)
             not_tight += sum((not r["lower_tight"]) + (not r["upper_tight"]) for r in rows)
             status = "FAIL" if problems else "ok"
@@ -128,6 +129,8 @@ def main(argv=None) -> int:
                              f"{'' if r['lower_tight'] else ' lower-not-tight'}{'' if r['upper_tight'] else ' upper-not-tight'}"
                              for r in rows)
             print(f"  seed {seed:2d} {status:4s} {dt:6.1f} s  {tight}", flush=True)
+            if args.verbose and timings:
+                print(f"      timings: {timings}", flush=True)
             for p in problems:
                 print(f"      {p}", flush=True)
             n_fail += bool(problems)

@@ -56,12 +56,14 @@ from .sets import (
     model_class_reliance,
     rashomon_pd_band,
 )
-from .utils import Loss, RashomonInputError
+from .utils import Loss, RashomonInputError, show_versions
 
 __version__ = "0.2.0"
 
 __all__ = [
     "RashomonSet",
+    "show_versions",
+    "__version__",
     "datasets",
     "audit",
     "AuditResult",

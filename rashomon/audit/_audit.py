@@ -2,10 +2,18 @@
 
 Pipeline (:func:`audit`):
 
+0. Checks, all before any computing: the table (a CSV path, separator sniffed
+   unless ``sep`` is given, or a DataFrame), the target (numeric, finite, not a
+   feature), the groups (names: see below), missing values (an error counting
+   them per column unless ``drop_missing=True``), ``train_size``, ε.
+   Non-numeric feature columns are one-hot encoded with **all** their levels
+   (no level dropped: MR scrambles a column's dummies together, and the
+   penalised fits do not need a baseline level); a group naming such a column
+   expands to its dummies ``"column=level"``. At most 50 levels per column.
 1. Split the rows: a seeded random ``train_size`` part fits the reference, the
    rest (held out) is where MR and MCR are computed.
 2. Numeric non-binary features are standardised with the training part's mean
-   and sd; 0/1 columns are kept.
+   and sd; 0/1 columns (and dummies) are kept.
 3. Reference: kernel ridge (RBF; bandwidth and penalty by ``cv``-fold
    cross-validation, on y minus its training mean) or ridge regression.
 4. Model class: the same kernel with the training rows (unique) as dictionary,
@@ -18,11 +26,19 @@ Pipeline (:func:`audit`):
    without the group (held-out loss ratio), and bootstrap percentile intervals
    over held-out resamples (resample counts re-weight the cached sufficient
    statistics; nothing is rebuilt from replicated rows).
+
+Group names: 1-64 characters among letters, digits, ``_``, ``-``, ``.`` and
+space, starting with a letter or digit; no two names may give the same file
+name (:func:`group_slug`: spaces become ``_``, compared case-insensitively).
+Figure files are named from the slug, never from the raw name.
 """
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import time
+from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,13 +46,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model_classes import KernelModelClass, LinearModelClass
 from ..sets import MCRResult, RashomonSet
 from ..utils import single_blas_thread
-from . import _report
 from ..utils.validation import RashomonInputError, check_positive_int, seed_from
+from . import _report
+from ._checks import _Progress, _check_train_size, check_writable_dir, group_slug, prepare
+from ._fit import _boot_chunk, _fit_reference, _preprocess
 
-__all__ = ["audit", "AuditResult", "GroupAudit"]
+__all__ = ["audit", "AuditResult", "GroupAudit", "group_slug", "check_writable_dir"]
 
 _TOL = 2.0**-20  # MCR search tolerance, as model_class_reliance's default
 
@@ -54,6 +71,13 @@ class GroupAudit:
     mcr: MCRResult = field(repr=False)
     ci: dict = field(default_factory=dict)
     bootstrap_draws: dict = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        feats = ", ".join(self.features)
+        if len(feats) > 60:
+            feats = feats[:57] + "..."
+        return (f"GroupAudit({self.name!r}, features=[{feats}], mr_ref={self.mr_ref:.4g}, "
+                f"mcr=[{self.mcr_lower:.4g}, {self.mcr_upper:.4g}], refit_loss_ratio={self.refit_loss_ratio:.4g})")
 
     def to_dict(self) -> dict:
         d = {"features": list(self.features), "mr_ref": self.mr_ref, "mcr_lower": self.mcr_lower,
@@ -85,6 +109,16 @@ class AuditResult:
     timings: dict
     provenance: str = ""
     rashomon_set: Any = field(default=None, repr=False, compare=False)
+    meta: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        gs = "; ".join(f"{g.name}: MR {g.mr_ref:.3g}, MCR [{g.mcr_lower:.3g}, {g.mcr_upper:.3g}]"
+                       for g in list(self.groups.values())[:3])
+        if len(self.groups) > 3:
+            gs += f"; ... ({len(self.groups)} groups)"
+        text = (f"AuditResult(target={self.target!r}, model_class={self.model_class!r}, n_train={self.n_train}, "
+                f"n_test={self.n_test}, epsilon_abs={self.epsilon_abs:.4g}, {gs})")
+        return text if len(text) <= 290 else text[:286] + "...)"
 
     def to_frame(self) -> pd.DataFrame:
         rows = []
@@ -101,7 +135,8 @@ class AuditResult:
         out["_meta"] = {"target": self.target, "features": list(self.features), "model_class": self.model_class,
                         "n_train": self.n_train, "n_test": self.n_test, "epsilon_abs": self.epsilon_abs,
                         "e_ref": self.e_ref, "cv_loss": self.cv_loss, "reference": self.reference, "seed": self.seed,
-                        "bootstrap": self.bootstrap, "confidence_level": self.confidence_level, "timings": self.timings}
+                        "bootstrap": self.bootstrap, "confidence_level": self.confidence_level, "timings": self.timings,
+                        **{k: v for k, v in self.meta.items() if k not in ("target", "features")}}
         return out
 
     def to_json(self, path: str | Path) -> None:
@@ -122,6 +157,9 @@ class AuditResult:
 
     def plot(self, group: str, *, ax: Any = None):
         """Envelope figure of one group; returns an MCREnvelopeDisplay."""
+        if group not in self.groups:
+            raise RashomonInputError(f"The 'group' parameter of AuditResult.plot must be one of {list(self.groups)}. "
+                                     f"Got {group!r} instead.")
         return self.groups[group].mcr.plot(ax=ax)
 
     def plot_summary(self, *, ax: Any = None):
@@ -137,70 +175,6 @@ class AuditResult:
         _report.to_html(self, path, figures)
 
 
-def _preprocess(df: pd.DataFrame, features: list[str], train_idx: np.ndarray):
-    X = df[features].to_numpy(dtype=float, copy=True)
-    scaled = []
-    for j, c in enumerate(features):
-        vals = np.unique(X[:, j])
-        if not (len(vals) <= 2 and set(vals.tolist()) <= {0.0, 1.0}):
-            mu, sd = X[train_idx, j].mean(), X[train_idx, j].std()
-            if sd == 0:
-                raise RashomonInputError(f"The 'features' parameter of audit names a column ({c!r}) that is constant on the training part.")
-            X[:, j] = (X[:, j] - mu) / sd
-            scaled.append(c)
-    return X, scaled
-
-
-def _fit_reference(Xtr, ytr, model_class, cv, seed, n_jobs=None):
-    """Hyper-parameters by ``cv``-fold cross-validation, then the reference fitted *by the class*.
-
-    The kernel reference is the class's own penalised fit (kernel ridge with the chosen
-    bandwidth and penalty, dictionary = the unique training rows, μ = training mean): a member
-    of the class by construction, whose RKHS norm is the class's norm bound. Returns
-    ``(reference, model_class, cv_loss, info)``.
-    """
-    from sklearn.model_selection import GridSearchCV, KFold
-
-    folds = KFold(n_splits=cv, shuffle=True, random_state=seed)
-    if model_class == "kernel":
-        from sklearn.kernel_ridge import KernelRidge
-
-        base = 1.0 / Xtr.shape[1]
-        grid = {"gamma": [base * f for f in (0.03, 0.1, 0.3, 1.0, 3.0)], "alpha": list(np.logspace(-3, 2, 11))}
-        gs = GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=folds, scoring="neg_mean_squared_error", n_jobs=n_jobs).fit(Xtr, ytr - ytr.mean())
-        gamma, alpha = float(gs.best_params_["gamma"]), float(gs.best_params_["alpha"])
-        ybar = float(ytr.mean())
-        mc = KernelModelClass(kernel="rbf", gamma=gamma, alpha=alpha, intercept=ybar)
-        ref = mc.fit_reference(Xtr, ytr)
-        info = {"kind": "kernel ridge (rbf)", "gamma": gamma, "alpha": alpha,
-                "rkhs_norm": ref.parametrization_.r, "intercept": ybar,
-                "dictionary_size": int(ref.parametrization_.info["dictionary_size"])}
-    else:
-        from sklearn.linear_model import Ridge
-
-        gs = GridSearchCV(Ridge(), {"alpha": list(np.logspace(-3, 3, 25))}, cv=folds, scoring="neg_mean_squared_error", n_jobs=n_jobs).fit(Xtr, ytr)
-        ref = gs.best_estimator_
-        norm = float(ref.coef_ @ ref.coef_)
-        info = {"kind": "ridge", "alpha": float(ref.alpha), "norm": norm}
-        mc = LinearModelClass(norm_bound=max(norm, 1e-12), standardize=False, penalty_matrix=np.eye(Xtr.shape[1]))
-    return ref, mc, float(-gs.best_score_), info
-
-
-def _boot_chunk(rs, groups, seeds, kind, tol):
-    """MR(f_ref), MCR− and MCR+ of every group on each resample (row weights on the held-out set)."""
-    out = []
-    n = rs.X_.shape[0]
-    for s in seeds:
-        w = np.random.RandomState(s).multinomial(n, np.full(n, 1.0 / n)).astype(float)
-        rb = rs.reweighted(w)
-        row = {}
-        for name, group in groups.items():
-            res = rb.model_class_reliance(list(group), kind=kind, tol=tol)
-            row[name] = (res.reference_model.mr, res.lower, res.upper)
-        out.append(row)
-    return out
-
-
 def audit(
     data: Any,
     target: str,
@@ -210,7 +184,7 @@ def audit(
     model_class: str = "kernel",
     epsilon: float = 0.1,
     epsilon_kind: str = "cv",
-    train_size: int = 500,
+    train_size: int | float | None = None,
     cv: int = 10,
     bootstrap: int = 0,
     confidence_level: float = 0.95,
@@ -218,27 +192,42 @@ def audit(
     n_jobs: int | None = None,
     progress: bool = False,
     provenance: str = "",
+    drop_missing: bool = False,
+    sep: str | None = None,
 ) -> AuditResult:
     """Run a model-class-reliance audit on a table.
 
+    Every input is checked before any computing; errors are
+    :class:`~rashomon.RashomonInputError` naming the argument.
+
     Parameters
     ----------
-    data : DataFrame or str
+    data : DataFrame or str or Path
         The table, or the path of a CSV file.
     target : str
-        Numeric outcome column (squared loss).
+        Numeric, finite outcome column (squared loss); it may not be a feature
+        or in a group.
     groups : dict of {name: list of str}
         Feature groups whose reliance is audited, e.g.
         ``{"inadmissible": ["race", "sex"], "admissible": ["priors", "age"]}``.
+        Names: 1-64 letters, digits, ``_``, ``-``, ``.`` or spaces, starting
+        with a letter or digit, distinct as file names (:func:`group_slug`). A
+        non-numeric column stands for all its one-hot dummies.
     features : list of str, default=None
-        Model inputs; default the union of the groups.
+        Model inputs; default the union of the groups. Non-numeric columns are
+        one-hot encoded with all their levels (at most 50; recorded in
+        ``result.meta["encoding"]``).
     model_class : {"kernel", "linear"}, default="kernel"
     epsilon : float, default=0.1
         With ``epsilon_kind="cv"``: ε_abs = held-out loss of the reference +
-        epsilon × its cross-validated loss. With ``"absolute"``: ε_abs itself.
+        epsilon × its cross-validated loss (finite, >= 0). With
+        ``"absolute"``: ε_abs itself (finite, > 0).
     epsilon_kind : {"cv", "absolute"}, default="cv"
-    train_size : int, default=500
-        Rows (seeded random) that fit the reference; the rest are held out.
+    train_size : int or float, default=None
+        Rows (seeded random) that fit the reference; the rest are held out. An
+        int >= 10 is a count, a float in (0, 1) a fraction of the usable rows.
+        Default ``min(500, n // 2)``: 500 rows, but never more than half, so
+        at least half the rows are held out. Both sides need >= 10 rows.
     cv : int, default=10
         Folds for the reference's hyper-parameters.
     bootstrap : int, default=0
@@ -249,63 +238,61 @@ def audit(
         joblib workers over bootstrap resamples (seeds drawn before dispatch,
         so results do not depend on n_jobs).
     progress : bool, default=False
-        tqdm progress bars on long steps.
+        One progress bar per long phase on stderr (reference fit, each group's
+        MCR search, the bootstrap counted in resamples); plain
+        ``[rashomon] ...`` lines when stderr is not a terminal; False: silent.
     provenance : str, default=""
         A sentence on where the data came from, printed in the report.
+    drop_missing : bool, default=False
+        Rows with a missing value in the target or a feature are an error
+        (counted per column) unless True; then they are dropped and counted in
+        ``result.meta``.
+    sep : str, default=None
+        CSV separator when ``data`` is a path; None sniffs it from the first
+        lines (``,``, ``;``, tab or ``|``; falls back to ``,``).
 
     Returns
     -------
     AuditResult
+        ``result.meta`` records what a report needs (loss, ε rule, encoding,
+        standardised columns, row counts, input checksum, date, versions).
     """
     func = "audit"
     t_start = time.perf_counter()
-    if isinstance(data, (str, Path)):
-        try:
-            data = pd.read_csv(data)
-        except (OSError, pd.errors.ParserError) as exc:
-            raise RashomonInputError(f"The 'data' parameter of {func} could not be read as CSV: {exc}") from None
-    if not isinstance(data, pd.DataFrame):
-        raise RashomonInputError(f"The 'data' parameter of {func} must be a DataFrame or a CSV path. Got {type(data).__name__} instead.")
-    if target not in data.columns:
-        raise RashomonInputError(f"The 'target' parameter of {func} must be a column of the data. Got unknown column {target!r} instead.")
-    if not pd.api.types.is_numeric_dtype(data[target]):
-        raise RashomonInputError(f"The 'target' parameter of {func} must name a numeric column; {target!r} has dtype {data[target].dtype}.")
-    if not isinstance(groups, dict) or not groups:
-        raise RashomonInputError(f"The 'groups' parameter of {func} must be a non-empty dict of name -> list of columns.")
-    for name, cols in groups.items():
-        if not cols:
-            raise RashomonInputError(f"The 'groups' parameter of {func} has an empty group {name!r}.")
-        for c in cols:
-            if c not in data.columns:
-                raise RashomonInputError(f"The 'groups' parameter of {func} has unknown column {c!r} in group {name!r}.")
+    prep = prepare(data, target, groups, features, sep=sep, drop_missing=drop_missing, func=func)
+    # ---------------------------------------------------------------- scalar options
     if model_class not in ("kernel", "linear"):
         raise RashomonInputError(f"The 'model_class' parameter of {func} must be 'kernel' or 'linear'. Got {model_class!r} instead.")
     if epsilon_kind not in ("cv", "absolute"):
         raise RashomonInputError(f"The 'epsilon_kind' parameter of {func} must be 'cv' or 'absolute'. Got {epsilon_kind!r} instead.")
+    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real) or not math.isfinite(float(epsilon)) \
+            or float(epsilon) < 0 or (epsilon_kind == "absolute" and float(epsilon) == 0):
+        need = "a finite number > 0" if epsilon_kind == "absolute" else "a finite number >= 0"
+        raise RashomonInputError(f"The 'epsilon' parameter of {func} must be {need} (epsilon_kind={epsilon_kind!r}). Got {epsilon!r} instead.")
+    epsilon = float(epsilon)
     bootstrap = check_positive_int(bootstrap, "bootstrap", func, minimum=0)
-    if features is None:
-        features = list(dict.fromkeys(c for cols in groups.values() for c in cols))
-    for c in features:
-        if c not in data.columns:
-            raise RashomonInputError(f"The 'features' parameter of {func} has unknown column {c!r}.")
-        if not pd.api.types.is_numeric_dtype(data[c]) and not pd.api.types.is_bool_dtype(data[c]):
-            raise RashomonInputError(f"The 'features' parameter of {func} has non-numeric column {c!r}; encode it first.")
-    missing = [c for cols in groups.values() for c in cols if c not in features]
-    if missing:
-        raise RashomonInputError(f"The 'groups' parameter of {func} uses columns that are not among the features: {missing}.")
-    df = data[features + [target]].dropna()
-    n = len(df)
-    if not 10 <= train_size <= n - 10:
-        raise RashomonInputError(f"The 'train_size' parameter of {func} must leave at least 10 rows on each side (n = {n}). Got {train_size} instead.")
+    cv = check_positive_int(cv, "cv", func, minimum=2)
+    if isinstance(confidence_level, (bool, np.bool_)) or not isinstance(confidence_level, numbers.Real) or not 0 < float(confidence_level) < 1:
+        raise RashomonInputError(f"The 'confidence_level' parameter of {func} must be in (0, 1). Got {confidence_level!r} instead.")
+    work, features, groups, encoding = prep["work"], prep["features"], prep["groups"], prep["encoding"]
+    n_input, missing_by_column, digest, input_name = prep["n_input"], prep["missing_by_column"], prep["digest"], prep["input_name"]
+    n = len(work)
+    train_count = _check_train_size(train_size, n, func)
+    if cv > train_count:
+        raise RashomonInputError(f"The 'cv' parameter of {func} must be at most the number of training rows ({train_count}). Got {cv} instead.")
+    pg = _Progress(progress)
+    # ---------------------------------------------------------------- computing
     rng = np.random.RandomState(seed_from(random_state, func))
     perm = rng.permutation(n)
-    tr, te = np.sort(perm[:train_size]), np.sort(perm[train_size:])
-    X, scaled = _preprocess(df, features, tr)
-    y = df[target].to_numpy(dtype=float)
+    tr, te = np.sort(perm[:train_count]), np.sort(perm[train_count:])
+    X, scaled = _preprocess(work, features, tr)
+    y = work[target].to_numpy(dtype=float)
     Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
     timings = {}
     t0 = time.perf_counter()
-    reference, mc, cv_loss, ref_info = _fit_reference(Xtr, ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
+    with pg.phase(f"fitting reference ({model_class}, {cv}-fold CV, {len(tr)} rows)") as tick:
+        reference, mc, cv_loss, ref_info = _fit_reference(Xtr, ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
+        tick(1)
     ref_info["standardised_features"] = scaled
     timings["reference_fit_s"] = time.perf_counter() - t0
     # One set for all groups: the class parametrised once (on the training rows, through the
@@ -318,16 +305,19 @@ def audit(
     results = {}
     t0 = time.perf_counter()
     for name, g in gidx.items():
-        mcr = rs.model_class_reliance(list(g), tol=_TOL)
-        # The reference lies in the class, so its exact all-pairs MR is the forms at its θ
-        # (the same U-statistic as model_reliance, without n² kernel predictions).
-        mr_ref = mcr.reference_model.mr
-        keep = [j for j in range(len(features)) if j not in g]
-        if keep:
-            ref_wo, _, _, _ = _fit_reference(Xtr[:, keep], ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
-            refit = float(np.mean((yte - ref_wo.predict(Xte[:, keep])) ** 2)) / e_ref
-        else:
-            refit = float(np.mean((yte - ytr.mean()) ** 2)) / e_ref
+        with pg.phase(f"MCR search: {name}", total=2) as tick:
+            mcr = rs.model_class_reliance(list(g), tol=_TOL)
+            tick(1)
+            # The reference lies in the class, so its exact all-pairs MR is the forms at its θ
+            # (the same U-statistic as model_reliance, without n² kernel predictions).
+            mr_ref = mcr.reference_model.mr
+            keep = [j for j in range(len(features)) if j not in g]
+            if keep:
+                ref_wo, _, _, _ = _fit_reference(Xtr[:, keep], ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
+                refit = float(np.mean((yte - ref_wo.predict(Xte[:, keep])) ** 2)) / e_ref
+            else:
+                refit = float(np.mean((yte - ytr.mean()) ** 2)) / e_ref
+            tick(1)
         results[name] = dict(mcr=mcr, mr=mr_ref, refit=refit)
     timings["mr_mcr_s"] = time.perf_counter() - t0
     draws: dict = {name: {"mr_ref": [], "mcr_lower": [], "mcr_upper": []} for name in gidx}
@@ -340,17 +330,14 @@ def audit(
         t0 = time.perf_counter()
         # one BLAS thread per chunk wherever it runs, so any n_jobs gives identical numbers
         jobs = (delayed(single_blas_thread)(_boot_chunk, rs, gidx, c, "ratio", _TOL) for c in chunks)
-        gen = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
-        if progress:
-            from tqdm.auto import tqdm
-
-            gen = tqdm(gen, total=len(chunks), desc="bootstrap")
-        for chunk in gen:
-            for row in chunk:
-                for name, (mr_b, lo_b, hi_b) in row.items():
-                    draws[name]["mr_ref"].append(mr_b)
-                    draws[name]["mcr_lower"].append(lo_b)
-                    draws[name]["mcr_upper"].append(hi_b)
+        with pg.phase("bootstrap resamples", total=bootstrap) as tick:
+            for chunk in Parallel(n_jobs=n_jobs, return_as="generator")(jobs):
+                for row in chunk:
+                    for name, (mr_b, lo_b, hi_b) in row.items():
+                        draws[name]["mr_ref"].append(mr_b)
+                        draws[name]["mcr_lower"].append(lo_b)
+                        draws[name]["mcr_upper"].append(hi_b)
+                tick(len(chunk))
         timings["bootstrap_s"] = time.perf_counter() - t0
     a = (1 - confidence_level) / 2
     groups_out = {}
@@ -364,6 +351,35 @@ def audit(
         groups_out[name] = GroupAudit(name, tuple(features[j] for j in g), float(r["mr"]), r["mcr"].lower, r["mcr"].upper,
                                       r["refit"], r["mcr"], ci, {k: np.asarray(v) for k, v in draws[name].items()})
     timings["total_s"] = time.perf_counter() - t_start
+    from .. import __version__
+
+    if model_class == "kernel":
+        hyper = {"kernel": "rbf", "gamma": ref_info["gamma"], "penalty_alpha": ref_info["alpha"],
+                 "dictionary_size": ref_info["dictionary_size"], "norm_bound": ref_info["rkhs_norm"]}
+    else:
+        hyper = {"kernel": "linear", "gamma": None, "penalty_alpha": ref_info["alpha"], "dictionary_size": None,
+                 "norm_bound": ref_info["norm"]}
+    eps_rule = (f"held-out loss of the reference + {epsilon:g} × its {cv}-fold CV loss" if epsilon_kind == "cv"
+                else f"absolute threshold {epsilon:g} on the held-out loss")
+    meta = {
+        "loss": "squared error",
+        "epsilon_rule": eps_rule,
+        "epsilon_value": epsilon,
+        "hyperparameters": hyper,
+        "encoding": encoding,
+        "standardised": list(scaled),
+        "n_rows_input": int(n_input),
+        "n_rows_used": int(n),
+        "n_rows_dropped": int(n_input - n),
+        "missing_by_column": missing_by_column,
+        "train_size": int(len(tr)),
+        "package_version": __version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "input_sha256": digest,
+        "input_name": input_name,
+        "ci_method": "percentile bootstrap over held-out rows" if bootstrap else None,
+        "n_bootstrap": int(bootstrap),
+    }
     return AuditResult(groups_out, target, tuple(features), model_class, len(tr), len(te), float(eps_abs), e_ref, cv_loss,
                        ref_info, int(random_state) if isinstance(random_state, (int, np.integer)) else -1, bootstrap,
-                       confidence_level, timings, provenance, rs)
+                       float(confidence_level), timings, provenance, rs, meta)

@@ -1,13 +1,26 @@
-"""The audit's displays: the summary figure, figure files and the result-contained HTML report."""
+"""The audit's displays: the summary figure, figure files and the self-contained HTML report.
+
+The report states what was done (loss, ε rule, hyper-parameters, encoding, rows
+used and dropped, certification of each bound, interval method, package
+version, date, input checksum) in sentences generated from the result, so that
+the page can be handed on without the code. It reads the run's bookkeeping from
+``result.meta`` and falls back on the result's own fields when a key is absent.
+"""
 from __future__ import annotations
 
 import base64
 import html
 import io
+import math
+import re
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["plot_summary", "write_figures", "to_html"]
+__all__ = ["plot_summary", "write_figures", "to_html", "figure_slug"]
+
+FIG_SIZE = (10, 6.5)  # inches; at FIG_DPI the PNGs are >= 1,000 px wide
+FIG_DPI = 120
 
 
 def plot_summary(result, *, ax: Any = None):
@@ -33,8 +46,34 @@ def plot_summary(result, *, ax: Any = None):
     ax.legend(fontsize=8)
     return ax
 
+
+def figure_slug(name: str) -> str:
+    """A file-name-safe form of a group name (letters, digits, ``_``, ``-``, ``.``)."""
+    s = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name).strip()).strip("._-")
+    return s[:64] or "group"
+
+
+def _figure_names(result) -> dict:
+    """{file stem: group name or None (summary)}; stems unique (case-insensitively)."""
+    out, seen = {}, set()
+    for name in result.groups:
+        stem = f"envelope_{figure_slug(name)}"
+        base, k = stem, 2
+        while stem.lower() in seen:
+            stem, k = f"{base}_{k}", k + 1
+        seen.add(stem.lower())
+        out[stem] = name
+    out["summary"] = None
+    return out
+
+
 def write_figures(result, out_dir: str | Path) -> dict:
-    """Write each figure as PNG and SVG; returns {name: base64 PNG} for embedding."""
+    """Write each figure as PNG and SVG (file names from the slugified group names).
+
+    Figures are drawn at ``FIG_SIZE`` inches and ``FIG_DPI`` (>= 1,000 px wide) with a tight
+    bounding box, so no label is clipped. Returns ``{file stem: base64 PNG}`` for embedding;
+    the embedded PNG is byte for byte the written one.
+    """
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -43,65 +82,330 @@ def write_figures(result, out_dir: str | Path) -> dict:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     figs = {}
-    items = [(f"envelope_{n}", lambda ax, n=n: result.plot(n, ax=ax)) for n in result.groups]
-    items.append(("summary", lambda ax: result.plot_summary(ax=ax)))
-    for name, draw in items:
-        fig, ax = plt.subplots(figsize=(6.4, 4.4))
-        draw(ax)
-        if name.startswith("envelope_"):
-            ax.set_title(f"Model class reliance: {name[9:]}")
-        fig.tight_layout()
-        fig.savefig(out / f"{name}.png", dpi=120)
-        fig.savefig(out / f"{name}.svg")
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110)
-        figs[name] = base64.b64encode(buf.getvalue()).decode()
-        plt.close(fig)
+    n = len(result.groups)
+    for stem, group in _figure_names(result).items():
+        with plt.rc_context({"font.size": 12, "axes.titlesize": 13, "axes.labelsize": 12}):
+            if group is None:
+                fig, ax = plt.subplots(figsize=(FIG_SIZE[0], max(3.5, 0.9 * n + 2.2)))
+                result.plot_summary(ax=ax)
+                ax.set_title("MCR interval and the reference's MR, by group")
+                leg = ax.get_legend()
+            else:
+                fig, ax = plt.subplots(figsize=FIG_SIZE)
+                result.plot(group, ax=ax)
+                ax.set_title(f"Model class reliance: {group}")
+                leg = ax.get_legend()
+            if leg is not None:
+                for t in leg.get_texts():
+                    t.set_fontsize(10)
+            fig.tight_layout()
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=FIG_DPI, bbox_inches="tight")
+            png = buf.getvalue()
+            (out / f"{stem}.png").write_bytes(png)
+            fig.savefig(out / f"{stem}.svg", bbox_inches="tight")
+            plt.close(fig)
+        figs[stem] = base64.b64encode(png).decode()
     return figs
 
+
+# ----------------------------------------------------------------------------- sentences
+
+
+def _f(v: float) -> str:
+    """Numbers as in the results table."""
+    return f"{v:.4f}"
+
+
+def _g(v: Any, digits: int = 4) -> str:
+    if isinstance(v, bool) or v is None:
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.{digits}g}"
+    return str(v)
+
+
+def _tol_text(tol: float) -> str:
+    if tol > 0:
+        k = math.log2(tol)
+        if abs(k - round(k)) < 1e-12:
+            return f"2<sup>{int(round(k))}</sup> (≈ {tol:.2g}, relative to the bound)".replace("<sup>-", "<sup>−")
+    return f"{tol:.2g} (relative to the bound)"
+
+
+def _end_sentence(end: str, bound: float, gap: float, tight: bool, certified: bool) -> str:
+    """What is known of one end of the interval."""
+    label = "MCR−" if end == "lower" else "MCR+"
+    if not certified:
+        return (f"{label} = {_f(bound)} is <b>not certified</b>: it is the MR of the best model found, so the true "
+                f"{label} is {'at most' if end == 'lower' else 'at least'} this value.")
+    if tight:
+        return ""
+    if not math.isfinite(gap):
+        return f"{label} = {_f(bound)} is certified but <b>not tight</b>: no model of the set attaining it was found."
+    found = bound + gap if end == "lower" else bound - gap
+    return (f"{label} is <b>not tight</b>: the certified bound is {_f(bound)}, the best model found has MR "
+            f"{_f(found)} ({_g(gap, 3)} {'above' if end == 'lower' else 'below'}); the true {label} lies between them.")
+
+
+def certification_sentence(g) -> str:
+    """One sentence per group on the tightness and certification of both ends."""
+    m = g.mcr
+    lo_c, up_c = bool(getattr(m, "lower_certified", True)), bool(getattr(m, "upper_certified", True))
+    if m.lower_tight and m.upper_tight and lo_c and up_c:
+        return (f"Both ends are tight: a model of the set attains each bound within {_tol_text(m.tol)} "
+                f"(gaps {_g(m.lower_gap, 2)} and {_g(m.upper_gap, 2)}), and both bounds are certified.")
+    parts = [_end_sentence("lower", m.lower, m.lower_gap, m.lower_tight, lo_c),
+             _end_sentence("upper", m.upper, m.upper_gap, m.upper_tight, up_c)]
+    ok = [lab for lab, t, c in (("MCR−", m.lower_tight, lo_c), ("MCR+", m.upper_tight, up_c)) if t and c]
+    if ok:
+        parts.append(f"{ok[0]} is tight within {_tol_text(m.tol)} and certified.")
+    if getattr(m, "notes", ""):
+        parts.append(f"Solver notes: {html.escape(m.notes)}.")
+    return " ".join(p for p in parts if p)
+
+
+def headline(g) -> str:
+    feats = html.escape(", ".join(g.features))
+    s = (f"<b>{html.escape(g.name)}</b> ({feats}): the reference model's MR is {_f(g.mr_ref)}; every model of the "
+         f"class whose held-out loss is at most ε has MR between <b>{_f(g.mcr_lower)}</b> and <b>{_f(g.mcr_upper)}</b>. ")
+    if g.mcr_lower > 1:
+        s += "Every good model relies on this group (MCR− &gt; 1)."
+    elif g.mcr_upper <= 1:
+        s += "No good model relies on this group in a helpful way (MCR+ ≤ 1)."
+    else:
+        s += ("Some good models rely on this group (MCR+ &gt; 1) while others do not need it "
+              f"(MCR− {'≤' if g.mcr_lower <= 1 else '&gt;'} 1).")
+    return s
+
+
+_LOSS_TEXT = {"squared_error": "squared error, the mean of (y − prediction)² over the held-out rows",
+              "absolute_error": "absolute error, the mean of |y − prediction| over the held-out rows"}
+_LOSS_TEXT.update({k.replace("_", " "): v for k, v in _LOSS_TEXT.items()})
+
+_HP_LABELS = {
+    "kind": "reference model", "kernel": "kernel", "gamma": "bandwidth γ (kernel exp(−γ‖x − x′‖²))",
+    "bandwidth": "bandwidth", "alpha": "penalty α (ridge)", "penalty": "penalty α (ridge)",
+    "dictionary_size": "dictionary size (unique training rows)", "rkhs_norm": "norm bound (RKHS norm of the reference)",
+    "norm_bound": "norm bound", "penalty_alpha": "penalty α (ridge)", "norm": "norm bound (‖β‖² of the reference)", "intercept": "intercept μ (training mean)",
+    "cv": "cross-validation folds",
+}
+
+
+def _hyperparameters(result, meta: dict) -> dict:
+    hp = meta.get("hyperparameters")
+    if not isinstance(hp, dict) or not hp:
+        hp = {k: v for k, v in (result.reference or {}).items() if k != "standardised_features"}
+    return {k: v for k, v in hp.items() if v is not None}
+
+
+def _package_version(meta: dict) -> str:
+    v = meta.get("package_version")
+    if v:
+        return str(v)
+    try:
+        from .. import __version__
+
+        return str(__version__)
+    except Exception:  # pragma: no cover - version is always defined in the package
+        return "unknown"
+
+
+def _epsilon_text(result, meta: dict) -> str:
+    eps, e_ref, cv = result.epsilon_abs, result.e_ref, result.cv_loss
+    rule, value = meta.get("epsilon_rule"), meta.get("epsilon_value")
+    margin = eps - e_ref
+    arith = f"ε = {_g(eps)}: the reference's held-out loss {_g(e_ref)} plus {_g(margin)}"
+    rule_s = str(rule).lower() if rule is not None else ""
+    if rule_s in ("cv", "additive"):
+        k = value if isinstance(value, (int, float)) else (margin / cv if cv else math.nan)
+        return (f"Rule: the reference's held-out loss plus a margin of {_g(k)} × its {_g(cv)} cross-validated "
+                f"loss (Fisher, Rudin &amp; Dominici's rule). {arith}.")
+    if rule_s == "absolute":
+        return f"Rule: ε given as an absolute loss ({_g(value if value is not None else eps)}). {arith}."
+    if rule is not None:
+        extra = f" (parameter value {_g(value)})" if value is not None else ""
+        return f"Rule: {html.escape(str(rule))}{extra}. {arith}."
+    ratio = f" (= {_g(margin / cv)} × its cross-validated loss {_g(cv)})" if cv else ""
+    return f"{arith}{ratio}."
+
+
+def _rows_text(result, meta: dict) -> str:
+    n_used = meta.get("n_rows_used", result.n_train + result.n_test)
+    n_in, n_drop = meta.get("n_rows_input"), meta.get("n_rows_dropped")
+    if n_drop is None and n_in is not None:
+        n_drop = int(n_in) - int(n_used)
+    train = meta.get("train_size", result.n_train)
+    s = f"The input table had {_g(int(n_in))} rows. " if n_in is not None else ""
+    if n_drop:
+        miss = meta.get("missing_by_column") or {}
+        miss = {k: v for k, v in miss.items() if v}
+        by = (" (missing values: " + ", ".join(f"{html.escape(str(k))} {_g(int(v))}" for k, v in miss.items()) + ")") if miss else ""
+        s += f"{_g(int(n_drop))} rows with missing values were dropped{by}. "
+    s += (f"{_g(int(n_used))} rows were used: {_g(int(train))} (seeded random) fitted the reference model and chose its "
+          f"hyper-parameters; the other {_g(int(result.n_test))} were held out, and all losses, MR and MCR are measured on them.")
+    return s
+
+
+def _encoding_text(result, meta: dict) -> str:
+    enc = meta.get("encoding")
+    std = meta.get("standardised")
+    if std is None:
+        std = (result.reference or {}).get("standardised_features", [])
+    if enc:
+        s = ("Categorical columns were one-hot encoded with all their levels (no level dropped; a group naming the "
+             "column scrambles all its dummies together): "
+             + "; ".join(f"{html.escape(str(c))} → {html.escape(', '.join(map(str, lv)))}" for c, lv in enc.items()) + ". ")
+    else:
+        s = "No categorical column needed encoding: all features were numeric. "
+    if std:
+        s += ("Numeric columns other than 0/1 were standardised with the training rows' mean and standard deviation: "
+              f"{html.escape(', '.join(map(str, std)))}; 0/1 columns were kept as they are.")
+    else:
+        s += "No column was standardised (all were 0/1 or already on a common scale)."
+    return s
+
+
+def _ci_text(result, meta: dict) -> str:
+    nb = meta.get("n_bootstrap", result.bootstrap)
+    if not nb:
+        return ("No bootstrap was run (bootstrap = 0), so the table carries no sampling-uncertainty intervals; the "
+                "MCR interval itself is not a confidence interval.")
+    method = meta.get("ci_method") or "percentile bootstrap over held-out rows"
+    return (f"Intervals: {result.confidence_level:.0%} intervals by {html.escape(str(method))}, from {_g(int(nb))} "
+            "bootstrap resamples of the held-out rows; the reference fit, its hyper-parameters and ε's margin are "
+            "held fixed, so the intervals reflect which held-out rows were drawn, not the training split.")
+
+
+# ----------------------------------------------------------------------------- page
+
+_CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:62em;margin:2em auto;padding:0 1em;line-height:1.5;color:#222}
+h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:0.5em 0}td,th{padding:4px 10px;border-bottom:1px solid #ccc;text-align:right}
+dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:0.35em 1.2em;margin:0.6em 0}
+dl.kv dt{font-weight:bold}dl.kv dd{margin:0}
+figure{margin:1.2em 0}img{display:block;max-width:100%;height:auto;border:1px solid #eee}
+figcaption{font-size:0.92em;color:#444}.small{color:#666;font-size:0.9em}
+ul.summary li{margin-bottom:0.4em}code{font-size:0.92em}"""
+
+
+def _caption(result, stem: str, group: str | None) -> str:
+    if group is None:
+        ci = ("; grey ticks: the bootstrap intervals of MCR− and MCR+" if result.bootstrap else "")
+        return ("For each group: the MCR interval (blue bar) and the reference model's MR (orange dot)"
+                f"{ci}. The dashed line is MR = 1 (the group is not used).")
+    g = result.groups[group]
+    ref = g.mcr.reference_model
+    refs = (f" Orange star: the reference model (MR {_g(ref.mr)}, held-out loss {_g(ref.e_orig)})."
+            if ref is not None else "")
+    return (f"Loss against model reliance on {html.escape(', '.join(g.features))} (group {html.escape(group)}). "
+            "Black curve: the certified envelope, no model of the class has a loss below it at that MR. "
+            "Blue dots: models found by the search. Dashed red line: ε; thick red segment: the MCR interval "
+            f"[{_f(g.mcr_lower)}, {_f(g.mcr_upper)}], the MRs of all models under the line.{refs}")
+
+
 def to_html(result, path: str | Path, figures: dict | None = None) -> None:
-    """A result-contained HTML report (figures embedded as base64 PNG)."""
+    """A self-contained HTML report (figures embedded as base64 PNG; also written beside it)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if figures is None:
         figures = result.write_figures(path.parent)
+    meta = getattr(result, "meta", None) or {}
     esc = html.escape
-    table = result.to_frame().to_html(float_format=lambda v: f"{v:.4f}", classes="results", border=0)
-    imgs = "".join(f'<figure><img alt="{esc(k)}" src="data:image/png;base64,{v}"/><figcaption>{esc(k)}</figcaption></figure>'
-                   for k, v in figures.items())
-    ci_txt = (f"{result.confidence_level:.0%} percentile intervals from {result.bootstrap} bootstrap resamples of the held-out rows"
-              if result.bootstrap else "no bootstrap intervals were requested")
+    names = _figure_names(result)
+    first = next(iter(result.groups.values()))
+
+    table = result.to_frame().to_html(float_format=_f, classes="results", border=0)
+    summary = "".join(f"<li>{headline(g)}</li>" for g in result.groups.values())
+    cert = "".join(f"<li><b>{esc(g.name)}</b>: {certification_sentence(g)}</li>" for g in result.groups.values())
+    loss = meta.get("loss") or getattr(first.mcr, "loss", "squared_error")
+    loss_txt = _LOSS_TEXT.get(str(loss), esc(str(loss)))
+    hp = _hyperparameters(result, meta)
+    hp_rows = "".join(f"<dt>{esc(_HP_LABELS.get(k, str(k)))}</dt><dd>{esc(_g(v))}</dd>" for k, v in hp.items())
+    cls_txt = ("kernel ridge models with an RBF kernel on a fixed dictionary (the unique training rows), intercept "
+               "fixed at the training mean, and RKHS norm at most the reference's"
+               if result.model_class == "kernel" else
+               "linear models whose squared coefficient norm is at most the reference's (ridge) fit")
+    imgs = "".join(
+        f'<figure><img alt="{esc(k)}" src="data:image/png;base64,{v}"/>'
+        f"<figcaption>{_caption(result, k, names.get(k)) if k in names else esc(k)} "
+        f'<span class="small">Files: <code>{esc(k)}.png</code>, <code>{esc(k)}.svg</code>.</span></figcaption></figure>'
+        for k, v in figures.items())
+    date = meta.get("date") or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") + " (report written)"
+    sha = meta.get("input_sha256")
+    in_name = meta.get("input_name")
+    if in_name and str(in_name) != "DataFrame":
+        input_txt = esc(str(in_name))
+    else:
+        input_txt = "a table passed in memory (a DataFrame, no file)"
+    sha_txt = f"<code>{esc(str(sha))}</code>" if sha else "not recorded"
+    timings = ", ".join(f"{esc(k)} {v:.1f} s" for k, v in (result.timings or {}).items())
+
     page = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Reliance audit: {esc(result.target)}</title>
-<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.45}}
-table.results{{border-collapse:collapse}}table.results td,table.results th{{padding:4px 10px;border-bottom:1px solid #ccc;text-align:right}}
-figure{{display:inline-block;margin:0.5em}}img{{max-width:28em}}</style></head><body>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Reliance audit: {esc(result.target)}</title>
+<style>{_CSS}</style></head><body>
 <h1>How much could any good model rely on these variables?</h1>
-<p>Target <b>{esc(result.target)}</b>; features {esc(", ".join(result.features))}; model class <b>{esc(result.model_class)}</b>.
-{result.n_train} rows fitted the reference model, {result.n_test} held-out rows are where reliance was measured.</p>
-<h2>Method in plain words</h2>
-<p><b>Model reliance (MR)</b> of a model on a group of variables is the ratio of its loss when the group is scrambled
-(each row's group values replaced by another row's, over all pairs of rows) to its loss on the real data. MR = 1 means the
-model does not use the group; MR = 2 means scrambling doubles the error.</p>
-<p><b>Model class reliance (MCR)</b> is the lowest and highest MR of <i>any</i> model in the class whose held-out loss is at
-most ε = {result.epsilon_abs:.4g} (the reference's held-out loss {result.e_ref:.4g} plus a margin from its cross-validated
-loss {result.cv_loss:.4g}). These "good models" form the Rashomon set. The bounds are computed exactly and certified
-(Fisher, Rudin &amp; Dominici, JMLR 2019): no model of the class in the set lies outside [MCR−, MCR+], and a model
-attaining each end was found.</p>
+<p>Outcome <b>{esc(result.target)}</b>; inputs {esc(", ".join(result.features))}; model class <b>{esc(result.model_class)}</b>.
+{_g(result.n_train)} rows fitted the reference model; {_g(result.n_test)} held-out rows are where reliance was measured.</p>
+<h2>Summary</h2><ul class="summary">{summary}</ul>
+
+<h2>How to read this</h2>
+<ul>
+<li><b>Model reliance (MR)</b> of a model on a group of variables is the ratio of its loss when the group's values are
+scrambled (each row's group values replaced by another row's, over all pairs of rows) to its loss on the real data.</li>
+<li><b>MR = 1</b>: scrambling changes nothing, the model does not use the group.</li>
+<li><b>MR &gt; 1</b>: the model relies on the group; MR = 2 means scrambling it doubles the error.</li>
+<li><b>MR &lt; 1</b>: scrambling the variables <i>improves</i> the loss: the model does worse with the real values
+than with scrambled ones. It uses them in a way that does not generalise to the held-out rows, or the variables hurt.
+With MR below 1 the model is not relying on the group in a helpful way.</li>
+<li><b>Model class reliance (MCR)</b> is the interval [MCR−, MCR+] of the MRs of <i>all</i> models of the class whose
+held-out loss is at most ε, the "good models" (the Rashomon set). A narrow interval means every good model relies on
+the group about equally; a wide one means good models can rely on it a lot or little. An MCR+ near 1 says no good
+model needs the group; an MCR− above 1 says every good model uses it.</li>
+</ul>
+
+<h2>What was done</h2>
+<dl class="kv">
+<dt>Loss</dt><dd>{loss_txt}</dd>
+<dt>Model class</dt><dd>{cls_txt}.</dd>
+<dt>Rashomon threshold ε</dt><dd>{_epsilon_text(result, meta)}</dd>
+<dt>Rows</dt><dd>{_rows_text(result, meta)}</dd>
+<dt>Encoding</dt><dd>{_encoding_text(result, meta)}</dd>
+<dt>Intervals</dt><dd>{_ci_text(result, meta)}</dd>
+</dl>
+<h3>Hyper-parameters of the reference and the class</h3>
+<dl class="kv">{hp_rows}</dl>
+<p>The reference's hyper-parameters were chosen by cross-validation on the training rows (cross-validated loss
+{_g(result.cv_loss)}); its held-out loss is {_g(result.e_ref)}. The bounds were computed by the certified search of
+Fisher, Rudin &amp; Dominici (JMLR 2019): no model of the class in the set lies outside [MCR−, MCR+].</p>
+
 <h2>Results</h2>{table}
-<p>Intervals: {esc(ci_txt)}. "refit loss ratio" is the held-out loss of the reference refitted without the group,
-divided by the reference's held-out loss.</p>
+<p>"refit loss ratio" is the held-out loss of the reference refitted without the group, divided by the reference's
+held-out loss. {_ci_text(result, meta)}</p>
+<h3>Are the bounds exact?</h3><ul>{cert}</ul>
+
 <h2>Figures</h2>{imgs}
-<h2>Data provenance</h2><p>{esc(result.provenance or "Supplied by the user.")}</p>
+
 <h2>What MCR does and does not show</h2><ul>
-<li>If MCR+ for a group is near 1, no well-performing model of this class needs the group: any model that uses it
-heavily is not among the good ones.</li>
-<li>If MCR− is well above 1, every well-performing model of the class relies on the group.</li>
 <li>MCR describes a <i>class</i> of models and a data set; a model outside the class (e.g. a proprietary score) is
 bracketed only if the class contains a model that relies on the variables as much as it does.</li>
 <li>Reliance is not causation, nor a measure of fairness by itself: a variable can carry information through
 correlated variables, and scrambling it can create unusual combinations of values.</li>
 <li>The intervals reflect resampling of the held-out rows only; the reference fit and the class are held fixed.</li>
 </ul>
-<p style="color:#777">Generated by rashomon (seed {result.seed}).</p></body></html>"""
+
+<h2>Data and reproducibility</h2>
+<dl class="kv">
+<dt>Data provenance</dt><dd>{esc(result.provenance or "Supplied by the user.")}</dd>
+<dt>Input</dt><dd>{input_txt}</dd>
+<dt>SHA-256 of the input</dt><dd>{sha_txt}</dd>
+<dt>Package</dt><dd>rashomon {esc(_package_version(meta))}</dd>
+<dt>Date</dt><dd>{esc(str(date))}</dd>
+<dt>Random seed</dt><dd>{result.seed}</dd>
+<dt>Run time</dt><dd>{timings or "not recorded"}</dd>
+</dl>
+</body></html>"""
     path.write_text(page, encoding="utf-8")

@@ -5,6 +5,10 @@ Example::
     rashomon audit --data compas.csv --target v_decile_score \\
         --group inadmissible=race,sex --group admissible=priors_count,felony,age \\
         --epsilon 0.1 --bootstrap 200 --seed 0 --out report/ --json results.json
+
+Every input (including the ``--out`` folder, created and test-written) is checked
+before any computing; a bad one prints ``rashomon audit: error: ...`` on stderr
+and exits with status 2.
 """
 from __future__ import annotations
 
@@ -25,27 +29,54 @@ def _group(text: str) -> tuple[str, list[str]]:
     return name.strip(), cols_l
 
 
+def _train_size(text: str) -> int | float:
+    """``--train-size``: a count (>= 10) or a fraction in (0, 1); range checked by audit()."""
+    t = text.strip()
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        return float(t)
+    except ValueError:
+        raise RashomonInputError(f"The '--train-size' option of rashomon audit must be a row count >= 10 or a fraction in "
+                                 f"(0, 1). Got {text!r} instead.") from None
+
+
+def _sep(text: str) -> str:
+    return {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(text, text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="rashomon", description="Model class reliance audits (Fisher, Rudin & Dominici 2019).")
     sub = ap.add_subparsers(dest="command", required=True)
     a = sub.add_parser("audit", help="audit how much any good model of a class could rely on feature groups")
     a.add_argument("--data", required=True, help="CSV file")
+    a.add_argument("--sep", type=_sep, default=None,
+                   help="CSV separator (default: sniffed from the first lines among , ; tab |, else ','; '\\t' or 'tab' for tab)")
     a.add_argument("--target", required=True, help="numeric outcome column")
     a.add_argument("--group", action="append", type=_group, required=True, metavar="NAME=COL1,COL2",
-                   help="a feature group to audit (repeat for several)")
+                   help="a feature group to audit (repeat for several; names: letters, digits, _ - . and spaces, "
+                        "distinct); a categorical column stands for all its one-hot dummies")
     a.add_argument("--features", help="comma-separated model inputs (default: the union of the groups)")
     a.add_argument("--model-class", choices=["kernel", "linear"], default="kernel")
     a.add_argument("--epsilon", type=float, default=0.1,
                    help="Rashomon margin: eps_abs = held-out reference loss + EPSILON x CV loss (or the absolute "
                         "threshold with --epsilon-kind absolute)")
     a.add_argument("--epsilon-kind", choices=["cv", "absolute"], default="cv")
-    a.add_argument("--train-size", type=int, default=500)
+    a.add_argument("--train-size", type=str, default=None,
+                   help="rows fitting the reference: a count >= 10 or a fraction in (0, 1) "
+                        "(default: min(500, half the rows))")
+    a.add_argument("--cv", type=int, default=10, help="folds for the reference's hyper-parameters")
+    a.add_argument("--drop-missing", action="store_true",
+                   help="drop rows with missing values (default: missing values are an error)")
     a.add_argument("--bootstrap", type=int, default=0)
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--n-jobs", type=int, default=None)
     a.add_argument("--out", type=Path, default=Path("rashomon-audit"), help="folder for report.html and figures")
     a.add_argument("--json", type=Path, help="write results as JSON")
     a.add_argument("--no-plots", action="store_true", help="no figures or HTML report")
+    a.add_argument("--quiet", action="store_true", help="no progress bars or log lines on stderr")
     a.add_argument("--provenance", default="", help="a sentence on where the data came from")
     return ap
 
@@ -53,18 +84,30 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from ._audit import audit
+    from ._checks import check_group_names, check_writable_dir
 
-    groups = dict(args.group)
-    features = [c.strip() for c in args.features.split(",")] if args.features else None
     try:
+        names = [name for name, _ in args.group]
+        check_group_names(names, "rashomon audit", "--group")
+        groups = dict(args.group)
+        features = [c.strip() for c in args.features.split(",") if c.strip()] if args.features else None
+        train_size = None if args.train_size is None else _train_size(args.train_size)
+        if not args.no_plots:
+            check_writable_dir(args.out, "rashomon audit", "--out")
+        if args.json is not None:
+            if args.json.is_dir():
+                raise RashomonInputError(f"The '--json' option of rashomon audit must be a file path. Got the folder {str(args.json)!r} instead.")
+            check_writable_dir(args.json.parent if str(args.json.parent) else Path("."), "rashomon audit", "--json")
         res = audit(args.data, args.target, groups, features=features, model_class=args.model_class,
-                    epsilon=args.epsilon, epsilon_kind=args.epsilon_kind, train_size=args.train_size,
+                    epsilon=args.epsilon, epsilon_kind=args.epsilon_kind, train_size=train_size, cv=args.cv,
                     bootstrap=args.bootstrap, random_state=args.seed, n_jobs=args.n_jobs,
-                    progress=sys.stderr.isatty(), provenance=args.provenance)
+                    progress=not args.quiet, provenance=args.provenance, drop_missing=args.drop_missing, sep=args.sep)
     except RashomonInputError as exc:
         print(f"rashomon audit: error: {exc}", file=sys.stderr)
         return 2
     print(res.to_frame().round(4).to_string())
+    if res.meta.get("n_rows_dropped"):
+        print(f"dropped {res.meta['n_rows_dropped']} of {res.meta['n_rows_input']} rows with missing values", file=sys.stderr)
     report = res.save(out_dir=None if args.no_plots else args.out, json_path=args.json)
     if report is not None:
         print(f"report: {report}")

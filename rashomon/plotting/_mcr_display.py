@@ -11,8 +11,13 @@ class MCREnvelopeDisplay:
 
     Draws the certified envelope (no model of the class lies below it), the
     models the search found (one per γ), the Rashomon threshold ε as a
-    horizontal line and the MCR interval on it. ``plot`` returns ``self`` and
-    keeps ``ax_``, ``figure_``, ``envelope_line_``, ``models_``, ``interval_``.
+    horizontal line, the MCR interval on it (its ends written out) and the
+    reference model (its MR and loss) as a star labelled "reference". The
+    envelope is evaluated on a dense grid of MR values and the axes are set
+    around the interval and the reference, so a search of a handful of steps
+    still reads well. ``plot`` returns ``self`` and keeps ``ax_``, ``figure_``,
+    ``envelope_line_``, ``models_``, ``interval_`` and ``reference_`` (None
+    when the reference is unknown).
     """
 
     def __init__(self, m_grid, envelope, model_mr, model_loss, epsilon, lower, upper, *, kind="ratio",
@@ -36,12 +41,19 @@ class MCREnvelopeDisplay:
     @classmethod
     def _build(cls, steps, env_fn, kind, eps, lower, upper, features, e_min, reference, eps_max):
         mr, loss = cls._models(steps, kind)
+        # x range: the MCR interval, the reference and the models near the set, padded; the
+        # envelope is evaluated on a dense grid, so a search of a handful of steps still draws a curve
+        e_lo = e_min if np.isfinite(e_min) else (np.nanmin(loss) if loss.size else eps)
+        span_e = max(eps_max - e_lo, 1e-9 * max(1.0, abs(eps_max)))
         finite = [v for v in (lower, upper) if np.isfinite(v)]
-        inside = mr[loss <= eps_max * 1.5] if mr.size else mr
-        span_vals = np.concatenate([np.array(finite), inside]) if inside.size else np.array(finite)
+        if reference is not None and np.isfinite(reference[0]):
+            finite.append(float(reference[0]))
+        inside = mr[loss <= eps_max + 0.25 * span_e] if mr.size else mr
+        span_vals = np.concatenate([np.array(finite, dtype=float), inside])
+        span_vals = span_vals[np.isfinite(span_vals)]
         lo_m, hi_m = (span_vals.min(), span_vals.max()) if span_vals.size else (0.0, 2.0)
-        pad = 0.15 * max(hi_m - lo_m, 1e-3)
-        grid = np.linspace(lo_m - pad, hi_m + pad, 600)
+        pad = 0.25 * max(hi_m - lo_m, 0.02 * max(1.0, abs(hi_m)))
+        grid = np.linspace(lo_m - pad, hi_m + pad, 800)
         return cls(grid, env_fn(grid), mr, loss, eps, lower, upper, kind=kind, features=features, e_min=e_min,
                    reference=reference)
 
@@ -66,23 +78,39 @@ class MCREnvelopeDisplay:
         import matplotlib.pyplot as plt
 
         if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4.2))
+            _, ax = plt.subplots(figsize=(7, 4.6))
         env = np.where(np.isfinite(self.envelope), self.envelope, np.nan)
         (self.envelope_line_,) = ax.plot(self.m_grid, env, **({"color": "k", "lw": 1.5, "label": "certified envelope"} | (line_kw or {})))
-        ymax = max(self.epsilon * 1.6, np.nanmin(env) * 1.05 if np.any(np.isfinite(env)) else self.epsilon)
-        self.models_ = ax.scatter(self.model_mr, self.model_loss, **({"s": 14, "color": "#4c72b0", "alpha": 0.7, "label": "models found (one per γ)", "zorder": 3} | (scatter_kw or {})))
+        self.models_ = ax.scatter(self.model_mr, self.model_loss, **({"s": 16, "color": "#4c72b0", "alpha": 0.7, "label": "models found (one per γ)", "zorder": 3} | (scatter_kw or {})))
         ax.axhline(self.epsilon, color="#c44e52", ls="--", lw=1, label="ε (Rashomon threshold)")
         lo = self.lower if np.isfinite(self.lower) else self.m_grid[0]
         hi = self.upper if np.isfinite(self.upper) else self.m_grid[-1]
         (self.interval_,) = ax.plot([lo, hi], [self.epsilon, self.epsilon], color="#c44e52", lw=5, alpha=0.6,
                                     solid_capstyle="butt", label=f"MCR [{self.lower:.3g}, {self.upper:.3g}]")
+        self.reference_ = None
         if self.reference is not None:
-            ax.scatter([self.reference[0]], [self.reference[1]], marker="*", s=120, color="#dd8452", zorder=4, label="loss minimiser")
-        ax.set_ylim(bottom=min(self.e_min * 0.98, np.nanmin(self.model_loss) if self.model_loss.size else self.e_min), top=ymax)
+            rm, rl = self.reference
+            self.reference_ = ax.scatter([rm], [rl], marker="*", s=180, color="#dd8452", edgecolor="k", lw=0.6, zorder=5,
+                                         label=f"reference (MR {rm:.3g}, loss {rl:.4g})")
+        # y range: from just below the best loss to well above ε (room for the legend)
+        finite_env = env[np.isfinite(env)]
+        bottom_c = [v for v in (self.e_min, finite_env.min() if finite_env.size else np.nan) if np.isfinite(v)]
+        if self.reference is not None and np.isfinite(self.reference[1]):
+            bottom_c.append(self.reference[1])
+        base = min(bottom_c) if bottom_c else self.epsilon
+        span = max(self.epsilon - base, 1e-3 * max(1.0, abs(self.epsilon)))
+        bottom = base - 0.12 * span
+        top = bottom + (self.epsilon - bottom) / 0.55
+        ax.set_ylim(bottom=bottom, top=top)
         ax.set_xlim(self.m_grid[0], self.m_grid[-1])
+        # the bounds' values written at the interval's ends (text, not extra lines)
+        for x, name, ha in ((self.lower, "MCR−", "right"), (self.upper, "MCR+", "left")):
+            if np.isfinite(x):
+                ax.annotate(f"{name} = {x:.3g}", (x, self.epsilon), xytext=(-4 if ha == "right" else 4, -14),
+                            textcoords="offset points", ha=ha, fontsize=9, color="#c44e52")
         ax.set_xlabel(f"model reliance ({self.kind}) on {', '.join(self.features)}")
         ax.set_ylabel("empirical loss e_orig")
-        ax.legend(fontsize=8, loc="upper center")
+        ax.legend(fontsize=8, loc="upper center", ncol=2, framealpha=0.9)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 

@@ -75,6 +75,15 @@ class MCRResult:
     loss: str = "squared_error"
     notes: str = ""
 
+    def __repr__(self) -> str:
+        feats = ", ".join(map(str, self.features))
+        if len(feats) > 50:
+            feats = feats[:47] + "..."
+        text = (f"MCRResult(features=[{feats}], kind={self.kind!r}, lower={self.lower:.6g}, upper={self.upper:.6g}, "
+                f"tight=({self.lower_tight}, {self.upper_tight}), epsilon_abs={self.epsilon_abs:.6g}, "
+                f"e_ref={self.e_ref:.6g}, e_min={self.e_min:.6g}, steps={len(self.steps)})")
+        return text if len(text) <= 295 else text[:291] + "...)"
+
     def to_frame(self) -> pd.DataFrame:
         """The search path: one row per step (side, γ, h*, e_orig, e_switch, MR, bound)."""
         rows = []
@@ -132,6 +141,21 @@ class MCREnvelope:
     features: tuple = ()
     e_ref: float = math.nan
     e_min: float = math.nan
+
+    def __repr__(self) -> str:
+        feats = ", ".join(map(str, self.features))
+        if len(feats) > 50:
+            feats = feats[:47] + "..."
+        k = len(self.epsilons)
+        if k:
+            rng = (f"epsilon_abs=[{float(np.min(self.epsilons)):.4g}, {float(np.max(self.epsilons)):.4g}], "
+                   f"lower=[{float(np.min(self.lower)):.4g}, {float(np.max(self.lower)):.4g}], "
+                   f"upper=[{float(np.min(self.upper)):.4g}, {float(np.max(self.upper)):.4g}], ")
+        else:
+            rng = ""
+        text = (f"MCREnvelope(features=[{feats}], kind={self.kind!r}, n_epsilons={k}, {rng}"
+                f"e_ref={self.e_ref:.4g}, e_min={self.e_min:.4g}, steps={len(self.steps)})")
+        return text if len(text) <= 295 else text[:291] + "...)"
 
     def bounds(self, epsilon: float) -> tuple[float, float]:
         """Certified ``(lower, upper)`` at any absolute ε, from all steps at once."""

@@ -7,6 +7,7 @@ from ._grid import feature_grid
 from ._random import permutation_indices, permuted, single_blas_thread
 from .losses import LOSS_NAMES, Loss, Predictor, get_loss
 from .validation import RashomonInputError
+from ._versions import show_versions
 
 __all__ = [
     "feature_grid",
@@ -18,4 +19,5 @@ __all__ = [
     "Predictor",
     "get_loss",
     "RashomonInputError",
+    "show_versions",
 ]

@@ -1,0 +1,286 @@
+"""Input checks of :func:`rashomon.audit`, all run before any computing: reading the CSV (separator
+sniffing, binary/empty files), group names and their file-name slugs, writable output folders, missing
+values, one-hot encoding of categorical columns, ``train_size``; and the progress reporter.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import numbers
+import os
+import re
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..utils.validation import RashomonInputError
+
+__all__ = ["group_slug", "check_group_names", "check_writable_dir", "prepare"]
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\- ]{0,63}$")
+_MAX_LEVELS = 50
+
+
+def group_slug(name: str) -> str:
+    """The file-name stem of a (validated) group name: spaces become ``_``; ``envelope_<slug>.png``."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", str(name).strip())
+
+
+def check_group_names(names: list, func: str = "audit", param: str = "groups") -> None:
+    """Group names: non-empty, safe (see module docs), no duplicates, distinct file names."""
+    seen: dict = {}
+    for name in names:
+        if not isinstance(name, str) or not _NAME_RE.match(name) or name != name.strip():
+            raise RashomonInputError(
+                f"The '{param}' parameter of {func} must have names of 1-64 letters, digits, '_', '-', '.' or spaces, "
+                f"starting with a letter or digit (they name output files). Got {name!r} instead.")
+        key = group_slug(name).lower()
+        if key in seen:
+            what = "twice" if seen[key] == name else f"and {seen[key]!r} (same file name {group_slug(name)!r})"
+            raise RashomonInputError(f"The '{param}' parameter of {func} must have distinct group names. Got {name!r} {what} instead.")
+        seen[key] = name
+
+
+def check_writable_dir(path: str | Path, func: str = "audit", param: str = "out") -> Path:
+    """Create ``path`` (and parents) and write/delete a temporary file in it; a clear error if that fails."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path, prefix=".rashomon-write-test-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise RashomonInputError(f"The '{param}' parameter of {func} must be a writable folder. Got {str(path)!r} "
+                                 f"instead ({exc.strerror or exc}).") from None
+    return path
+
+
+def _sniff_sep(head: str) -> str:
+    lines = [ln for ln in head.splitlines() if ln.strip()][:20]
+    if not lines:
+        return ","
+    try:
+        return csv.Sniffer().sniff("\n".join(lines), delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","
+
+
+def _read_table(path: Any, sep: str | None, func: str) -> tuple[pd.DataFrame, str, str, str]:
+    """Read a CSV path; returns (frame, sha256 of the file bytes, file name, separator used)."""
+    path = Path(path)
+    if not path.is_file():
+        raise RashomonInputError(f"The 'data' parameter of {func} must be an existing CSV file. Got {str(path)!r} instead "
+                                 f"({'a folder' if path.is_dir() else 'no such file'}).")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RashomonInputError(f"The 'data' parameter of {func} must be a readable CSV file. Got {str(path)!r} instead ({exc.strerror}).") from None
+    digest = hashlib.sha256(raw).hexdigest()
+    if not raw.strip():
+        raise RashomonInputError(f"The 'data' parameter of {func} must be a CSV file with a header and rows. Got an empty file {path.name!r} instead.")
+    head = raw[:8192]
+    if path.suffix in (".gz", ".zip", ".bz2", ".xz"):
+        head = b""  # compressed: let pandas decompress, sniff from its first lines below
+    elif b"\x00" in head:
+        raise RashomonInputError(f"The 'data' parameter of {func} must be a text CSV file. Got {path.name!r}, which looks binary "
+                                 f"(NUL bytes in its first {len(head)} bytes) instead.")
+    if sep is None:
+        if head:
+            sep = _sniff_sep(head.decode("utf-8", errors="replace"))
+        else:
+            try:
+                sep = _sniff_sep("\n".join(pd.read_csv(path, sep="\x1f", header=None, nrows=20, engine="python").iloc[:, 0].astype(str)))
+            except Exception:  # noqa: BLE001 - fall back to the default separator
+                sep = ","
+    elif not isinstance(sep, str) or not sep:
+        raise RashomonInputError(f"The 'sep' parameter of {func} must be a non-empty string or None (sniffed). Got {sep!r} instead.")
+    try:
+        df = pd.read_csv(path, sep=sep)
+    except UnicodeDecodeError as exc:
+        raise RashomonInputError(f"The 'data' parameter of {func} must be a UTF-8 text CSV file. Got {path.name!r}, which could not be decoded ({exc.reason}) instead.") from None
+    except (OSError, ValueError, pd.errors.ParserError) as exc:  # EmptyDataError is a ValueError
+        raise RashomonInputError(f"The 'data' parameter of {func} could not be read as CSV (sep={sep!r}): {exc}") from None
+    return df, digest, path.name, sep
+
+
+def _check_train_size(train_size: Any, n: int, func: str) -> int:
+    """Count of training rows: an int >= 10, a fraction in (0, 1), or None: min(500, n // 2)."""
+    if train_size is None:
+        count = min(500, n // 2)
+    elif isinstance(train_size, (bool, np.bool_)) or not isinstance(train_size, numbers.Real):
+        raise RashomonInputError(f"The 'train_size' parameter of {func} must be a fraction in (0, 1) or a row count >= 10. Got {train_size!r} instead.")
+    elif isinstance(train_size, numbers.Integral) or (float(train_size).is_integer() and train_size >= 1):
+        count = int(train_size)
+    elif 0 < float(train_size) < 1:
+        count = int(round(float(train_size) * n))
+    else:
+        raise RashomonInputError(f"The 'train_size' parameter of {func} must be a fraction in (0, 1) or a row count >= 10. Got {train_size!r} instead.")
+    if not 10 <= count <= n - 10:
+        raise RashomonInputError(f"The 'train_size' parameter of {func} must leave at least 10 rows on each side (n = {n} usable rows). "
+                                 f"Got {train_size!r} ({count} training rows) instead.")
+    return count
+
+
+class _Progress:
+    """One tqdm bar per phase on a terminal; plain ``[rashomon] ...`` lines otherwise; nothing when disabled."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = bool(enabled)
+        self.tty = self.enabled and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+
+    @contextmanager
+    def phase(self, desc: str, total: int = 1):
+        if not self.enabled:
+            yield lambda k=1: None
+            return
+        t0 = time.perf_counter()
+        if self.tty:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=True)
+            try:
+                yield bar.update
+            finally:
+                bar.close()
+        else:
+            print(f"[rashomon] {desc} ...", file=sys.stderr, flush=True)
+            yield lambda k=1: None
+            print(f"[rashomon] {desc}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+
+
+def _frame_sha256(df: pd.DataFrame) -> str:
+    return hashlib.sha256(df.to_csv(index=False).encode("utf-8")).hexdigest()
+
+
+
+def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep: str | None, drop_missing: bool,
+            func: str = "audit") -> dict:
+    """Read and check the table, the target, the groups and the features; one-hot encode; handle missing values.
+
+    Returns a dict: ``work`` (numeric frame: encoded features then the target), ``features`` and ``groups``
+    (encoded column names), ``encoding``, ``n_input``, ``missing_by_column``, ``digest``, ``input_name``.
+    No model is fitted here.
+    """
+    # ---------------------------------------------------------------- the table
+    original = data
+    if isinstance(data, (str, Path)):
+        data, digest, input_name, sep_used = _read_table(data, sep, func)
+    elif isinstance(data, pd.DataFrame):
+        digest, input_name, sep_used = None, "DataFrame", None
+    else:
+        raise RashomonInputError(f"The 'data' parameter of {func} must be a DataFrame or a CSV path. Got {type(data).__name__} instead.")
+    if data.shape[0] == 0 or data.shape[1] == 0:
+        raise RashomonInputError(f"The 'data' parameter of {func} must have rows and columns. Got a table of shape {data.shape} instead.")
+    data = data.rename(columns=lambda c: str(c).strip() if isinstance(c, str) else c)
+    dup = sorted({str(c) for c in data.columns[data.columns.duplicated()]})
+    if dup:
+        raise RashomonInputError(f"The 'data' parameter of {func} must have distinct column names. Got duplicated {dup} instead.")
+    cols_hint = ""
+    if sep_used is not None and data.shape[1] == 1:
+        cols_hint = f" (the file was read as a single column with separator {sep_used!r}; pass sep / --sep)"
+
+    def unknown(param, c, extra=""):
+        shown = list(map(str, data.columns[:12])) + (["..."] if data.shape[1] > 12 else [])
+        return RashomonInputError(f"The '{param}' parameter of {func} must name columns of the data{extra}. "
+                                  f"Got unknown column {c!r} instead; columns are {shown}{cols_hint}.")
+
+    # ---------------------------------------------------------------- target, groups, features
+    if not isinstance(target, str) or target not in data.columns:
+        raise unknown("target", target)
+    if not isinstance(groups, dict) or not groups:
+        raise RashomonInputError(f"The 'groups' parameter of {func} must be a non-empty dict of name -> list of columns. Got {groups!r} instead.")
+    check_group_names(list(groups), func)
+    groups = {name: ([cols] if isinstance(cols, str) else list(cols)) for name, cols in groups.items()}
+    for name, cols in groups.items():
+        if not cols:
+            raise RashomonInputError(f"The 'groups' parameter of {func} must have non-empty groups. Got an empty group {name!r} instead.")
+        for c in cols:
+            if c not in data.columns:
+                raise unknown("groups", c, f" (group {name!r})")
+            if c == target:
+                raise RashomonInputError(f"The 'groups' parameter of {func} must not contain the target. Got the target "
+                                         f"column {target!r} in group {name!r} instead.")
+        if len(set(cols)) != len(cols):
+            raise RashomonInputError(f"The 'groups' parameter of {func} must not repeat a column within a group. Got {cols} in group {name!r} instead.")
+    if features is None:
+        features = list(dict.fromkeys(c for cols in groups.values() for c in cols))
+    else:
+        features = [features] if isinstance(features, str) else list(features)
+        for c in features:
+            if c not in data.columns:
+                raise unknown("features", c)
+            if c == target:
+                raise RashomonInputError(f"The 'features' parameter of {func} must not contain the target. Got the target column {target!r} instead.")
+        missing_f = [c for cols in groups.values() for c in cols if c not in features]
+        if missing_f:
+            raise RashomonInputError(f"The 'groups' parameter of {func} must use columns among the features. Got {missing_f}, "
+                                     f"which are not in 'features', instead.")
+        if len(set(features)) != len(features):
+            raise RashomonInputError(f"The 'features' parameter of {func} must not repeat a column. Got {features} instead.")
+    if not (pd.api.types.is_numeric_dtype(data[target]) or pd.api.types.is_bool_dtype(data[target])):
+        raise RashomonInputError(f"The 'target' parameter of {func} must name a numeric column. Got {target!r} with dtype {data[target].dtype} instead.")
+    if not isinstance(drop_missing, (bool, np.bool_)):
+        raise RashomonInputError(f"The 'drop_missing' parameter of {func} must be True or False. Got {drop_missing!r} instead.")
+    df = data[features + [target]].copy()
+    n_input = len(df)
+    na = df.isna()
+    missing_by_column = {str(c): int(k) for c, k in na.sum().items() if k}
+    rows_na = int(na.any(axis=1).sum())
+    if rows_na and not drop_missing:
+        raise RashomonInputError(f"The 'data' parameter of {func} must have no missing values in the target and features "
+                                 f"(or pass drop_missing=True / --drop-missing). Got {rows_na} of {n_input} rows with missing "
+                                 f"values; per column: {missing_by_column} instead.")
+    if rows_na:
+        df = df[~na.any(axis=1)].reset_index(drop=True)
+    y_all = df[target].to_numpy(dtype=float)
+    if not np.all(np.isfinite(y_all)):
+        raise RashomonInputError(f"The 'target' parameter of {func} must name a finite column. Got {int(np.sum(~np.isfinite(y_all)))} "
+                                 f"infinite value(s) in {target!r} instead.")
+    encoding: dict = {}
+    expanded: dict = {}
+    num_cols = {}
+    for c in features:
+        s = df[c]
+        if pd.api.types.is_bool_dtype(s):
+            num_cols[c] = s.astype(float)
+            expanded[c] = [c]
+        elif pd.api.types.is_numeric_dtype(s):
+            v = s.to_numpy(dtype=float)
+            if not np.all(np.isfinite(v)):
+                raise RashomonInputError(f"The 'features' parameter of {func} must name finite columns. Got {int(np.sum(~np.isfinite(v)))} "
+                                         f"infinite value(s) in {c!r} instead.")
+            num_cols[c] = v
+            expanded[c] = [c]
+        else:
+            levels = sorted(map(str, s.astype(str).unique()))
+            if len(levels) > _MAX_LEVELS:
+                raise RashomonInputError(f"The 'features' parameter of {func} must name numeric columns or categorical ones with at most "
+                                         f"{_MAX_LEVELS} levels (one-hot encoded). Got {c!r} with {len(levels)} levels "
+                                         f"(e.g. {levels[:3]}) instead; drop it or encode it first.")
+            encoding[str(c)] = levels
+            sv = s.astype(str)
+            expanded[c] = []
+            for lv in levels:
+                name = f"{c}={lv}"
+                num_cols[name] = (sv == lv).to_numpy(dtype=float)
+                expanded[c].append(name)
+    enc_features = [e for c in features for e in expanded[c]]
+    if len(set(enc_features)) != len(enc_features):
+        raise RashomonInputError(f"The 'features' parameter of {func} must give distinct columns after one-hot encoding. Got {enc_features} instead.")
+    groups_enc = {name: [e for c in cols for e in expanded[c]] for name, cols in groups.items()}
+    work = pd.DataFrame({c: num_cols[c] for c in enc_features})
+    work[target] = y_all
+    n = len(work)
+    if n < 20:
+        raise RashomonInputError(f"The 'data' parameter of {func} must have at least 20 usable rows (10 to fit, 10 held out). Got {n} "
+                                 f"(of {n_input}; {rows_na} with missing values dropped) instead.")
+    if digest is None:
+        digest = _frame_sha256(original)
+    return {"work": work, "features": enc_features, "groups": groups_enc, "encoding": encoding, "n_input": n_input,
+            "missing_by_column": missing_by_column, "digest": digest, "input_name": input_name}
