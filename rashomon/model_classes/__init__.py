@@ -1,5 +1,5 @@
 """Model classes: each turns data into the quadratic forms a Rashomon set needs (see :mod:`.base`)."""
-from ._kernel import KernelModelClass, KernelParametrization
+from ._kernel import KernelModelClass, KernelParametrization, nadaraya_watson_gamma
 from ._linear import LinearModelClass, LinearParametrization, ridge_loo
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import MCRProblem, Quadratic, switched_design_moments
@@ -12,6 +12,7 @@ __all__ = [
     "LinearParametrization",
     "KernelModelClass",
     "KernelParametrization",
+    "nadaraya_watson_gamma",
     "MCRProblem",
     "Quadratic",
     "ridge_loo",

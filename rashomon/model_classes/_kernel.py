@@ -33,7 +33,7 @@ from ._linear import _stratified, ridge_fixed, ridge_loo
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic
 
-__all__ = ["KernelModelClass", "KernelParametrization"]
+__all__ = ["KernelModelClass", "KernelParametrization", "nadaraya_watson_gamma"]
 
 _BLOCK_BYTES = 64 * 2**20
 
@@ -49,6 +49,37 @@ def _laplacian(X, D, gamma):
 _KERNELS = {"rbf": _rbf, "laplacian": _laplacian}
 
 
+def nadaraya_watson_gamma(X: np.ndarray, y: np.ndarray, gammas: Any = None, *, kernel: str = "rbf", cv: int = 5,
+                          sample_weight: np.ndarray | None = None, random_state: int = 0) -> tuple[float, np.ndarray]:
+    """Kernel parameter by ``cv``-fold cross-validation of Nadaraya–Watson regression.
+
+    ``ŷ(x) = Σ_i k(x, x_i) y_i / Σ_i k(x, x_i)`` over the training folds; the γ with the least
+    held-out squared error is returned with the error of every γ. ``gammas`` defaults to
+    ``p^linspace(-5, 5, 40)`` (p = number of features), the grid of Fisher, Rudin & Dominici
+    (2019, COMPAS analysis); a row whose kernel weights all underflow is predicted by the
+    training mean.
+    """
+    from sklearn.model_selection import KFold
+
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    p = X.shape[1]
+    grid = float(p) ** np.linspace(-5, 5, 40) if gammas is None else np.asarray(gammas, dtype=float)
+    folds = list(KFold(n_splits=cv, shuffle=True, random_state=random_state).split(X))
+    err = np.zeros(len(grid))
+    for tr, te in folds:
+        dist = cdist(X[te], X[tr], "sqeuclidean" if kernel == "rbf" else "cityblock")
+        ybar = float(np.average(y[tr], weights=w[tr]))
+        for k, g in enumerate(grid):
+            K = np.exp(-g * dist) * w[tr]
+            s = K.sum(1)
+            pred = np.where(s > 0, (K @ y[tr]) / np.where(s > 0, s, 1.0), ybar)
+            err[k] += float(w[te] @ (y[te] - pred) ** 2)
+    err /= w.sum()
+    return float(grid[int(np.argmin(err))]), err
+
+
 class KernelModelClass(ModelClass):
     """Kernel models ``f(x) = μ + Σ_d α_d k(x, d)`` with RKHS norm ``α'K_Dα <= r``.
 
@@ -58,9 +89,12 @@ class KernelModelClass(ModelClass):
         scikit-learn's conventions: ``exp(-γ||x - x'||²)`` and
         ``exp(-γ||x - x'||₁)``. A callable ``k(X, D) -> (n, m)`` array is used
         as is; it is not assumed to factorise (streamed all-pairs e_switch).
-    gamma : float, default=None
+    gamma : float, "nadaraya_watson" or None, default=None
         Kernel parameter. None: chosen with the ridge penalty by exact
-        leave-one-out error over ``gammas × alphas``.
+        leave-one-out error over ``gammas × alphas``. ``"nadaraya_watson"``:
+        chosen as Fisher et al. chose σ, by 5-fold cross-validation of a
+        Nadaraya–Watson kernel regression (:func:`nadaraya_watson_gamma`, over
+        ``gammas``, default ``p^linspace(-5, 5, 40)``), then the penalty as for None.
     dictionary : None, int or array of shape (m, p), default=None
         None: the unique rows of the data the class is built on. An int m: a
         seeded random subset of m unique rows (``random_state``). An array:
@@ -113,7 +147,11 @@ class KernelModelClass(ModelClass):
             raise RashomonInputError(f"The 'e_switch' parameter of KernelModelClass must be 'exact' or 'divide'. Got {self.e_switch!r} instead.")
         if not (self.intercept in ("mean", "free") or (isinstance(self.intercept, (int, float)) and np.isfinite(self.intercept))):
             raise RashomonInputError(f"The 'intercept' parameter of KernelModelClass must be 'mean', 'free' or a float. Got {self.intercept!r} instead.")
-        if self.gamma is not None and not (np.isfinite(self.gamma) and self.gamma > 0):
+        if isinstance(self.gamma, str):
+            if self.gamma != "nadaraya_watson":
+                raise RashomonInputError(f"The 'gamma' parameter of KernelModelClass must be a float > 0, "
+                                         f"'nadaraya_watson' or None. Got {self.gamma!r} instead.")
+        elif self.gamma is not None and not (np.isfinite(self.gamma) and self.gamma > 0):
             raise RashomonInputError(f"The 'gamma' parameter of KernelModelClass must be a float > 0. Got {self.gamma!r} instead.")
 
     def dictionary_points(self, X: np.ndarray) -> np.ndarray:
@@ -156,7 +194,10 @@ class KernelModelClass(ModelClass):
         D = self.dictionary_points(X)
         mu, free = self._mu(y, sample_weight)
         alphas = np.logspace(-4, 3, 36) if self.alphas is None else np.asarray(self.alphas, dtype=float)
-        if self.gamma is not None or callable(self.kernel):
+        if self.gamma == "nadaraya_watson" and not callable(self.kernel):
+            grid = [nadaraya_watson_gamma(X, y, self.gammas, kernel=self.kernel, sample_weight=sample_weight,
+                                          random_state=self.random_state)[0]]
+        elif self.gamma is not None or callable(self.kernel):
             grid = [self.gamma]
         elif self.gammas is not None:
             grid = list(np.asarray(self.gammas, dtype=float))
@@ -185,9 +226,9 @@ class KernelModelClass(ModelClass):
         """
         self._check(func)
         ref = None
-        if (self.gamma is None and not callable(self.kernel)) or self.norm_bound is None:
+        if ((self.gamma is None or isinstance(self.gamma, str)) and not callable(self.kernel)) or self.norm_bound is None:
             ref = self.select(X, y, sample_weight)
-        gamma = self.gamma if self.gamma is not None else (ref["gamma"] if ref else None)
+        gamma = self.gamma if (self.gamma is not None and not isinstance(self.gamma, str)) else (ref["gamma"] if ref else None)
         D = ref["D"] if ref else self.dictionary_points(X)
         W = ref["W"] if ref else self.feature_map(D, gamma)[0]
         mu, free = self._mu(y, sample_weight)
