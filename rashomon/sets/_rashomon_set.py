@@ -196,8 +196,8 @@ class RashomonSet:
         if self.e_min_ <= 1e-12 * max(scale, 1e-300):
             raise RashomonInputError(
                 f"{func}: the model class fits the data exactly (least loss {self.e_min_:.3g}, at rounding level), so "
-                "every loss ratio is 0/0. Use fewer parameters (a smaller norm_bound or dictionary), or kind="
-                "'difference' on data with noise.")
+                "every loss ratio is 0/0 and the set is the interpolating models. Use a smaller norm_bound or "
+                "dictionary (a class that cannot fit the noise).")
         self.epsilon_abs_ = epsilon_threshold(float(self.epsilon), self.epsilon_kind, self.e_ref_, self.e_min_, func)
         self._degenerate = self.epsilon_abs_ - self.e_min_ <= 1e-12 * abs(self.e_min_)
 
