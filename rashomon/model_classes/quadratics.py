@@ -103,11 +103,3 @@ class MCRProblem:
         out = {names[k]: getattr(est, k) for k in names if hasattr(est, k)}
         out["predict"] = est.predict
         return out
-
-    def prediction_map(self, X: np.ndarray, average: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """``(P, p0)`` with predictions ``f_θ(X) = P θ + p0``; ``average=True`` gives the mean over rows
-        (one row: the map of a partial-dependence value)."""
-        P, p0 = self.par.prediction_map(X)
-        if average:
-            return P.mean(axis=0, keepdims=True), p0.mean(keepdims=True)
-        return P, p0

@@ -258,6 +258,7 @@ class RashomonSet:
 
     def searcher(self, features: Any, kind: str = "ratio", *, conditional: bool = False, strata: Any = None,
                  tol: float = 2.0**-20, max_iter: int = 100, func: str = "RashomonSet.model_class_reliance") -> GammaSearch:
+        """A :class:`~rashomon.sets.GammaSearch` of one feature group on this set (θ_min reused)."""
         prob = self.problem(features, conditional=conditional, strata=strata, func=func)
         return GammaSearch(prob, kind, tol, max_iter, theta_min=self.theta_min_)
 
