@@ -129,3 +129,24 @@ def test_cli_runs_as_module(csv_path, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "rep" / "report.html").exists()
     assert "inadmissible" in json.loads((tmp_path / "o.json").read_text())
+
+
+def test_kernel_ridge_grid_cv_equals_gridsearchcv():
+    # The audit's fast CV (one eigendecomposition per (gamma, fold)) against scikit-learn's GridSearchCV.
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    from rashomon.audit._fit import kernel_ridge_grid_cv
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 3))
+    X[10:20] = X[:10]  # duplicate rows, as in real tables
+    y = np.sin(X[:, 0]) + 0.3 * rng.normal(size=90)
+    gammas, alphas = [0.03, 0.3, 1.0], list(np.logspace(-3, 2, 6))
+    folds = KFold(5, shuffle=True, random_state=4)
+    mse = kernel_ridge_grid_cv(X, y, gammas, alphas, folds)
+    gs = GridSearchCV(KernelRidge(kernel="rbf"), {"gamma": gammas, "alpha": alphas}, cv=folds,
+                      scoring="neg_mean_squared_error").fit(X, y)
+    np.testing.assert_allclose(mse.ravel(), -gs.cv_results_["mean_test_score"], rtol=1e-8)
+    i, j = np.unravel_index(int(np.argmin(mse)), mse.shape)
+    assert (alphas[i], gammas[j]) == (gs.best_params_["alpha"], gs.best_params_["gamma"])
