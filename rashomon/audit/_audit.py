@@ -35,8 +35,6 @@ Figure files are named from the slug, never from the raw name.
 from __future__ import annotations
 
 import json
-import math
-import numbers
 import time
 from datetime import datetime, timezone
 from dataclasses import dataclass, field
@@ -48,7 +46,7 @@ import pandas as pd
 
 from ..sets import MCRResult, RashomonSet
 from ..utils import single_blas_thread
-from ..utils.validation import RashomonInputError, check_positive_int, seed_from
+from ..utils.validation import RashomonInputError, check_choice, check_float, check_positive_int, seed_from
 from . import _report
 from ._checks import _Progress, _check_train_size, check_writable_dir, group_slug, prepare
 from ._fit import _boot_chunk, _fit_reference, _preprocess
@@ -261,19 +259,12 @@ def audit(
     t_start = time.perf_counter()
     prep = prepare(data, target, groups, features, sep=sep, drop_missing=drop_missing, func=func)
     # ---------------------------------------------------------------- scalar options
-    if model_class not in ("kernel", "linear"):
-        raise RashomonInputError(f"The 'model_class' parameter of {func} must be 'kernel' or 'linear'. Got {model_class!r} instead.")
-    if epsilon_kind not in ("cv", "absolute"):
-        raise RashomonInputError(f"The 'epsilon_kind' parameter of {func} must be 'cv' or 'absolute'. Got {epsilon_kind!r} instead.")
-    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real) or not math.isfinite(float(epsilon)) \
-            or float(epsilon) < 0 or (epsilon_kind == "absolute" and float(epsilon) == 0):
-        need = "a finite number > 0" if epsilon_kind == "absolute" else "a finite number >= 0"
-        raise RashomonInputError(f"The 'epsilon' parameter of {func} must be {need} (epsilon_kind={epsilon_kind!r}). Got {epsilon!r} instead.")
-    epsilon = float(epsilon)
+    check_choice(model_class, ("kernel", "linear"), "model_class", func)
+    check_choice(epsilon_kind, ("cv", "absolute"), "epsilon_kind", func)
+    epsilon = check_float(epsilon, "epsilon", func, low=0.0, strict=epsilon_kind == "absolute")
     bootstrap = check_positive_int(bootstrap, "bootstrap", func, minimum=0)
     cv = check_positive_int(cv, "cv", func, minimum=2)
-    if isinstance(confidence_level, (bool, np.bool_)) or not isinstance(confidence_level, numbers.Real) or not 0 < float(confidence_level) < 1:
-        raise RashomonInputError(f"The 'confidence_level' parameter of {func} must be in (0, 1). Got {confidence_level!r} instead.")
+    confidence_level = check_float(confidence_level, "confidence_level", func, low=0.0, high=1.0)
     work, features, groups, encoding = prep["work"], prep["features"], prep["groups"], prep["encoding"]
     n_input, missing_by_column, digest, input_name = prep["n_input"], prep["missing_by_column"], prep["digest"], prep["input_name"]
     n = len(work)

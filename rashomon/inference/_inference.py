@@ -126,12 +126,8 @@ def _check_common(X, y, n_refits, resampling, train_fraction, confidence_level, 
     ya = check_y(y, Xa.shape[0], func, numeric=False)
     n_refits = check_positive_int(n_refits, "n_refits", func, minimum=2)
     check_choice(resampling, ("bootstrap", "subsampling"), "resampling", func)
-    train_fraction = check_float(train_fraction, "train_fraction", func, low=0.0)
-    if not train_fraction < 1:
-        raise RashomonInputError(f"The 'train_fraction' parameter of {func} must be in (0, 1). Got {train_fraction!r} instead.")
-    confidence_level = check_float(confidence_level, "confidence_level", func, low=0.0)
-    if not confidence_level < 1:
-        raise RashomonInputError(f"The 'confidence_level' parameter of {func} must be in (0, 1). Got {confidence_level!r} instead.")
+    train_fraction = check_float(train_fraction, "train_fraction", func, low=0.0, high=1.0)
+    confidence_level = check_float(confidence_level, "confidence_level", func, low=0.0, high=1.0)
     return Xa, ya, columns, n_refits, train_fraction, confidence_level
 
 

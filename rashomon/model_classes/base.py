@@ -71,12 +71,12 @@ class ModelClass(abc.ABC):
         other rows (e.g. held-out data) with the same class.
         """
         from ..solvers import QCQPSequence
-        from ..utils.validation import check_X, check_y
+        from ..utils.validation import check_sample_weight, check_X, check_y
 
         func = f"{type(self).__name__}.fit_reference"
         Xa, columns = check_X(X, func, min_rows=3)
         ya = check_y(y, Xa.shape[0], func)
-        w = None if sample_weight is None else check_y(sample_weight, Xa.shape[0], func, param="sample_weight")
+        w = None if sample_weight is None else check_sample_weight(sample_weight, Xa.shape[0], func)
         par = self.parametrize(Xa, ya, w, columns=columns, func=func)
         theta = par.reference_theta
         if theta is None:

@@ -18,6 +18,7 @@ from ..utils.validation import (
     RashomonInputError,
     check_choice,
     check_float,
+    check_sample_weight,
     check_strata,
     check_X,
     check_y,
@@ -122,12 +123,7 @@ class RashomonSet:
         self.loss_ = self._check_params(func)
         Xa, columns = check_X(X, func, min_rows=3)
         ya = check_y(y, Xa.shape[0], func)
-        w = None
-        if sample_weight is not None:
-            w = check_y(sample_weight, Xa.shape[0], func, param="sample_weight")
-            if np.any(w < 0) or w.sum() <= 1:
-                raise RashomonInputError(f"The 'sample_weight' parameter of {func} must be non-negative counts "
-                                         "summing to more than 1.")
+        w = None if sample_weight is None else check_sample_weight(sample_weight, Xa.shape[0], func)
         self.n_features_in_ = Xa.shape[1]
         if columns is not None:
             self.feature_names_in_ = np.asarray(columns, dtype=object)
@@ -199,7 +195,11 @@ class RashomonSet:
                 "every loss ratio is 0/0 and the set is the interpolating models. Use a smaller norm_bound or "
                 "dictionary (a class that cannot fit the noise).")
         self.epsilon_abs_ = epsilon_threshold(float(self.epsilon), self.epsilon_kind, self.e_ref_, self.e_min_, func)
-        self._degenerate = self.epsilon_abs_ - self.e_min_ <= 1e-12 * abs(self.e_min_)
+        self._degenerate = self._at_e_min(self.epsilon_abs_)
+
+    def _at_e_min(self, eps: float) -> bool:
+        """ε_abs within rounding of the least loss: the set is the minimiser (answered exactly, no search)."""
+        return eps - self.e_min_ <= 1e-12 * abs(self.e_min_)
 
     def reweighted(self, sample_weight: Any) -> "RashomonSet":
         """The same set definition on the same rows with new weights (e.g. a bootstrap resample).
@@ -213,9 +213,7 @@ class RashomonSet:
         if self.loss_ != "squared_error":
             raise RashomonInputError(f"{func} needs loss='squared_error' (row weights are not supported for "
                                      f"loss={self.loss_!r}).")
-        w = check_y(sample_weight, self.X_.shape[0], func, param="sample_weight")
-        if np.any(w < 0) or w.sum() <= 1:
-            raise RashomonInputError(f"The 'sample_weight' parameter of {func} must be non-negative counts summing to more than 1.")
+        w = check_sample_weight(sample_weight, self.X_.shape[0], func)
         new = RashomonSet(self.model_class, self.epsilon, epsilon_kind=self.epsilon_kind,
                           reference=self.reference_, loss=self.loss)
         new.loss_, new.n_features_in_ = self.loss_, self.n_features_in_
@@ -343,7 +341,7 @@ class RashomonSet:
         start: dict = {"lower": None, "upper": None}
         for i in it:
             eps = abs_eps[i]
-            degenerate = eps - self.e_min_ <= 1e-12 * abs(self.e_min_)
+            degenerate = self._at_e_min(eps)
             if not degenerate:
                 for side in ("lower", "upper"):
                     srch.search(side, eps, start=start[side])

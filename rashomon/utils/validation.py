@@ -140,14 +140,29 @@ def check_positive_int(value: Any, param: str, func: str, minimum: int = 1) -> i
     return int(value)
 
 
-def check_float(value: Any, param: str, func: str, *, low: float | None = None, strict: bool = True) -> float:
+def check_float(value: Any, param: str, func: str, *, low: float | None = None, strict: bool = True,
+                high: float | None = None) -> float:
+    """A finite real (not bool) with ``value > low`` (``>=`` when ``strict=False``) and ``value < high``."""
     ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and np.isfinite(value)
     if ok and low is not None:
         ok = value > low if strict else value >= low
+    if ok and high is not None:
+        ok = value < high
     if not ok:
         cond = "" if low is None else (f" > {low}" if strict else f" >= {low}")
+        if high is not None:
+            cond += (" and" if cond else "") + f" < {high}"
         raise _param_error(param, func, f"a finite float{cond}", repr(value))
     return float(value)
+
+
+def check_sample_weight(sample_weight: Any, n: int, func: str) -> np.ndarray:
+    """Row weights (counts): ``n`` finite non-negative values summing to more than 1."""
+    w = check_y(sample_weight, n, func, param="sample_weight")
+    if np.any(w < 0) or w.sum() <= 1:
+        raise RashomonInputError(f"The 'sample_weight' parameter of {func} must be non-negative counts summing to "
+                                 "more than 1.")
+    return w
 
 
 def seed_from(random_state: Any, func: str) -> int:
