@@ -206,18 +206,21 @@ class LinearModelClass(ModelClass):
         if np.any(sd <= 0):
             bad = [columns[i] if columns else i for i in np.where(sd <= 0)[0]]
             raise RashomonInputError(f"The 'X' parameter of {func} has constant (or all-zero) column(s) {bad}; drop them.")
-        Z = (X - mean) / sd
+        return mean, sd, (X - mean) / sd, self.standard_penalty(sd)
+
+    def standard_penalty(self, sd: np.ndarray) -> np.ndarray:
+        """M_s: the penalty matrix in standardised coordinates, given the standard deviations ``sd``
+        (shared by the in-memory and the sufficient-statistics paths)."""
+        p = len(sd)
         if self.penalty_matrix is None:
-            Ms = np.eye(p) if self.standardize else np.diag(1.0 / sd**2)
-        else:
-            M = np.asarray(self.penalty_matrix, dtype=float)
-            if M.shape != (p, p) or not np.all(np.isfinite(M)):
-                raise RashomonInputError(f"The 'penalty_matrix' parameter of LinearModelClass must be a finite ({p}, {p}) matrix. Got shape {M.shape} instead.")
-            M = 0.5 * (M + M.T)
-            if np.linalg.eigvalsh(M)[0] < -1e-10 * max(1.0, np.abs(M).max()):
-                raise RashomonInputError("The 'penalty_matrix' parameter of LinearModelClass must be positive semi-definite.")
-            Ms = M if self.standardize else M / np.outer(sd, sd)
-        return mean, sd, Z, Ms
+            return np.eye(p) if self.standardize else np.diag(1.0 / sd**2)
+        M = np.asarray(self.penalty_matrix, dtype=float)
+        if M.shape != (p, p) or not np.all(np.isfinite(M)):
+            raise RashomonInputError(f"The 'penalty_matrix' parameter of LinearModelClass must be a finite ({p}, {p}) matrix. Got shape {M.shape} instead.")
+        M = 0.5 * (M + M.T)
+        if np.linalg.eigvalsh(M)[0] < -1e-10 * max(1.0, np.abs(M).max()):
+            raise RashomonInputError("The 'penalty_matrix' parameter of LinearModelClass must be positive semi-definite.")
+        return M if self.standardize else M / np.outer(sd, sd)
 
     def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
                     columns: list[str] | None = None, func: str = "RashomonSet.fit",

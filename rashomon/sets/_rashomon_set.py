@@ -24,8 +24,10 @@ from ..utils.validation import (
     check_y,
     resolve_group,
 )
+from ._dask import any_dask, fit_dask
 from ._epsilon import EPSILON_KINDS, epsilon_threshold
 from ._results import MCREnvelope, MCRResult
+from ._row_statistics import RowStatistics
 from ._search import GammaSearch, search_result
 
 __all__ = ["RashomonSet"]
@@ -121,6 +123,8 @@ class RashomonSet:
         """
         func = "RashomonSet.fit"
         self.loss_ = self._check_params(func)
+        if any_dask(X, y, sample_weight):  # out of core: the rows are replaced by sufficient statistics
+            return fit_dask(self, X, y, sample_weight, func)
         Xa, columns = check_X(X, func, min_rows=3)
         ya = check_y(y, Xa.shape[0], func)
         w = None if sample_weight is None else check_sample_weight(sample_weight, Xa.shape[0], func)
@@ -188,7 +192,7 @@ class RashomonSet:
         self.reference_theta_ = theta_ref
         self.reference_ = par.estimator(theta_ref)
         self.e_ref_ = eo(theta_ref)
-        scale = float(np.average(ya**2, weights=w))
+        scale = ya.mean_square if isinstance(ya, RowStatistics) else float(np.average(ya**2, weights=w))
         if self.e_min_ <= 1e-12 * max(scale, 1e-300):
             raise RashomonInputError(
                 f"{func}: the model class fits the data exactly (least loss {self.e_min_:.3g}, at rounding level), so "
