@@ -23,15 +23,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._reliance import (
-    DEFAULT_MEMORY_LIMIT,
-    ModelRelianceResult,
-    _exact_e_switch,
-    _permuted_loss,
-    _Prepared,
-    _ratio,
-    linear_squared_e_switch,
-)
+from ._exact import exact_e_switch
+from ._linear import linear_squared_e_switch
+from ._reliance import DEFAULT_MEMORY_LIMIT, ModelRelianceResult, _permuted_loss, _Prepared, _ratio
 from ..utils.validation import RashomonInputError, check_choice, check_positive_int, check_strata, resolve_group, seed_from
 
 __all__ = ["conditional_model_reliance", "make_strata"]
@@ -156,7 +150,7 @@ def conditional_model_reliance(
                 _, es = linear_squared_e_switch(Xa[idx], prep.y[idx], lin[1][idx], lin[0], group)
                 used_closed = True
             else:
-                es = _exact_e_switch(prep.predictor, Xa[idx], prep.y_enc[idx], group, max_rows, n_jobs)
+                es = exact_e_switch(prep.predictor, Xa[idx], prep.y_enc[idx], group, max_rows, n_jobs)
             total += len(idx) * es
             weight += len(idx)
         e_switch = total / weight

@@ -17,10 +17,11 @@ The exact estimator is computed without materialising the n² switched rows:
   ``predict`` may allocate more (scikit-learn forests allocate one output
   row per input row and tree).
 * For linear regressors (``coef_``/``intercept_``, or a Pipeline of affine
-  scalers ending in one) under squared loss, a closed form in O(n·p) applies:
-  with ``u_i = x1_i'β1`` and ``r_j = y_j − b − x2_j'β2``,
-  ``Σ_{i,j}(r_j − u_i)² = n·Σ(r−r̄)² + n·Σ(u−ū)² + n²(r̄ − ū)²`` (all terms
-  non-negative, so no cancellation), minus the diagonal ``Σ_i (r_i − u_i)²``.
+  scalers ending in one) under squared loss, a closed form (:mod:`._linear`):
+  one pass of sufficient statistics gives every feature and group.
+* For scikit-learn tree ensembles, switched values are collapsed into the
+  cells of the ensemble's thresholds (:mod:`._tree_cells`): one prediction per
+  occupied cell instead of one per distinct value.
 """
 from __future__ import annotations
 
@@ -42,103 +43,14 @@ from ..utils.validation import (
     seed_from,
 )
 
+from ._exact import exact_e_switch
+from ._linear import LinearSwitchStats, linear_coefficients
 from ._results import FeatureRelianceResult, ModelRelianceResult, _ratio
+from ._tree_cells import threshold_cells
 
 __all__ = ["ModelRelianceResult", "FeatureRelianceResult", "model_reliance", "feature_reliance"]
 
 DEFAULT_MEMORY_LIMIT = 256 * 2**20
-
-
-_AFFINE_STEPS = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler")
-
-
-def linear_coefficients(estimator: Any, X: np.ndarray, predictor: Predictor) -> tuple[np.ndarray, float] | None:
-    """Effective ``(coef, intercept)`` when ``estimator.predict`` is affine in x, else None.
-
-    Accepts a regressor with ``coef_`` and ``intercept_`` or a Pipeline whose
-    earlier steps are column-wise affine scalers. The effective coefficients are
-    read off by probing the model at 0 and the unit vectors, then verified on
-    up to 256 data rows (relative tolerance 1e-9), so a wrongly whitelisted step
-    can never give a silent wrong answer.
-    """
-    from sklearn.base import is_regressor
-    from sklearn.pipeline import Pipeline
-
-    if predictor.method_name != "predict":
-        return None
-    final = estimator
-    if isinstance(estimator, Pipeline):
-        for _, step in estimator.steps[:-1]:
-            if step not in (None, "passthrough") and type(step).__name__ not in _AFFINE_STEPS:
-                return None
-        final = estimator.steps[-1][1]
-    if not (is_regressor(final) and hasattr(final, "coef_") and hasattr(final, "intercept_")):
-        return None
-    coef = np.asarray(final.coef_, dtype=float)
-    if coef.ndim == 2 and coef.shape[0] != 1:
-        return None
-    p = X.shape[1]
-    probe = np.vstack([np.zeros((1, p)), np.eye(p)])
-    out = np.asarray(predictor(probe), dtype=float).ravel()
-    if out.shape[0] != p + 1:
-        return None
-    b = float(out[0])
-    beta = out[1:] - b
-    rows = X[: min(256, X.shape[0])]
-    direct = np.asarray(predictor(rows), dtype=float).ravel()
-    scale = np.max(np.abs(direct)) + np.abs(rows) @ np.abs(beta) + abs(b) + 1.0
-    if not np.all(np.abs(rows @ beta + b - direct) <= 1e-9 * scale):
-        return None
-    return beta, b
-
-
-def linear_squared_e_switch(X: np.ndarray, y: np.ndarray, pred: np.ndarray, beta: np.ndarray, group: Sequence[int]) -> tuple[float, float]:
-    """Exact ``(e_orig, e_switch)`` of a linear model under squared loss.
-
-    ``pred = X @ beta + b`` is computed once per data set; each group then costs
-    O(n·|group|): ``u = X1 @ beta1`` and ``r = y - pred + u``.
-    """
-    n = X.shape[0]
-    g = list(group)
-    u = X[:, g] @ beta[g]
-    r = y - pred + u
-    diag = float(np.sum((y - pred) ** 2))
-    rc = r - r.mean()
-    uc = u - u.mean()
-    total = n * float(rc @ rc) + n * float(uc @ uc) + n * n * float(r.mean() - u.mean()) ** 2
-    return diag / n, (total - diag) / (n * (n - 1))
-
-
-# --------------------------------------------------------------------------- generic exact
-def _block_sum(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: np.ndarray, values: np.ndarray,
-               counts: np.ndarray, inverse: np.ndarray, v0: int, v1: int, j0: int, j1: int) -> float:
-    """Σ over distinct values v in [v0, v1) and rows j in [j0, j1) of w(v, j)·L(y_j, f(v, x2_j)),
-    with w(v, j) = #{i ≠ j : x1_i = v}."""
-    nv, nj = v1 - v0, j1 - j0
-    rows = np.tile(X[j0:j1], (nv, 1))
-    rows[:, group] = np.repeat(values[v0:v1], nj, axis=0)
-    losses = predictor.losses(np.tile(y_enc[j0:j1], nv), rows).reshape(nv, nj)
-    w = counts[v0:v1, None] - (inverse[None, j0:j1] == np.arange(v0, v1)[:, None])
-    return float(np.sum(losses * w))
-
-
-def _exact_e_switch(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...],
-                    max_rows: int, n_jobs: int | None) -> float:
-    n = X.shape[0]
-    g = np.asarray(group)
-    values, inverse, counts = np.unique(X[:, g], axis=0, return_inverse=True, return_counts=True)
-    inverse = inverse.ravel()
-    n_values = values.shape[0]
-    bj = min(n, max(1, max_rows))
-    bv = max(1, max_rows // bj)
-    tasks = [(v0, min(n_values, v0 + bv), j0, min(n, j0 + bj)) for v0 in range(0, n_values, bv) for j0 in range(0, n, bj)]
-    args = (predictor, X, y_enc, g, values, counts, inverse)
-    if n_jobs in (None, 1) or len(tasks) == 1:
-        sums = [_block_sum(*args, *t) for t in tasks]
-    else:
-        # Blocks are summed in a fixed order, so any n_jobs gives identical results.
-        sums = Parallel(n_jobs=n_jobs)(delayed(_block_sum)(*args, *t) for t in tasks)
-    return float(np.sum(sums)) / (n * (n - 1))
 
 
 def _divide_e_switch(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...],
@@ -178,43 +90,80 @@ class _Prepared:
             self._e_orig = float(np.mean(self.predictor.losses_from(self.y_enc, self._pred)))
         return self._e_orig
 
+    @property
+    def prediction(self) -> np.ndarray:
+        """The model's response on the unswitched rows (what ``e_orig`` averages the loss of)."""
+        if getattr(self, "_pred", None) is None:
+            self._e_orig = None
+            _ = self.e_orig
+        return self._pred
+
+    def coefficients(self) -> tuple[np.ndarray, float] | None:
+        """``(coef, intercept)`` of a linear regressor under squared loss, else None."""
+        if self._linear is False:
+            self._linear = linear_coefficients(self.estimator, self.X, self.predictor) if self.loss.name == "squared_error" else None
+        return self._linear
+
     def linear(self) -> tuple[np.ndarray, np.ndarray] | None:
         """``(coef, X @ coef + intercept)`` for a linear regressor under squared loss, else None."""
-        if self._linear is False:
-            lin = linear_coefficients(self.estimator, self.X, self.predictor) if self.loss.name == "squared_error" else None
-            self._linear = None if lin is None else (lin[0], self.X @ lin[0] + lin[1])
-        return self._linear
+        lin = self.coefficients()
+        if lin is None:
+            return None
+        pred = self.X @ lin[0] + lin[1]
+        if self._e_orig is None:
+            # X @ coef + intercept was verified against predict(); it is the prediction.
+            self._e_orig = float(np.mean((self.y - pred) ** 2))
+        return lin[0], pred
+
+    def linear_stats(self, groups: Sequence[tuple[int, ...]]) -> LinearSwitchStats | None:
+        """Sufficient statistics of the linear closed form for ``groups`` (one pass, cached), else None."""
+        lin = self.coefficients()
+        if lin is None:
+            return None
+        cached = getattr(self, "_stats", None)
+        if cached is None or not cached.covers(groups):
+            self._stats = LinearSwitchStats(self.X, self.y, lin[0], lin[1], groups)
+            if self._e_orig is None:
+                self._e_orig = self._stats.e_orig
+        return self._stats
+
+
+def _exact_value(prep: _Prepared, group: tuple[int, ...], closed_form: Any, memory_limit: int,
+                 n_jobs: int | None, func: str, groups: Sequence[tuple[int, ...]] | None = None) -> tuple[float, str]:
+    """Exact e_switch and the algorithm used: linear closed form, tree paths, tree cells or distinct values."""
+    X = prep.X
+    stats = prep.linear_stats(groups or [group]) if closed_form in ("auto", True) else None
+    if closed_form is True and stats is None:
+        raise RashomonInputError(
+            f"The 'closed_form' parameter of {func} is True, but the closed form needs a linear regressor "
+            "(coef_/intercept_, or a Pipeline of affine scalers ending in one) and loss='squared_error'."
+        )
+    if stats is not None:
+        return stats.e_switch(group), "linear"
+    max_rows = max(1, int(memory_limit // (8 * (X.shape[1] + 4))))
+    if closed_form == "auto" and not prep.predictor.is_callable:
+        cells = threshold_cells(prep.estimator, X, group)
+        if cells is not None:
+            return exact_e_switch(prep.predictor, X, prep.y_enc, group, max_rows, n_jobs, cells), "tree-cells"
+    return exact_e_switch(prep.predictor, X, prep.y_enc, group, max_rows, n_jobs), "distinct-values"
 
 
 def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeats: int, seed: int | None,
-                  shuffle: bool, closed_form: Any, memory_limit: int, n_jobs: int | None, func: str) -> ModelRelianceResult:
+                  shuffle: bool, closed_form: Any, memory_limit: int, n_jobs: int | None, func: str,
+                  groups: Sequence[tuple[int, ...]] | None = None) -> ModelRelianceResult:
     X, y_enc, n = prep.X, prep.y_enc, prep.X.shape[0]
     names = tuple(prep.columns[i] if prep.columns else f"x{i}" for i in group)
     reps = None
-    used_closed = False
-    lin = prep.linear() if (method == "exact" and closed_form in ("auto", True)) else None
-    if lin is not None and prep._e_orig is None:
-        # X @ coef + intercept was verified against predict(); it is the prediction.
-        prep._e_orig = float(np.mean((prep.y - lin[1]) ** 2))
-    e_orig = prep.e_orig
+    algorithm = None
     if method == "exact":
-        if closed_form is True and lin is None:
-            raise RashomonInputError(
-                f"The 'closed_form' parameter of {func} is True, but the closed form needs a linear regressor "
-                "(coef_/intercept_, or a Pipeline of affine scalers ending in one) and loss='squared_error'."
-            )
-        if lin is not None:
-            _, e_switch = linear_squared_e_switch(X, prep.y, lin[1], lin[0], group)
-            used_closed = True
-        else:
-            max_rows = max(1, int(memory_limit // (8 * (X.shape[1] + 4))))
-            e_switch = _exact_e_switch(prep.predictor, X, y_enc, group, max_rows, n_jobs)
-    elif method == "divide":
+        e_switch, algorithm = _exact_value(prep, group, closed_form, memory_limit, n_jobs, func, groups)
+    e_orig = prep.e_orig
+    if method == "divide":
         order = np.arange(n)
         if shuffle:
             order = np.random.RandomState(seed).permutation(n)
         e_switch = _divide_e_switch(prep.predictor, X, y_enc, group, order)
-    else:
+    elif method == "permutation":
         perms = permutation_indices(n, n_repeats, seed)
         if n_jobs in (None, 1):
             vals = [_permuted_loss(prep.predictor, X, y_enc, group, p) for p in perms]
@@ -235,7 +184,8 @@ def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeat
         e_switch_repeats=reps,
         ratio_repeats=None if reps is None else _ratio(reps, e_orig),
         difference_repeats=None if reps is None else reps - e_orig,
-        closed_form=used_closed,
+        closed_form=algorithm == "linear",
+        exact_algorithm=algorithm,
     )
 
 
@@ -293,8 +243,11 @@ def model_reliance(
         Parallel jobs (joblib) over prediction blocks or repeats. Results are
         identical for any ``n_jobs``.
     closed_form : "auto" or bool, default="auto"
-        Use the O(n·p) closed form for linear regressors under squared loss.
-        ``False`` forces the generic streamed path; ``True`` requires it.
+        ``"auto"``: use the closed form for linear regressors under squared loss
+        (one pass of sufficient statistics for all features and groups) and, for
+        scikit-learn tree ensembles, the threshold cells / prediction paths (exact,
+        far fewer predictions; see the module notes). ``False`` forces the generic
+        streamed path over distinct values; ``True`` requires the linear closed form.
     memory_limit : int, default=256 MiB
         Bound (bytes) on the switched rows built at once by the exact path.
 
@@ -364,9 +317,10 @@ def feature_reliance(
         raise RashomonInputError(f"The 'features' parameter of {func} must be None, a list or a dict. Got {features!r} instead.")
     items = resolve_features(features, prep.columns, prep.X.shape[1], func)
     seed = seed_from(random_state, func) if method in ("permutation", "divide") else None
+    groups = list(items.values())
     results = [
-        _reliance_one(prep, g, method, n_repeats, seed, shuffle, closed_form, memory_limit, n_jobs, func)
-        for g in items.values()
+        _reliance_one(prep, g, method, n_repeats, seed, shuffle, closed_form, memory_limit, n_jobs, func, groups)
+        for g in groups
     ]
     reps = method == "permutation"
     return FeatureRelianceResult(

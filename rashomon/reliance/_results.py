@@ -35,7 +35,11 @@ class ModelRelianceResult:
         Per-repeat switched losses (``method="permutation"``).
     ratio_repeats, difference_repeats : ndarray of shape (n_repeats,) or None
     closed_form : bool
-        True when the O(n·p) linear closed form was used.
+        True when the linear closed form was used.
+    exact_algorithm : str or None
+        For ``method="exact"``: ``"linear"`` (closed form), ``"tree-paths"``,
+        ``"tree-cells"`` (tree ensembles) or ``"distinct-values"`` (generic);
+        all compute the same U-statistic. None for the other methods.
     """
 
     features: tuple[str, ...]
@@ -51,6 +55,7 @@ class ModelRelianceResult:
     ratio_repeats: np.ndarray | None = None
     difference_repeats: np.ndarray | None = None
     closed_form: bool = False
+    exact_algorithm: str | None = None
 
 
 def _ratio(num: np.ndarray | float, den: float) -> Any:
@@ -59,9 +64,6 @@ def _ratio(num: np.ndarray | float, den: float) -> Any:
         return num / den
     # e_orig = 0: reliance is infinite unless switching costs nothing too.
     return np.where(num > 0, np.inf, 1.0)
-
-
-# --------------------------------------------------------------------------- linear closed form
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,135 @@
+"""The linear closed form of feature_reliance: all features and groups from one set of sufficient statistics.
+
+References: the brute-force all-pairs loop (tests/_brute.py), the generic streamed exact path
+(closed_form=False), the previous per-feature formula (linear_squared_e_switch) and, for
+ill-conditioned data, the U-statistic in exact rational arithmetic.
+"""
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LinearRegression, Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from rashomon import feature_reliance, model_reliance
+from rashomon.reliance._linear import LinearSwitchStats, linear_squared_e_switch
+
+from ._brute import brute_e_switch
+
+GROUPS = [[0], [1], [2], [3], [4], [0, 4], [1, 2, 3], [0, 1, 2, 3, 4]]
+
+
+def _data(n=120, p=5, offset=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) * np.array([1.0, 1e3, 1e-2, 1.0, 5.0])[:p]
+    X[:, 3] = rng.integers(0, 3, size=n)
+    X[:, 4] = 0.99 * X[:, 0] + 0.01 * X[:, 4]  # nearly collinear with column 0
+    X = X + offset
+    y = X @ np.array([1.0, -1e-3, 30.0, 0.8, 0.5])[:p] + rng.normal(size=n)
+    return X, y
+
+
+def _exact_rational(X, y, pred, beta, group):
+    """Σ_{i≠j} (e_j + u_j − u_i)² / (n(n−1)) in exact rational arithmetic (e = y − pred, u = X_G β_G)."""
+    n = X.shape[0]
+    e = [Fraction(float(a)) - Fraction(float(b)) for a, b in zip(y, pred)]
+    u = [sum(Fraction(float(X[i, k])) * Fraction(float(beta[k])) for k in group) for i in range(n)]
+    r = [a + b for a, b in zip(e, u)]
+    total = n * sum(a * a for a in r) + n * sum(a * a for a in u) - 2 * sum(r) * sum(u) - sum(a * a for a in e)
+    return float(total / (n * (n - 1)))
+
+
+def test_all_features_and_groups_match_brute_force():
+    X, y = _data(n=40)
+    m = LinearRegression().fit(X, y)
+    fr = feature_reliance(m, X, y, features=GROUPS)
+    assert all(r.closed_form and r.exact_algorithm == "linear" for r in fr.results)
+    for g, r in zip(GROUPS, fr.results):
+        ref = brute_e_switch(m.predict, lambda a, b: (a - b) ** 2, X, y, g)
+        assert r.e_switch == pytest.approx(ref, rel=1e-10)
+
+
+@pytest.mark.parametrize("model", [LinearRegression(), make_pipeline(StandardScaler(), Ridge(alpha=3.0))],
+                         ids=["ols", "scaled-ridge"])
+def test_matches_per_feature_formula_and_generic_path(model):
+    X, y = _data(n=300)
+    m = model.fit(X, y)
+    fr = feature_reliance(m, X, y, features=GROUPS)
+    slow = feature_reliance(m, X, y, features=GROUPS, closed_form=False)
+    beta = np.asarray(m.predict(np.eye(5)) - m.predict(np.zeros((1, 5))))
+    pred = m.predict(X)
+    for g, r, s in zip(GROUPS, fr.results, slow.results):
+        old = linear_squared_e_switch(X, y, pred, beta, g)[1]
+        assert r.e_switch == pytest.approx(old, rel=1e-10)
+        assert s.exact_algorithm == "distinct-values"
+        assert r.e_switch == pytest.approx(s.e_switch, rel=1e-9)
+    assert fr.e_orig == pytest.approx(slow.e_orig, rel=1e-12)
+    # model_reliance on one group gives the same value as the all-at-once call
+    assert model_reliance(m, X, y, [1, 2, 3]).e_switch == pytest.approx(fr.e_switch[6], rel=1e-12)
+
+
+def _dyadic_data(n, offset, seed):
+    """Data, coefficients and targets on a coarse binary grid: every prediction is exact in float64
+    whatever the summation order, so the only rounding left is the statistic's own."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, 5)) * 2**8) / 2**8 * np.array([1.0, 2**10, 2**-7, 1.0, 4.0])
+    X[:, 3] = rng.integers(0, 3, size=n)
+    X[:, 4] = X[:, 0] + np.round(rng.normal(size=n) * 2**4) / 2**10  # nearly collinear with column 0
+    X = X + offset
+    beta = np.array([1.0, -2.0**-10, 32.0, 0.75, 0.5])
+    y = X @ beta + 2.0 + np.round(rng.normal(size=n) * 2**8) / 2**8
+    return X, y, beta
+
+
+@pytest.mark.parametrize("chunk_rows", [7, 10_000])
+@pytest.mark.parametrize("offset", [0.0, 1e4, 1e6, 2.0**26])
+def test_sufficient_statistics_exact_on_large_offsets(offset, chunk_rows, monkeypatch):
+    # Centred sums: a large offset does not cancel. Compared with the exact rational U-statistic
+    # (relative 1e-12), in one chunk and in chunks of 7 rows; the previous formula loses digits
+    # here (~1e-9 relative at an offset of 1e8).
+    import rashomon.reliance._linear as lin
+
+    monkeypatch.setattr(lin, "_CHUNK_BYTES", 8 * 5 * chunk_rows)
+    X, y, beta = _dyadic_data(300, offset, seed=3)
+    pred = X @ beta + 2.0
+    assert np.array_equal(pred, X[:, ::-1] @ beta[::-1] + 2.0)  # exact whatever the order
+    stats = LinearSwitchStats(X, y, beta, 2.0, GROUPS)
+    for g in GROUPS:
+        assert stats.e_switch(g) == pytest.approx(_exact_rational(X, y, pred, beta, g), rel=1e-12)
+    assert stats.e_orig == pytest.approx(float(np.mean((y - pred) ** 2)), rel=1e-14)
+
+
+def test_chunked_pass_matches_one_block(monkeypatch):
+    import rashomon.reliance._linear as lin
+
+    X, y = _data(n=1000, offset=1e3)
+    beta = np.array([1.0, -1e-3, 30.0, 0.8, 0.5])
+    one = LinearSwitchStats(X, y, beta, 0.0, GROUPS)
+    monkeypatch.setattr(lin, "_CHUNK_BYTES", 8 * 5 * 7)  # chunks of 7 rows
+    many = LinearSwitchStats(X, y, beta, 0.0, GROUPS)
+    for g in GROUPS:
+        assert many.e_switch(g) == pytest.approx(one.e_switch(g), rel=1e-12)
+
+
+def test_named_groups_dataframe_and_dict():
+    X, y = _data(n=200)
+    df = pd.DataFrame(X, columns=list("abcde"))
+    m = LinearRegression().fit(df, y)
+    fr = feature_reliance(m, df, y, features={"a": "a", "bcd": ["b", "c", "d"]})
+    assert fr.names == ["a", "bcd"]
+    assert fr.e_switch[1] == pytest.approx(model_reliance(m, df, y, ["b", "c", "d"], closed_form=False).e_switch, rel=1e-9)
+    allf = feature_reliance(m, df, y)
+    assert allf.e_switch[0] == pytest.approx(fr.e_switch[0], rel=1e-12)
+
+
+def test_zero_coefficient_feature_has_no_reliance():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(100, 3))
+    y = X[:, 0] + rng.normal(size=100)
+    m = LinearRegression().fit(X, y)
+    m.coef_[2] = 0.0
+    fr = feature_reliance(m, X, y)
+    assert fr.e_switch[2] == fr.e_orig
+    assert fr.ratio[2] == 1.0
