@@ -11,99 +11,86 @@ Subpackages: :mod:`rashomon.sets` (the set and its queries),
 :mod:`rashomon.audit` (audit, CLI, report), :mod:`rashomon.plotting`,
 :mod:`rashomon.datasets`, :mod:`rashomon.solvers` (optimisation engines) and
 :mod:`rashomon.utils`.
+
+Public names load on first use (``import rashomon`` imports no numerical
+library); ``from rashomon import X`` works for every name in ``__all__``.
 """
-from . import datasets
-from .audit import AuditResult, GroupAudit, audit
-from .inference import (
-    LearnerImportanceResult,
-    LearnerPDResult,
-    PIMPResult,
-    TTestResult,
-    corrected_resampled_ttest,
-    learner_importance,
-    learner_pd,
-    model_importance_ci,
-    pimp,
-)
-from .inspection import (
-    PartialDependenceResult,
-    PDImportanceResult,
-    UncertaintyImportanceResult,
-    entropy_importance,
-    likelihood_importance,
-    partial_dependence,
-    pd_importance,
-    predictive_distribution,
-    uncertainty_pd,
-)
-from .model_classes import ClassMember, KernelModelClass, LinearModelClass, ModelClass
-from .reliance import (
-    FeatureRelianceResult,
-    ModelRelianceResult,
-    conditional_model_reliance,
-    feature_reliance,
-    make_strata,
-    model_reliance,
-)
-from .sets import (
-    MCREnvelope,
-    MCRModel,
-    MCRResult,
-    MCRStep,
-    RashomonPDBand,
-    RashomonSet,
-    mcr_envelope,
-    model_class_reliance,
-    rashomon_pd_band,
-)
-from .utils import Loss, RashomonInputError, show_versions
+import sys
+import types
+
+from .utils.lazy import lazy_exports
 
 __version__ = "0.2.0"
 
-__all__ = [
-    "RashomonSet",
-    "show_versions",
-    "__version__",
-    "datasets",
-    "audit",
-    "AuditResult",
-    "GroupAudit",
-    "Loss",
-    "RashomonInputError",
-    "ModelRelianceResult",
-    "FeatureRelianceResult",
-    "model_reliance",
-    "feature_reliance",
-    "conditional_model_reliance",
-    "make_strata",
-    "partial_dependence",
-    "pd_importance",
-    "rashomon_pd_band",
-    "PartialDependenceResult",
-    "PDImportanceResult",
-    "RashomonPDBand",
-    "likelihood_importance",
-    "entropy_importance",
-    "uncertainty_pd",
-    "predictive_distribution",
-    "UncertaintyImportanceResult",
-    "learner_importance",
-    "learner_pd",
-    "model_importance_ci",
-    "corrected_resampled_ttest",
-    "pimp",
-    "LearnerImportanceResult",
-    "LearnerPDResult",
-    "TTestResult",
-    "PIMPResult",
-    "ModelClass",
-    "ClassMember",
-    "LinearModelClass",
-    "KernelModelClass",
-    "model_class_reliance",
-    "mcr_envelope",
-    "MCRResult",
-    "MCREnvelope",
-    "MCRModel",
-    "MCRStep",
-]
+# Public name -> subpackage holding it. Adding a public name is one line here.
+_EXPORTS = {
+    "RashomonSet": ".sets",
+    "model_class_reliance": ".sets",
+    "mcr_envelope": ".sets",
+    "rashomon_pd_band": ".sets",
+    "MCRResult": ".sets",
+    "MCREnvelope": ".sets",
+    "FunctionalRange": ".sets",
+    "PredictionRange": ".sets",
+    "CoefRange": ".sets",
+    "Multiplicity": ".sets",
+    "RashomonSample": ".sets",
+    "ImportanceCloud": ".sets",
+    "MCRModel": ".sets",
+    "MCRStep": ".sets",
+    "RashomonPDBand": ".sets",
+    "ModelClass": ".model_classes",
+    "ClassMember": ".model_classes",
+    "LinearModelClass": ".model_classes",
+    "KernelModelClass": ".model_classes",
+    "model_reliance": ".reliance",
+    "feature_reliance": ".reliance",
+    "conditional_model_reliance": ".reliance",
+    "make_strata": ".reliance",
+    "ModelRelianceResult": ".reliance",
+    "FeatureRelianceResult": ".reliance",
+    "partial_dependence": ".inspection",
+    "pd_importance": ".inspection",
+    "PartialDependenceResult": ".inspection",
+    "PDImportanceResult": ".inspection",
+    "likelihood_importance": ".inspection",
+    "entropy_importance": ".inspection",
+    "uncertainty_pd": ".inspection",
+    "predictive_distribution": ".inspection",
+    "UncertaintyImportanceResult": ".inspection",
+    "learner_importance": ".inference",
+    "learner_pd": ".inference",
+    "model_importance_ci": ".inference",
+    "corrected_resampled_ttest": ".inference",
+    "pimp": ".inference",
+    "LearnerImportanceResult": ".inference",
+    "LearnerPDResult": ".inference",
+    "TTestResult": ".inference",
+    "PIMPResult": ".inference",
+    "audit": ".audit",
+    "AuditResult": ".audit",
+    "GroupAudit": ".audit",
+    "Loss": ".utils",
+    "RashomonInputError": ".utils",
+    "show_versions": ".utils",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, submodules=["datasets"])
+__all__ += ["__version__"]
+
+
+class _Package(types.ModuleType):
+    """``rashomon.audit`` is the function :func:`~rashomon.audit.audit`, as it always was.
+
+    Importing the subpackage ``rashomon.audit`` (the CLI does) would bind the module to that
+    name; the binding is skipped so the attribute keeps resolving to the function (the
+    subpackage stays in ``sys.modules``).
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "audit" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -9,22 +9,39 @@ Every backend implements the :class:`Solver` contract (what it takes, returns an
   once and warm-started along a sequence.
 * :mod:`rashomon.solvers.cvxpy_backend` — cvxpy for convex programmes with
   non-quadratic losses and a norm constraint.
+
+Names load on first use (PEP 562), so importing one engine does not import the others'
+dependencies (scipy.sparse, osqp, cvxpy).
 """
-from ._base import DEFAULT_TOL, Certificate, Solver, SolverError, SolverResult, SolverStatus
-from .trust_region import QCQPSequence, qcqp_certificate, solve_qcqp
+import importlib
+import sys
 
-__all__ = [
-    "DEFAULT_TOL",
-    "Certificate",
-    "Solver",
-    "SolverError",
-    "SolverResult",
-    "SolverStatus",
-    "QCQPSequence",
-    "qcqp_certificate",
-    "solve_qcqp",
-]
-from .cvxpy_backend import ConvexLossProgram, LossTerm  # noqa: E402
-from .osqp_qp import QPSequence, qp_certificate  # noqa: E402
+# Public name -> module holding it. Adding a public name is one line here.
+_EXPORTS = {
+    "DEFAULT_TOL": "._base",
+    "Certificate": "._base",
+    "Solver": "._base",
+    "SolverError": "._base",
+    "SolverResult": "._base",
+    "SolverStatus": "._base",
+    "QCQPSequence": ".trust_region",
+    "qcqp_certificate": ".trust_region",
+    "solve_qcqp": ".trust_region",
+    "ConvexLossProgram": ".cvxpy_backend",
+    "LossTerm": ".cvxpy_backend",
+    "QPSequence": ".osqp_qp",
+    "qp_certificate": ".osqp_qp",
+}
+__all__ = list(_EXPORTS)
 
-__all__ += ["ConvexLossProgram", "LossTerm", "QPSequence", "qp_certificate"]
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    vars(sys.modules[__name__])[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -419,6 +419,81 @@ def test_audit_plot_summary_with_ci_excluding_the_estimate(audit_result):
 # ---------------------------------------------------------------- completeness
 
 
+# ---------------------------------------------------------------- Rashomon set: ranges, multiplicity, members
+
+
+@covers("FunctionalRange.plot", "CoefRange.plot", "RangeDisplay.plot")
+def test_coef_range_plot(rset):
+    from rashomon.plotting import RangeDisplay
+
+    cr = rset.coef_range()
+    disp = cr.plot()
+    assert isinstance(disp, RangeDisplay)
+    segs = disp.intervals_.get_segments()
+    assert len(segs) == 4  # intercept + 3 coefficients
+    for seg, lo, hi in zip(segs, cr.lower, cr.upper):
+        np.testing.assert_allclose([seg[0][0], seg[1][0]], [lo, hi])
+    np.testing.assert_allclose(disp.reference_.get_xdata(), cr.reference)
+    assert [t.get_text() for t in disp.ax_.get_yticklabels()] == ["intercept", "x0", "x1", "x2"]
+    assert "sign stable" in disp.ax_.get_xlabel()
+    # sign-stable coefficients drawn in the highlight colour
+    cols = disp.intervals_.get_colors()
+    assert len({tuple(c) for c, st in zip(cols, cr.sign_stable) if st}) <= 1
+    fr = rset.functional_range(np.eye(4)[1:3], names=["a", "b"])
+    d2 = fr.plot()
+    assert len(d2.intervals_.get_segments()) == 2 and d2.zero_line_ is None or d2.zero_line_ is not None
+
+
+@covers("PredictionRange.plot", "PredictionRangeDisplay.plot", "Multiplicity.plot")
+def test_prediction_range_plots(rset, data):
+    from rashomon.plotting import PredictionRangeDisplay
+
+    X, _ = data
+    m = rset.multiplicity(X, threshold=0.0)
+    disp = m.plot()
+    assert isinstance(disp, PredictionRangeDisplay)
+    segs = disp.segments_.get_segments()
+    assert len(segs) == len(X)
+    order = np.argsort(m.ranges.reference, kind="stable")
+    np.testing.assert_allclose([s[0][1] for s in segs], m.ranges.lower[order])
+    np.testing.assert_allclose([s[1][1] for s in segs], m.ranges.upper[order])
+    np.testing.assert_allclose(disp.reference_.get_ydata(), m.ranges.reference[order])
+    assert disp.threshold_line_ is not None and disp.threshold_line_.get_ydata()[0] == 0.0
+    assert any(f"{int(m.flips.sum())} rows flip" in t for t in _legend_texts(disp.ax_))
+    w = m.ranges.plot(kind="widths")
+    assert sum(p.get_height() for p in w.bars_) == len(X)
+    with pytest.raises(rashomon.RashomonInputError, match="'kind' parameter of PredictionRange.plot"):
+        m.ranges.plot(kind="pie")
+
+
+@covers("RashomonSample.plot", "SampleDisplay.plot")
+def test_sample_plot(rset):
+    from rashomon.plotting import SampleDisplay
+
+    smp = rset.sample(300, random_state=0)
+    disp = smp.plot(bins=10)
+    assert isinstance(disp, SampleDisplay)
+    assert sum(p.get_height() for p in disp.bars_) == 300
+    assert disp.epsilon_line_.get_xdata()[0] == pytest.approx(rset.epsilon_abs_)
+    assert "300 members" in disp.ax_.get_title()
+
+
+@covers("ImportanceCloud.plot", "ImportanceCloudDisplay.plot")
+def test_importance_cloud_plot(rset):
+    from rashomon.plotting import ImportanceCloudDisplay
+
+    cl = rset.importance_cloud(n_models=100, random_state=0)
+    disp = cl.plot()
+    assert isinstance(disp, ImportanceCloudDisplay)
+    assert disp.points_.get_offsets().shape == (300, 2)
+    np.testing.assert_allclose(np.asarray(disp.points_.get_offsets())[:, 0], cl.samples[:100].ravel())
+    segs = disp.intervals_.get_segments()
+    np.testing.assert_allclose([s[0][0] for s in segs], cl.lower)
+    np.testing.assert_allclose([s[1][0] for s in segs], cl.upper)
+    np.testing.assert_allclose(disp.reference_.get_xdata(), cl.reference)
+    assert {"sampled members", "exact MCR", "reference"} <= set(_legend_texts(disp.ax_))
+
+
 def _public_plot_methods():
     found = set()
     for mod in (rashomon, rashomon.plotting):

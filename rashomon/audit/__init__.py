@@ -1,4 +1,11 @@
-"""Reliance audits of a table: the analysis of Fisher, Rudin & Dominici (2019, §10), its CLI and HTML report."""
-from ._audit import AuditResult, GroupAudit, audit
+"""Reliance audits of a table: the analysis of Fisher, Rudin & Dominici (2019, §10), its CLI and HTML report.
 
-__all__ = ["audit", "AuditResult", "GroupAudit"]
+Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+"""
+from ..utils.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "audit": "._audit",
+    "AuditResult": "._audit",
+    "GroupAudit": "._audit",
+})

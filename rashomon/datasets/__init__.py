@@ -8,11 +8,13 @@ checksum of the raw file). Nothing is downloaded.
 from __future__ import annotations
 
 from importlib import resources
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
-from sklearn.utils import Bunch
+
+if TYPE_CHECKING:
+    from sklearn.utils import Bunch
 
 __all__ = [
     "load_compas",
@@ -169,6 +171,8 @@ def load_compas_fisher2019() -> Bunch:
     Useful: Learning a Variable's Importance by Studying an Entire Class of
     Prediction Models Simultaneously", JMLR 20(177):1-81, 2019.
     """
+    from sklearn.utils import Bunch
+
     frame = load_compas("violent", races=("African-American", "Caucasian"))
     ids = _read("compas_fisher2019_train_ids.csv.gz")
     train_mask = frame["id"].isin(ids["id"]).to_numpy()

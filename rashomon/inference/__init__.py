@@ -1,21 +1,17 @@
-"""Inference over refits: learner-PFI and learner-PD with corrected intervals, corrected t-test, PIMP."""
-from ._inference import (
-    corrected_resampled_ttest,
-    learner_importance,
-    learner_pd,
-    model_importance_ci,
-    pimp,
-)
-from ._results import LearnerImportanceResult, LearnerPDResult, PIMPResult, TTestResult
+"""Inference over refits: learner-PFI and learner-PD with corrected intervals, corrected t-test, PIMP.
 
-__all__ = [
-    "learner_importance",
-    "learner_pd",
-    "model_importance_ci",
-    "corrected_resampled_ttest",
-    "pimp",
-    "LearnerImportanceResult",
-    "LearnerPDResult",
-    "TTestResult",
-    "PIMPResult",
-]
+Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+"""
+from ..utils.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "learner_importance": "._inference",
+    "learner_pd": "._inference",
+    "model_importance_ci": "._inference",
+    "corrected_resampled_ttest": "._inference",
+    "pimp": "._inference",
+    "LearnerImportanceResult": "._results",
+    "LearnerPDResult": "._results",
+    "TTestResult": "._results",
+    "PIMPResult": "._results",
+})

@@ -1,21 +1,17 @@
-"""Partial dependence, ICE, PD importance and importance for predictive uncertainty."""
-from ._partial_dependence import PartialDependenceResult, PDImportanceResult, partial_dependence, pd_importance
-from ._uncertainty import (
-    UncertaintyImportanceResult,
-    entropy_importance,
-    likelihood_importance,
-    predictive_distribution,
-    uncertainty_pd,
-)
+"""Partial dependence, ICE, PD importance and importance for predictive uncertainty.
 
-__all__ = [
-    "partial_dependence",
-    "pd_importance",
-    "PartialDependenceResult",
-    "PDImportanceResult",
-    "likelihood_importance",
-    "entropy_importance",
-    "uncertainty_pd",
-    "predictive_distribution",
-    "UncertaintyImportanceResult",
-]
+Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+"""
+from ..utils.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "partial_dependence": "._partial_dependence",
+    "pd_importance": "._partial_dependence",
+    "PartialDependenceResult": "._partial_dependence",
+    "PDImportanceResult": "._partial_dependence",
+    "likelihood_importance": "._uncertainty",
+    "entropy_importance": "._uncertainty",
+    "uncertainty_pd": "._uncertainty",
+    "predictive_distribution": "._uncertainty",
+    "UncertaintyImportanceResult": "._uncertainty",
+})

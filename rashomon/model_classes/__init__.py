@@ -1,20 +1,20 @@
-"""Model classes: each turns data into the quadratic forms a Rashomon set needs (see :mod:`.base`)."""
-from ._kernel import KernelModelClass, KernelParametrization, nadaraya_watson_gamma
-from ._linear import LinearModelClass, LinearParametrization, ridge_loo
-from .base import ClassMember, ModelClass, Parametrization
-from .quadratics import MCRProblem, Quadratic, switched_design_moments
+"""Model classes: each turns data into the quadratic forms a Rashomon set needs (see :mod:`.base`).
 
-__all__ = [
-    "ModelClass",
-    "Parametrization",
-    "ClassMember",
-    "LinearModelClass",
-    "LinearParametrization",
-    "KernelModelClass",
-    "KernelParametrization",
-    "nadaraya_watson_gamma",
-    "MCRProblem",
-    "Quadratic",
-    "ridge_loo",
-    "switched_design_moments",
-]
+Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+"""
+from ..utils.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "ModelClass": ".base",
+    "Parametrization": ".base",
+    "ClassMember": ".base",
+    "LinearModelClass": "._linear",
+    "LinearParametrization": "._linear",
+    "KernelModelClass": "._kernel",
+    "KernelParametrization": "._kernel",
+    "nadaraya_watson_gamma": "._kernel",
+    "MCRProblem": ".quadratics",
+    "Quadratic": ".quadratics",
+    "ridge_loo": "._linear",
+    "switched_design_moments": ".quadratics",
+})

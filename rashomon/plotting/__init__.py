@@ -1,9 +1,18 @@
-"""Display classes. matplotlib is imported inside ``plot()`` so ``import rashomon`` stays light."""
-from ._inference_display import LearnerImportanceDisplay, LearnerPDDisplay, PIMPDisplay
-from ._mcr_display import MCRBandDisplay, MCREnvelopeDisplay
-from ._pd_display import PDDisplay, RashomonPDBandDisplay, UncertaintyImportanceDisplay, UncertaintyPDDisplay
-from ._reliance_display import RelianceDisplay
+"""Display classes. matplotlib is imported inside ``plot()`` so ``import rashomon`` stays light.
 
-__all__ = ["RelianceDisplay", "MCREnvelopeDisplay", "MCRBandDisplay", "PDDisplay", "RashomonPDBandDisplay",
-           "UncertaintyImportanceDisplay", "UncertaintyPDDisplay", "LearnerImportanceDisplay", "LearnerPDDisplay",
-           "PIMPDisplay"]
+Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+"""
+from ..utils.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "RelianceDisplay": "._reliance_display",
+    "MCREnvelopeDisplay": "._mcr_display",
+    "MCRBandDisplay": "._mcr_display",
+    "PDDisplay": "._pd_display",
+    "RashomonPDBandDisplay": "._pd_display",
+    "UncertaintyImportanceDisplay": "._pd_display",
+    "UncertaintyPDDisplay": "._pd_display",
+    "LearnerImportanceDisplay": "._inference_display",
+    "LearnerPDDisplay": "._inference_display",
+    "PIMPDisplay": "._inference_display",
+})

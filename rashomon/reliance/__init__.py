@@ -1,12 +1,14 @@
-"""Model reliance (MR) of fitted models: exact all-pairs e_switch, divide, permutations, conditional."""
-from ._conditional import conditional_model_reliance, make_strata
-from ._reliance import FeatureRelianceResult, ModelRelianceResult, feature_reliance, model_reliance
+"""Model reliance (MR) of fitted models: exact all-pairs e_switch, divide, permutations, conditional.
 
-__all__ = [
-    "model_reliance",
-    "feature_reliance",
-    "conditional_model_reliance",
-    "make_strata",
-    "ModelRelianceResult",
-    "FeatureRelianceResult",
-]
+Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+"""
+from ..utils.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "model_reliance": "._reliance",
+    "feature_reliance": "._reliance",
+    "conditional_model_reliance": "._conditional",
+    "make_strata": "._conditional",
+    "ModelRelianceResult": "._reliance",
+    "FeatureRelianceResult": "._reliance",
+})

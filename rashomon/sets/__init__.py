@@ -1,26 +1,23 @@
-"""The Rashomon set (:class:`RashomonSet`), its γ-search, certified bounds, envelope and PD band."""
-from ._api import mcr_envelope, model_class_reliance, rashomon_pd_band
-from ._epsilon import EPSILON_KINDS, epsilon_threshold
-from ._pd_band import RashomonPDBand
-from ._rashomon_set import RashomonSet
-from ._results import MCREnvelope, MCRResult
-from ._search import GammaSearch
-from ._steps import MCRModel, MCRStep, envelope_loss, mr_value, step_bound
+"""The Rashomon set (:class:`RashomonSet`), its γ-search, certified bounds, envelope and PD band.
 
-__all__ = [
-    "RashomonSet",
-    "EPSILON_KINDS",
-    "epsilon_threshold",
-    "model_class_reliance",
-    "mcr_envelope",
-    "rashomon_pd_band",
-    "MCRResult",
-    "MCREnvelope",
-    "MCRModel",
-    "MCRStep",
-    "RashomonPDBand",
-    "GammaSearch",
-    "envelope_loss",
-    "mr_value",
-    "step_bound",
-]
+Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`); adding one is one line below.
+"""
+from ..utils.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "RashomonSet": "._rashomon_set",
+    "EPSILON_KINDS": "._epsilon",
+    "epsilon_threshold": "._epsilon",
+    "model_class_reliance": "._api",
+    "mcr_envelope": "._api",
+    "rashomon_pd_band": "._api",
+    "MCRResult": "._results",
+    "MCREnvelope": "._results",
+    "MCRModel": "._steps",
+    "MCRStep": "._steps",
+    "RashomonPDBand": "._pd_band",
+    "GammaSearch": "._search",
+    "envelope_loss": "._steps",
+    "mr_value": "._steps",
+    "step_bound": "._steps",
+})

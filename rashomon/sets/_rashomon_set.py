@@ -26,6 +26,7 @@ from ..utils.validation import (
 )
 from ._dask import any_dask, fit_dask
 from ._epsilon import EPSILON_KINDS, epsilon_threshold
+from ._queries import SetQueries
 from ._results import MCREnvelope, MCRResult
 from ._row_statistics import RowStatistics
 from ._search import GammaSearch, search_result
@@ -36,7 +37,7 @@ _LOSSES = ("squared_error", "hinge", "logistic", "absolute_error")
 _LOSS_ALIASES = {"squared": "squared_error", "log_loss": "logistic"}
 
 
-class RashomonSet:
+class RashomonSet(SetQueries):
     """The empirical Rashomon set ``{f ∈ F : e_orig(f) <= ε_abs}`` of a model class, fitted once.
 
     Parameters

@@ -1,23 +1,19 @@
 """Shared utilities: input validation (one message template), losses, randomness and threading helpers.
 
 Public so that every subpackage uses the same validation layer and helpers;
-not part of the statistical API.
+not part of the statistical API. Names load on first use (:mod:`.lazy`).
 """
-from ._grid import feature_grid
-from ._random import permutation_indices, permuted, single_blas_thread
-from .losses import LOSS_NAMES, Loss, Predictor, get_loss
-from .validation import RashomonInputError
-from ._versions import show_versions
+from .lazy import lazy_exports
 
-__all__ = [
-    "feature_grid",
-    "permutation_indices",
-    "permuted",
-    "single_blas_thread",
-    "LOSS_NAMES",
-    "Loss",
-    "Predictor",
-    "get_loss",
-    "RashomonInputError",
-    "show_versions",
-]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "feature_grid": "._grid",
+    "permutation_indices": "._random",
+    "permuted": "._random",
+    "single_blas_thread": "._random",
+    "LOSS_NAMES": ".losses",
+    "Loss": ".losses",
+    "Predictor": ".losses",
+    "get_loss": ".losses",
+    "RashomonInputError": ".validation",
+    "show_versions": "._versions",
+})

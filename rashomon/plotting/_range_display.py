@@ -1,0 +1,168 @@
+"""Displays of ranges over a Rashomon set: functionals, predictions per row, members, the importance cloud.
+
+Every ``plot`` returns the display and keeps ``ax_``, ``figure_`` and the drawn artists.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def _axes(ax):
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots()
+    return ax
+
+
+class RangeDisplay:
+    """Horizontal intervals ``[lower, upper]`` per functional with the reference marked (a forest plot).
+
+    Attributes after ``plot``: ``ax_``, ``figure_``, ``intervals_`` (LineCollection),
+    ``reference_`` (the markers), ``zero_line_`` (None when 0 is outside the view).
+    """
+
+    def __init__(self, names, lower, upper, reference, *, highlight=None, title: str = ""):
+        self.names = list(names)
+        self.lower, self.upper, self.reference = (np.asarray(v, dtype=float) for v in (lower, upper, reference))
+        self.highlight = None if highlight is None else np.asarray(highlight, dtype=bool)
+        self.title = title
+
+    @classmethod
+    def from_range(cls, res) -> "RangeDisplay":
+        stable = getattr(res, "sign_stable", None)
+        return cls(res.names, res.lower, res.upper, res.reference, highlight=stable,
+                   title=f"{type(res).__name__}: range over the Rashomon set")
+
+    def plot(self, *, ax: Any = None, color: str = "C0", highlight_color: str = "C3") -> "RangeDisplay":
+        from matplotlib.collections import LineCollection
+
+        ax = _axes(ax)
+        m = len(self.names)
+        ys = np.arange(m)[::-1]
+        colors = [highlight_color if (self.highlight is not None and self.highlight[i]) else color for i in range(m)]
+        segs = [[(lo, y), (hi, y)] for lo, hi, y in zip(self.lower, self.upper, ys)]
+        self.intervals_ = ax.add_collection(LineCollection(segs, colors=colors, linewidths=3))
+        self.reference_ = ax.plot(self.reference, ys, "k|", markersize=12, label="reference")[0]
+        lo, hi = float(np.min(self.lower)), float(np.max(self.upper))
+        pad = 0.05 * max(hi - lo, 1e-12 * max(1.0, abs(hi)))
+        ax.set_xlim(lo - pad, hi + pad)
+        ax.set_ylim(-1, m)
+        self.zero_line_ = ax.axvline(0.0, color="grey", lw=0.8, ls=":") if lo - pad < 0 < hi + pad else None
+        ax.set_yticks(ys)
+        ax.set_yticklabels(self.names)
+        ax.set_title(self.title)
+        if self.highlight is not None:
+            ax.set_xlabel(f"value over the set ({highlight_color}: sign stable)")
+        else:
+            ax.set_xlabel("value over the set")
+        ax.legend(loc="best")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+class PredictionRangeDisplay:
+    """The viable prediction range figure: rows sorted by reference prediction, each with its range.
+
+    ``kind="ranges"`` draws one vertical segment per row (``segments_``), the reference
+    predictions (``reference_``) and, given a threshold, the threshold line
+    (``threshold_line_``) with the rows some member flips in another colour.
+    ``kind="widths"`` draws the histogram of range widths (``bars_``).
+    """
+
+    def __init__(self, res, threshold: float | None = None):
+        self.res, self.threshold = res, threshold
+
+    def plot(self, *, ax: Any = None, kind: str = "ranges", max_rows: int = 2000) -> "PredictionRangeDisplay":
+        from matplotlib.collections import LineCollection
+
+        from ..utils.validation import check_choice
+
+        check_choice(kind, ("ranges", "widths"), "kind", "PredictionRange.plot")
+        ax = _axes(ax)
+        r = self.res
+        self.threshold_line_ = None
+        if kind == "widths":
+            _, _, self.bars_ = ax.hist(r.width, bins=min(50, max(5, len(r.width) // 10)), color="C0")
+            ax.set_xlabel("width of the prediction range")
+            ax.set_ylabel("rows")
+            ax.set_title("Predictive multiplicity: range widths over the Rashomon set")
+        else:
+            order = np.argsort(r.reference, kind="stable")
+            if len(order) > max_rows:  # evenly spaced rows keep the figure readable
+                order = order[np.linspace(0, len(order) - 1, max_rows).round().astype(int)]
+            x = np.arange(len(order))
+            flips = r.flippable(self.threshold) if self.threshold is not None else np.zeros(len(r.lower), bool)
+            cols = np.where(flips[order], "C3", "C0")
+            segs = [[(xi, r.lower[i]), (xi, r.upper[i])] for xi, i in zip(x, order)]
+            self.segments_ = ax.add_collection(LineCollection(segs, colors=cols, linewidths=1.0))
+            self.reference_ = ax.plot(x, r.reference[order], "k.", markersize=2, label="reference")[0]
+            if self.threshold is not None:
+                self.threshold_line_ = ax.axhline(self.threshold, color="grey", ls="--",
+                                                  label=f"threshold {self.threshold:g} ({int(flips.sum())} rows flip)")
+            ax.set_xlim(-1, len(order))
+            ax.set_ylim(float(np.min(r.lower[order])), float(np.max(r.upper[order])))
+            ax.set_xlabel("rows, sorted by the reference's prediction")
+            ax.set_ylabel("prediction")
+            ax.set_title("Viable prediction range over the Rashomon set")
+            ax.legend(loc="upper left")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+class SampleDisplay:
+    """Histogram of sampled members' losses between e_min and ε_abs (``bars_``, ``epsilon_line_``)."""
+
+    def __init__(self, sample):
+        self.sample = sample
+
+    def plot(self, *, ax: Any = None, bins: int = 30) -> "SampleDisplay":
+        ax = _axes(ax)
+        s = self.sample
+        _, _, self.bars_ = ax.hist(s.e_orig, bins=bins, color="C0")
+        self.epsilon_line_ = ax.axvline(s.epsilon_abs, color="C3", ls="--", label=f"ε_abs = {s.epsilon_abs:.4g}")
+        ax.axvline(s.e_min, color="k", ls=":", label=f"e_min = {s.e_min:.4g}")
+        ax.set_xlabel("loss of the sampled member")
+        ax.set_ylabel("members")
+        ax.set_title(f"{len(s)} members of the Rashomon set ({s.method})")
+        ax.legend(loc="best")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+class ImportanceCloudDisplay:
+    """The variable importance cloud: per feature the exact MCR interval (``intervals_``), the sampled
+    members' MR as points (``points_``) and the reference (``reference_``)."""
+
+    def __init__(self, cloud):
+        self.cloud = cloud
+
+    def plot(self, *, ax: Any = None, max_points: int = 500, random_state: int = 0) -> "ImportanceCloudDisplay":
+        from matplotlib.collections import LineCollection
+
+        ax = _axes(ax)
+        c = self.cloud
+        f = len(c.features)
+        ys = np.arange(f)[::-1]
+        rng = np.random.default_rng(random_state)
+        S = c.samples[: max_points]
+        jitter = rng.uniform(-0.25, 0.25, size=S.shape)
+        self.points_ = ax.scatter(S.ravel(), (ys[None, :] + jitter).ravel(), s=4, alpha=0.3, color="C0",
+                                  label="sampled members")
+        segs = [[(lo, y), (hi, y)] for lo, hi, y in zip(c.lower, c.upper, ys)]
+        self.intervals_ = ax.add_collection(LineCollection(segs, colors="C3", linewidths=2, label="exact MCR"))
+        self.reference_ = ax.plot(c.reference, ys, "k*", markersize=9, label="reference")[0]
+        lo, hi = float(np.min(c.lower)), float(np.max(c.upper))
+        pad = 0.05 * max(hi - lo, 1e-9)
+        ax.set_xlim(lo - pad, hi + pad)
+        ax.set_ylim(-1, f)
+        ax.axvline(1.0 if c.kind == "ratio" else 0.0, color="grey", lw=0.8, ls=":")
+        ax.set_yticks(ys)
+        ax.set_yticklabels(c.features)
+        ax.set_xlabel(f"model reliance ({c.kind})")
+        ax.set_title("Variable importance cloud over the Rashomon set")
+        ax.legend(loc="best")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self

@@ -1,0 +1,255 @@
+"""Exact ranges of linear functionals ``a'θ`` over the Rashomon set of a quadratic class.
+
+The set is ``S = {θ : e(θ) = θ'Qθ - 2c'θ + k <= ε, θ'Bθ <= r}``: an ellipsoid (the
+loss) cut by the class's norm ball. For every ``t >= 0`` each member satisfies the
+single aggregated constraint ``e(θ) + t(θ'Bθ - r) <= ε``, an ellipsoid on which
+``min a'θ`` has a closed form ``G(t)``. So every ``G(t)`` is a **certified lower
+bound** on ``min_S a'θ``, and ``max_t G(t)`` equals it (Lagrangian duality with the
+ratio ``t = μ/λ`` of the two multipliers; Slater holds because S has an interior
+point). ``G`` is quasi-concave in ``t`` and ``dG/dt`` has the sign of
+``θ_t'Bθ_t - r`` at the minimiser θ_t of the aggregated problem, so a bracketing
+root search on that sign finds the optimal ``t``; at the root θ_t satisfies both
+constraints with equality and attains the bound. ``t = 0`` (the ball inactive) is
+the textbook closed form; the ball alone (loss inactive) is checked first.
+
+Diagonalising the pencil (Q, B) once (``V'QV = diag(q)``, ``V'BV = diag(s)``) makes
+each ``G(t)`` cost O(d) per functional, vectorised over many functionals (rows of
+a prediction matrix, coefficients, contrasts).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+from ..utils.validation import RashomonInputError
+
+__all__ = ["LinearFunctionalRange"]
+
+_TINY = np.finfo(float).tiny
+
+
+class LinearFunctionalRange:
+    """Minimise / maximise many linear functionals over ``S`` exactly, with certificates.
+
+    Parameters
+    ----------
+    Q, c, k : the loss ``e(θ) = θ'Qθ - 2c'θ + k``.
+    B, r : the class's ball ``θ'Bθ <= r``.
+    eps : float
+        The threshold ε_abs (> the least loss over the ball).
+    theta_min : ndarray
+        The least-loss member (inside S); an interior point is built from it.
+    func : str
+        The public function (for messages).
+    """
+
+    def __init__(self, Q, c, k, B, r, eps, theta_min, func: str):
+        Q = 0.5 * (Q + Q.T)
+        B = 0.5 * (B + B.T)
+        d = Q.shape[0]
+        sq = max(np.trace(Q) / d, _TINY)
+        sb = max(np.trace(B) / d, _TINY)
+        M = Q / sq + B / sb
+        ev = linalg.eigvalsh(M)
+        if ev[0] <= 1e-12 * ev[-1]:
+            raise RashomonInputError(f"{func}: the Rashomon set is unbounded (a direction changes neither the loss on "
+                                     "the data nor the norm), so some predictions or coefficients have no finite range.")
+        _, V = linalg.eigh(Q / sq, M)
+        self.V = V
+        self.q = np.clip(np.einsum("ij,jk,ki->i", V.T, Q, V), 0.0, None)
+        self.s = np.clip(np.einsum("ij,jk,ki->i", V.T, B, V), 0.0, None)
+        self.ct = V.T @ c
+        self.k, self.r, self.eps = float(k), float(r), float(eps)
+        self.Q, self.c, self.B = Q, c, B
+        self.Vinv = V.T @ M  # V'MV = I
+        # Both constraints in the centred form Σ h (z - z_min)² + g'(z - z_min) <= slack, measured from the
+        # least-loss member: no term cancels even when ε - e_min is tiny against the loss's constant k.
+        th_min = np.asarray(theta_min, dtype=float)
+        self.z_min = self.Vinv @ th_min
+        self.slack = max(self.eps - self._loss(th_min), 0.0)
+        self.ball_slack = max(self.r - float(self.z_min**2 @ self.s), 0.0)
+        self.constraints = ((self.q, 2 * (self.q * self.z_min - self.ct), self.slack),
+                            (self.s, 2 * self.s * self.z_min, self.ball_slack))
+        self.z_int = self._interior()
+        self.t0 = float(np.mean(self.q) / max(np.mean(self.s), _TINY))
+
+    # ---------------------------------------------------------------- pieces
+    def _loss(self, th):
+        return float(th @ self.Q @ th - 2 * self.c @ th + self.k)
+
+    def loss_excess(self, thetas: np.ndarray) -> np.ndarray:
+        """``e(θ) - e_min`` for rows θ, in the centred form (accurate when the set is thin)."""
+        dz = np.atleast_2d(thetas) @ self.Vinv.T - self.z_min[None, :]
+        h, g, _ = self.constraints[0]
+        return dz**2 @ h + dz @ g
+
+    def _interior(self):
+        """A point strictly inside both constraints: z_min, shrunk toward 0 (halfway to ε in loss) when on the ball."""
+        zm = self.z_min
+        A = float(zm**2 @ self.q)
+        if self.ball_slack > 0 or A <= 0 or not float(zm**2 @ self.s) > 0:
+            return zm.copy()
+        G = float(self.constraints[0][1] @ zm)
+        delta = (-G - np.sqrt(G * G + 2 * A * self.slack)) / (2 * A)  # Aδ² + Gδ = slack / 2, δ < 0
+        return (1.0 + max(delta, -1.0)) * zm
+
+    @staticmethod
+    def chord(zc, dirs, h, g, slack):
+        """Coefficients ``(a, b, c)`` of ``a σ² + 2bσ + c <= 0`` along ``zc + σ·dirs`` (zc centred on z_min)."""
+        a = dirs**2 @ h
+        b = (zc * dirs) @ h + 0.5 * (dirs @ g)
+        c = zc**2 @ h + zc @ g - slack
+        return a, b, c
+
+    def _aggregated(self, b, t):
+        """``G(t)`` and its minimiser z_t for functionals b (rows) at ratios t (m,)."""
+        w = self.q[None, :] + t[:, None] * self.s[None, :]
+        inv = 1.0 / np.maximum(w, _TINY)
+        bw = b * inv
+        sbb = np.einsum("ij,ij->i", b, bw)
+        sbc = bw @ self.ct
+        # ρ² = ε - min_z [e(z) + t(z'Sz - r)] = (ε - e_min) + t(r - z_min'Sz_min) + Σ w (z_min - c̃/w)²:
+        # three non-negative terms (no cancellation even when ε - e_min is tiny against k)
+        dev = self.z_min[None, :] - self.ct[None, :] * inv
+        rho2 = self.slack + t * self.ball_slack + np.einsum("ij,ij->i", w, dev * dev)
+        root = np.sqrt(rho2 * sbb)
+        G = sbc - root
+        step = np.where(sbb > 0, np.sqrt(rho2 / np.where(sbb > 0, sbb, 1.0)), 0.0)
+        z = self.ct[None, :] * inv - step[:, None] * bw
+        return G, z
+
+    def _psi(self, z):
+        return z**2 @ self.s - self.r
+
+    def _feasible(self, z):
+        """Move each z toward the interior point until both constraints hold (z unchanged when they do)."""
+        zi = self.z_int
+        dz = z - zi[None, :]
+        s = np.ones(z.shape[0])
+        zc = (zi - self.z_min)[None, :]
+        for h, g, slack in self.constraints:
+            a2, b2, c2 = self.chord(zc, dz, h, g, slack)  # c2 < 0: the interior point
+            disc = np.maximum(b2**2 - a2 * c2, 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sig = np.where(a2 > 0, (-b2 + np.sqrt(disc)) / np.where(a2 > 0, a2, 1.0), np.inf)
+            s = np.minimum(s, np.where(np.isfinite(sig), np.maximum(sig, 0.0), 1.0))
+        return zi[None, :] + s[:, None] * dz
+
+    # ---------------------------------------------------------------- solve
+    def minimize(self, A: np.ndarray, *, tol: float = 1e-10, max_iter: int = 200):
+        """``min_S a'θ`` for every row a of A.
+
+        Returns
+        -------
+        bound : ndarray (m,)
+            Certified: every member has ``a'θ >= bound``.
+        theta : ndarray (m, d)
+            Members of S (to rounding) attaining ``value``.
+        value : ndarray (m,)
+            ``a'θ`` of the returned members (``value - bound`` is the certified gap).
+        """
+        b = np.atleast_2d(A) @ self.V
+        m = b.shape[0]
+        bound = np.full(m, -np.inf)
+        z_best = np.zeros_like(b)
+        done = np.zeros(m, dtype=bool)
+        bscale = np.abs(b).max(axis=1, initial=0.0)
+        # the ball alone (loss constraint inactive): only when b lies in the range of B
+        qmax = max(self.q.max(), _TINY)
+        in_s = np.all((self.s[None, :] > 1e-12) | (np.abs(b) <= 1e-14 * bscale[:, None]), axis=1)
+        if np.any(in_s):
+            idx = np.where(in_s)[0]
+            bs = b[idx] / np.where(self.s > 1e-12, self.s, np.inf)[None, :]
+            nrm = np.sqrt(np.einsum("ij,ij->i", b[idx], bs))
+            z = -np.sqrt(self.r) * bs / np.where(nrm > 0, nrm, 1.0)[:, None]
+            # coordinates the norm leaves free do not move the objective: set them to lower the loss
+            free = (self.s <= 1e-12) & (self.q > 0)
+            z[:, free] = (self.ct[free] / self.q[free])[None, :]
+            h, g, slack = self.constraints[0]
+            dz = z - self.z_min[None, :]
+            ok = dz**2 @ h + dz @ g <= slack
+            bound[idx[ok]] = -np.sqrt(self.r) * nrm[ok]
+            z_best[idx[ok]] = z[ok]
+            done[idx[ok]] = True
+        # t = 0 (ball inactive): valid when b vanishes wherever q does
+        valid0 = np.all((self.q[None, :] > 1e-12 * qmax) | (np.abs(b) <= 1e-14 * bscale[:, None]), axis=1) & ~done
+        t_lo = np.zeros(m)
+        p_lo = np.full(m, np.inf)
+        if np.any(valid0):
+            idx = np.where(valid0)[0]
+            G, z = self._aggregated(b[idx], np.zeros(len(idx)))
+            p = self._psi(z)
+            fin = p <= 0
+            bound[idx[fin]], z_best[idx[fin]], done[idx[fin]] = G[fin], z[fin], True
+            p_lo[idx[~fin]] = p[~fin]
+        todo = np.where(~done)[0]
+        if todo.size:
+            self._root(b, todo, t_lo, p_lo, bound, z_best, tol, max_iter)
+        z_feas = self._feasible(z_best)
+        value = np.einsum("ij,ij->i", b, z_feas)
+        theta = z_feas @ self.V.T
+        return bound, theta, value
+
+    def _root(self, b, todo, t_lo, p_lo, bound, z_best, tol, max_iter):
+        """Bracket and solve ψ(t) = 0 on the rows ``todo`` (ψ(t_lo) > 0), Illinois with bisection safeguards."""
+        bb = b[todo]
+        n = len(todo)
+        tl, pl = t_lo[todo].copy(), p_lo[todo].copy()
+        # bracket: grow t until ψ <= 0
+        th = np.full(n, self.t0)
+        ph = np.full(n, np.nan)
+        need = np.ones(n, dtype=bool)
+        for _ in range(60):
+            idx = np.where(need)[0]
+            if not idx.size:
+                break
+            G, z = self._aggregated(bb[idx], th[idx])
+            p = self._psi(z)
+            up = p > 0
+            tl[idx[up]], pl[idx[up]] = th[idx[up]], p[up]
+            th[idx[up]] *= 8.0
+            ph[idx[~up]] = p[~up]
+            need[idx[~up]] = False
+        G, z = self._aggregated(bb, th)
+        best_G = G  # certified bounds (max of G over the iterates)
+        best_z = self._feasible(z)  # members; keep the lowest value found
+        best_v = np.einsum("ij,ij->i", bb, best_z)
+        side = np.zeros(n)  # Illinois: which end was kept last
+        active = np.ones(n, dtype=bool)
+        for it in range(max_iter):
+            idx = np.where(active)[0]
+            if not idx.size:
+                break
+            a, fa, c, fc = tl[idx], pl[idx], th[idx], ph[idx]
+            finite = np.isfinite(fa) & (fa - fc > 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sec = c - fc * (c - a) / (fc - fa)
+            mid = np.where(a > 0, np.sqrt(a * c), 0.5 * c)
+            t_new = np.where(finite & (it % 4 != 3), sec, mid)
+            bad = ~((t_new > a) & (t_new < c))
+            t_new[bad] = mid[bad]
+            G, z = self._aggregated(bb[idx], t_new)
+            p = self._psi(z)
+            best_G[idx] = np.maximum(best_G[idx], G)
+            zf = self._feasible(z)
+            val = np.einsum("ij,ij->i", bb[idx], zf)
+            better = val < best_v[idx]
+            best_v[idx[better]], best_z[idx[better]] = val[better], zf[better]
+            pos = p > 0
+            # keep the bracket [tl, th] with ψ(tl) > 0 >= ψ(th)
+            j = idx[pos]
+            tl[j], pl[j] = t_new[pos], p[pos]
+            ph[j] = np.where(side[j] == 1, ph[j] * 0.5, ph[j])
+            side[j] = 1
+            j = idx[~pos]
+            th[j], ph[j] = t_new[~pos], p[~pos]
+            pl[j] = np.where(side[j] == -1, pl[j] * 0.5, pl[j])
+            side[j] = -1
+            # stop when a member attains the certified bound
+            val = best_v[idx]
+            scale = np.maximum(np.abs(val), np.abs(bb[idx] @ self.z_int - val)) + _TINY
+            conv = (val - best_G[idx] <= tol * scale) | (th[idx] - tl[idx] <= 1e-15 * th[idx])
+            active[idx[conv]] = False
+        self.iterations_ = it
+        bound[todo] = best_G
+        z_best[todo] = best_z

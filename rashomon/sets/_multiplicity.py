@@ -1,0 +1,106 @@
+"""Predictive multiplicity of thresholded decisions over a Rashomon set (Marx, Calmon & Ustun 2020).
+
+For decisions ``f(x) > t``:
+
+* **ambiguity**: the share of rows whose decision some member reverses against the
+  reference. Exact from the per-row prediction ranges (each flip witnessed by a member).
+* **discrepancy**: the largest share of decisions that *one* member reverses. Its exact
+  value is a combinatorial maximum; reported as a certified interval: the lower end is
+  attained by a returned member (the best of the rows' attaining members and two
+  aggregate directions), the upper end is the ambiguity (no member can flip a row no
+  member flips).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..utils.validation import check_float, check_positive_int
+
+__all__ = ["Multiplicity", "multiplicity"]
+
+
+@dataclass(frozen=True)
+class Multiplicity:
+    """Ambiguity, discrepancy and per-row flips of thresholded decisions over the set.
+
+    Attributes
+    ----------
+    threshold : float
+    ambiguity : float
+        Share of rows whose decision some member flips (exact).
+    discrepancy_lower, discrepancy_upper : float
+        Certified interval for the largest share one member flips: ``discrepancy_lower``
+        is attained by ``discrepancy_model``; ``discrepancy_upper`` equals the ambiguity.
+    flips : ndarray of bool, shape (n_rows,)
+        Rows some member flips.
+    reference_decision : ndarray of bool
+        ``reference prediction > threshold``.
+    discrepancy_model : ClassMember
+        A member of the set flipping ``discrepancy_lower`` of the decisions.
+    ranges : PredictionRange
+    """
+
+    threshold: float
+    ambiguity: float
+    discrepancy_lower: float
+    discrepancy_upper: float
+    flips: np.ndarray = field(repr=False)
+    reference_decision: np.ndarray = field(repr=False)
+    discrepancy_model: Any = field(repr=False, default=None)
+    ranges: Any = field(repr=False, default=None)
+    n_candidates: int = field(repr=False, default=0)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per data row: reference prediction, range, decision and whether some member flips it."""
+        r = self.ranges
+        return pd.DataFrame({"reference": r.reference, "lower": r.lower, "upper": r.upper,
+                             "reference_decision": self.reference_decision, "flippable": self.flips})
+
+    def summary(self) -> pd.Series:
+        return pd.Series({"threshold": self.threshold, "ambiguity": self.ambiguity,
+                          "discrepancy_lower": self.discrepancy_lower, "discrepancy_upper": self.discrepancy_upper,
+                          "n_rows": len(self.flips), "n_flippable": int(self.flips.sum())})
+
+    def plot(self, *, ax: Any = None, **kwargs: Any):
+        """The viable prediction range figure with the threshold and the flippable rows coloured."""
+        return self.ranges.plot(ax=ax, threshold=self.threshold, **kwargs)
+
+
+def multiplicity(rs, X, threshold, max_candidates, tol, func) -> Multiplicity:
+    from ._ranges import prediction_range
+
+    t = check_float(threshold, "threshold", func)
+    max_candidates = check_positive_int(max_candidates, "max_candidates", func)
+    rng_res, P, p0 = prediction_range(rs, X, tol=tol, return_models=True, func=func, return_map=True)
+    above = rng_res.reference > t
+    flips = rng_res.flippable(t)
+    n = len(flips)
+    ambiguity = float(flips.mean()) if n else math.nan
+    # candidates: the member attaining the flipping end of each flippable row (evenly spaced
+    # subset when there are many), and the members pushing all decisions toward the other side
+    idx = np.where(flips)[0]
+    if idx.size > max_candidates:
+        idx = idx[np.linspace(0, idx.size - 1, max_candidates).round().astype(int)]
+    thetas = [rng_res.lower_models[i] if above[i] else rng_res.upper_models[i] for i in idx]
+    if n and not rs._degenerate:
+        from ._ranges import engine_of
+
+        eng = engine_of(rs, func)
+        sgn = np.where(above, 1.0, -1.0)  # minimising sgn·f pushes every decision toward the other side
+        for rows in (flips, np.ones(n, dtype=bool)):
+            if rows.any():
+                thetas.append(eng.minimize((sgn[rows] @ P[rows])[None, :] / rows.sum(), tol=tol)[1][0])
+    best, best_theta = 0.0, rs.reference_theta_
+    for s in range(0, len(thetas), 64):
+        Th = np.array(thetas[s:s + 64])
+        shares = np.mean((P @ Th.T + p0[:, None] > t) != above[:, None], axis=0)
+        j = int(np.argmax(shares))
+        if shares[j] > best:
+            best, best_theta = float(shares[j]), Th[j]
+    return Multiplicity(t, ambiguity, best, ambiguity, flips, above, rs.parametrization_.estimator(best_theta), rng_res,
+                        len(thetas))

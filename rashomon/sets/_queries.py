@@ -1,0 +1,143 @@
+"""Queries of a fitted :class:`~rashomon.RashomonSet` beyond reliance: ranges, multiplicity, sampling."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+__all__ = ["SetQueries"]
+
+
+class SetQueries:
+    """Mixin of :class:`~rashomon.RashomonSet`: exact ranges, predictive multiplicity, members and the cloud.
+
+    For the quadratic classes (squared loss, linear or kernel) the set is the loss
+    ellipsoid cut by the class's norm ball, so the range of any linear functional of
+    the parameters (a prediction, a coefficient, a contrast) is a convex problem
+    solved exactly (:class:`~rashomon.sets.LinearFunctionalRange`), with a certified
+    bound and a member attaining it at each end.
+    """
+
+    def functional_range(self, c: Any, c0: Any = None, *, names: Any = None, tol: float = 1e-10,
+                         return_models: bool = False):
+        """Range of ``c'θ + c0`` over the set, for one functional or a matrix of them (rows).
+
+        Parameters
+        ----------
+        c : array-like of shape (d,) or (m, d)
+            Coefficients on the set's parameters θ (``parametrization_.dim`` entries;
+            ``reference_theta_`` shows the coordinates).
+        c0 : float or array-like of shape (m,), default=None
+            Constant terms (0).
+        names : list of str, default=None
+        tol : float, default=1e-10
+            Relative gap between the certified bound and the attaining member at each end.
+        return_models : bool, default=False
+            Keep the attaining parameters (``lower_models``, ``upper_models``).
+
+        Returns
+        -------
+        FunctionalRange
+        """
+        from ._ranges import functional_range
+
+        return functional_range(self, c, c0, names, tol, return_models, "RashomonSet.functional_range")
+
+    def prediction_range(self, X: Any = None, *, tol: float = 1e-10, return_models: bool = False):
+        """Lowest and highest prediction of any member of the set, for every row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features), default=None
+            Rows to predict (None: the rows the set was fitted on).
+        tol : float, default=1e-10
+        return_models : bool, default=False
+            Keep the parameters attaining each end (``member(i, "lower")`` gives a fitted member).
+
+        Returns
+        -------
+        PredictionRange
+        """
+        from ._ranges import prediction_range
+
+        return prediction_range(self, X, tol=tol, return_models=return_models, func="RashomonSet.prediction_range")
+
+    def coef_range(self, *, tol: float = 1e-10, return_models: bool = False):
+        """Per-coefficient range over the set in the user's units (linear classes), with sign stability.
+
+        Returns
+        -------
+        CoefRange
+            ``intercept`` first, then one row per feature; ``sign_stable`` marks
+            coefficients whose sign no member can flip.
+        """
+        from ._ranges import coef_range
+
+        return coef_range(self, tol, return_models, "RashomonSet.coef_range")
+
+    def multiplicity(self, X: Any = None, threshold: float = 0.5, *, max_candidates: int = 500,
+                     tol: float = 1e-10):
+        """Predictive multiplicity of the decisions ``prediction > threshold``.
+
+        Parameters
+        ----------
+        X : array-like, default=None
+            Rows (None: the fitting rows).
+        threshold : float, default=0.5
+            Decision threshold on the prediction (0.5 for a 0/1 target).
+        max_candidates : int, default=500
+            Attaining members tried for the discrepancy's certified lower end.
+
+        Returns
+        -------
+        Multiplicity
+            Exact ambiguity and per-row flips; discrepancy as a certified interval.
+        """
+        from ._multiplicity import multiplicity
+
+        return multiplicity(self, X, threshold, max_candidates, tol, "RashomonSet.multiplicity")
+
+    def sample(self, n_models: int = 1000, *, method: Literal["auto", "rejection", "hit_and_run"] = "auto",
+               random_state: Any = None):
+        """Members drawn uniformly from the set (see :mod:`rashomon.sets` sampling notes).
+
+        Parameters
+        ----------
+        n_models : int, default=1000
+        method : {"auto", "rejection", "hit_and_run"}, default="auto"
+            ``"rejection"`` is exact (uniform in the loss ellipsoid, kept inside the norm
+            ball); ``"hit_and_run"`` is a Markov chain with the uniform law as its
+            stationary distribution; ``"auto"`` uses rejection when >= 5% is accepted.
+        random_state : int, RandomState, Generator or None
+
+        Returns
+        -------
+        RashomonSample
+            Parameters, losses and norms (each verified inside the set) and fitted estimators.
+        """
+        from ._sampling import sample_members
+
+        return sample_members(self, n_models, method, random_state, "RashomonSet.sample")
+
+    def importance_cloud(self, features: Any = None, *, n_models: int = 1000,
+                         kind: Literal["ratio", "difference"] = "ratio", method: str = "auto",
+                         random_state: Any = None, tol: float = 2.0**-20):
+        """The variable importance cloud: exact MCR per feature with the MR of sampled members.
+
+        Parameters
+        ----------
+        features : list of int, str or lists (groups), default=None
+            None: every feature.
+        n_models : int, default=1000
+        kind : {"ratio", "difference"}, default="ratio"
+        method, random_state
+            Sampling (see :meth:`sample`).
+        tol : float
+            MCR tolerance (see :meth:`model_class_reliance`).
+
+        Returns
+        -------
+        ImportanceCloud
+        """
+        from ._sampling import importance_cloud
+
+        return importance_cloud(self, features, n_models, kind, method, random_state, tol,
+                                "RashomonSet.importance_cloud")

@@ -1,0 +1,252 @@
+"""Exact ranges over a Rashomon set: any linear functional, predictions per row, coefficients.
+
+All three are one computation (:class:`~rashomon.sets.LinearFunctionalRange`): a linear
+objective ``a'θ + a₀`` minimised and maximised over the loss ellipsoid cut by the norm
+ball, with a certified bound and an attaining member at each end.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..utils.validation import RashomonInputError, check_float
+
+__all__ = ["FunctionalRange", "PredictionRange", "CoefRange", "functional_ranges", "engine_of", "affine_attributes"]
+
+#: rows per block of predictions (bounded memory for any number of rows)
+_BLOCK = 4096
+
+
+@dataclass(frozen=True)
+class FunctionalRange:
+    """Lowest and highest value of linear functionals ``a'θ + a₀`` over every member of the set.
+
+    Attributes
+    ----------
+    names : list of str
+        One label per functional.
+    lower, upper : ndarray of shape (m,)
+        Certified: no member of the set has a value outside ``[lower, upper]``.
+    lower_attained, upper_attained : ndarray of shape (m,)
+        Values of the returned members (``lower_attained - lower`` and
+        ``upper - upper_attained`` are the certified gaps, >= 0).
+    reference : ndarray of shape (m,)
+        Values of the set's reference.
+    lower_models, upper_models : ndarray of shape (m, d) or None
+        Parameters θ of members attaining each end (``return_models=True``).
+    epsilon_abs : float
+    tol : float
+        Relative tolerance the gaps were driven below.
+    """
+
+    names: list
+    lower: np.ndarray
+    upper: np.ndarray
+    lower_attained: np.ndarray = field(repr=False)
+    upper_attained: np.ndarray = field(repr=False)
+    reference: np.ndarray = field(repr=False)
+    lower_models: np.ndarray | None = field(repr=False, default=None)
+    upper_models: np.ndarray | None = field(repr=False, default=None)
+    epsilon_abs: float = math.nan
+    tol: float = math.nan
+    parametrization: Any = field(repr=False, default=None)
+
+    def __repr__(self) -> str:
+        w = self.width
+        return (f"{type(self).__name__}(m={len(self.lower)}, width median={np.median(w):.4g} "
+                f"max={np.max(w):.4g}, epsilon_abs={self.epsilon_abs:.4g})")
+
+    @property
+    def width(self) -> np.ndarray:
+        """``upper - lower`` per functional."""
+        return self.upper - self.lower
+
+    @property
+    def gap(self) -> np.ndarray:
+        """Certified gaps, shape (2, m): lower end, upper end."""
+        return np.vstack([self.lower_attained - self.lower, self.upper - self.upper_attained])
+
+    def member(self, i: int, end: str = "upper"):
+        """The fitted member (a :class:`~rashomon.ClassMember`) attaining ``end`` of functional ``i``."""
+        models = self.upper_models if end == "upper" else self.lower_models
+        if models is None:
+            raise RashomonInputError(f"{type(self).__name__}.member needs the attaining members; "
+                                     "compute the range with return_models=True.")
+        return self.parametrization.estimator(models[i])
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per functional: lower, reference, upper, width and the certified gaps."""
+        g = self.gap
+        return pd.DataFrame({"name": self.names, "lower": self.lower, "reference": self.reference,
+                             "upper": self.upper, "width": self.width, "lower_gap": g[0], "upper_gap": g[1]})
+
+    def plot(self, *, ax: Any = None, **kwargs: Any):
+        """Intervals per functional with the reference marked (:class:`~rashomon.plotting.RangeDisplay`)."""
+        from ..plotting import RangeDisplay
+
+        return RangeDisplay.from_range(self).plot(ax=ax, **kwargs)
+
+
+@dataclass(frozen=True, repr=False)
+class PredictionRange(FunctionalRange):
+    """Per-row range of predictions over the set (the "viable prediction range")."""
+
+    def width_quantiles(self, q: Any = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)) -> pd.Series:
+        """The distribution of range widths (regression multiplicity)."""
+        q = np.asarray(q, dtype=float)
+        return pd.Series(np.quantile(self.width, q), index=q, name="width")
+
+    def flippable(self, threshold: float) -> np.ndarray:
+        """Rows whose decision ``prediction > threshold`` some member reverses against the reference.
+
+        Exact from the attained ends (each flip is witnessed by a returned member).
+        """
+        t = check_float(threshold, "threshold", "PredictionRange.flippable")
+        above = self.reference > t
+        return np.where(above, self.lower_attained <= t, self.upper_attained > t)
+
+    def plot(self, *, ax: Any = None, threshold: float | None = None, kind: str = "ranges", **kwargs: Any):
+        """``kind="ranges"``: rows sorted by reference prediction with their ranges (flips coloured when
+        ``threshold`` is given); ``kind="widths"``: histogram of range widths."""
+        from ..plotting import PredictionRangeDisplay
+
+        return PredictionRangeDisplay(self, threshold).plot(ax=ax, kind=kind, **kwargs)
+
+
+@dataclass(frozen=True, repr=False)
+class CoefRange(FunctionalRange):
+    """Per-coefficient range over the set, in the user's units (intercept first when fitted)."""
+
+    @property
+    def sign_stable(self) -> np.ndarray:
+        """Coefficients whose sign no member can flip (the whole range on one side of 0)."""
+        return (self.lower > 0) | (self.upper < 0)
+
+    def to_frame(self) -> pd.DataFrame:
+        df = super().to_frame()
+        df["sign_stable"] = self.sign_stable
+        return df.rename(columns={"name": "coefficient"})
+
+
+# ---------------------------------------------------------------------- engine access
+def engine_of(rs, func: str):
+    """The set's :class:`LinearFunctionalRange` (built once per fitted set)."""
+    from ._functional import LinearFunctionalRange
+
+    rs._check_fitted(func.split(".")[-1])
+    if rs.loss_ != "squared_error":
+        raise RashomonInputError(f"{func} needs loss='squared_error' (exact ranges are for the quadratic classes). "
+                                 f"Got loss={rs.loss!r}.")
+    eng = rs.__dict__.get("_functional_engine")
+    if eng is None:
+        par, eo = rs.parametrization_, rs.e_orig_form_
+        eng = LinearFunctionalRange(eo.Q, eo.c, eo.k, par.B, par.r, rs.epsilon_abs_, rs.theta_min_, func)
+        rs._functional_engine = eng
+    return eng
+
+
+def functional_ranges(rs, A: np.ndarray, a0: np.ndarray, names: list, *, tol: float, return_models: bool,
+                      func: str, cls=FunctionalRange) -> FunctionalRange:
+    """Ranges of ``A θ + a0`` (rows) over the set, in blocks of rows."""
+    tol = check_float(tol, "tol", func, low=0.0)
+    ref = A @ rs.reference_theta_ + a0
+    m, d = A.shape
+    if rs._degenerate:
+        val = A @ rs.theta_min_ + a0
+        models = np.tile(rs.theta_min_, (m, 1)) if return_models else None
+        return cls(list(names), val, val.copy(), val.copy(), val.copy(), ref, models,
+                   None if models is None else models.copy(), rs.epsilon_abs_, tol, rs.parametrization_)
+    eng = engine_of(rs, func)
+    lo_b, hi_b, lo_v, hi_v = (np.empty(m) for _ in range(4))
+    lo_m = np.empty((m, d)) if return_models else None
+    hi_m = np.empty((m, d)) if return_models else None
+    for s in range(0, m, _BLOCK):
+        sl = slice(s, min(m, s + _BLOCK))
+        b, th, v = eng.minimize(A[sl], tol=tol)
+        lo_b[sl], lo_v[sl] = b + a0[sl], v + a0[sl]
+        if return_models:
+            lo_m[sl] = th
+        b, th, v = eng.minimize(-A[sl], tol=tol)
+        hi_b[sl], hi_v[sl] = a0[sl] - b, a0[sl] - v
+        if return_models:
+            hi_m[sl] = th
+    _check_consistent(lo_b, hi_b, lo_v, hi_v, ref, rs, func)
+    return cls(list(names), lo_b, hi_b, lo_v, hi_v, ref, lo_m, hi_m, rs.epsilon_abs_, tol, rs.parametrization_)
+
+
+def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):
+    """lower <= attained <= reference-compatible <= upper, or the bounds are not reported."""
+    scale = 1e-9 * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi)))
+    bad = (lo > lo_v + scale) | (hi < hi_v - scale) | (lo > hi + scale)
+    if rs.e_ref_ <= rs.epsilon_abs_ * (1 + 1e-12):
+        bad |= (ref < lo - scale) | (ref > hi + scale)
+    if not np.all(np.isfinite(lo)) or not np.all(np.isfinite(hi)) or np.any(bad):
+        raise RashomonInputError(f"{func}: consistency check failed (a bound is not finite, or the reference or an "
+                                 "attaining member lies outside it by more than 1e-9 relative); the ranges are not "
+                                 "certified. Please report this data.")
+
+
+def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, list]:
+    """``(A, a0, names)`` with ``concat(attrs)(θ) = Aθ + a0``: read off a member's attributes at 0 and unit vectors."""
+    d = par.dim
+
+    def vec(theta):
+        at = par.member_attributes(theta)
+        return np.concatenate([np.atleast_1d(np.asarray(at[a], dtype=float)).ravel() for a in attrs])
+
+    a0 = vec(np.zeros(d))
+    A = np.column_stack([vec(e) - a0 for e in np.eye(d)])
+    return A, a0, []
+
+
+# ---------------------------------------------------------------------- queries
+def functional_range(rs, C, c0, names, tol, return_models, func) -> FunctionalRange:
+    rs._check_fitted("functional_range")
+    d = rs.parametrization_.dim
+    Ca = np.atleast_2d(np.asarray(C, dtype=float)) if not np.isscalar(C) else np.array([[C]], dtype=float)
+    if Ca.ndim != 2 or Ca.shape[1] != d or Ca.shape[0] == 0 or not np.all(np.isfinite(Ca)):
+        raise RashomonInputError(f"The 'c' parameter of {func} must be a finite array of shape (d,) or (m, d) with "
+                                 f"d = {d} (the set's parameter dimension). Got shape {np.shape(C)} instead.")
+    m = Ca.shape[0]
+    a0 = np.zeros(m) if c0 is None else np.broadcast_to(np.asarray(c0, dtype=float), (m,)).astype(float)
+    if not np.all(np.isfinite(a0)):
+        raise RashomonInputError(f"The 'c0' parameter of {func} must be finite. Got {c0!r} instead.")
+    names = [f"c{i}" for i in range(m)] if names is None else [str(v) for v in names]
+    if len(names) != m:
+        raise RashomonInputError(f"The 'names' parameter of {func} must have {m} entries. Got {len(names)} instead.")
+    return functional_ranges(rs, Ca, a0, names, tol=tol, return_models=return_models, func=func)
+
+
+def prediction_range(rs, X, *, tol, return_models, func, return_map=False):
+    from ..utils.validation import check_X
+
+    rs._check_fitted(func.split(".")[-1])
+    if X is None:
+        Xa = rs.X_
+    else:
+        Xa, _ = check_X(X, func, min_rows=1)
+        if Xa.shape[1] != rs.n_features_in_:
+            raise RashomonInputError(f"The 'X' parameter of {func} must have {rs.n_features_in_} columns (as the "
+                                     f"data the set was fitted on). Got {Xa.shape[1]} instead.")
+    P, p0 = rs.parametrization_.prediction_map(Xa)
+    res = functional_ranges(rs, P, p0, [str(i) for i in range(len(Xa))], tol=tol, return_models=return_models,
+                            func=func, cls=PredictionRange)
+    return (res, P, p0) if return_map else res
+
+
+def coef_range(rs, tol, return_models, func) -> CoefRange:
+    rs._check_fitted("coef_range")
+    par = rs.parametrization_
+    at = par.member_attributes(rs.reference_theta_)
+    if "coef_" not in at:
+        raise RashomonInputError(f"{func} needs a linear model class (coefficients); {par.class_name} has none. Use "
+                                 "functional_range for linear functionals of its parameters.")
+    A, a0, _ = affine_attributes(par, ("intercept_", "coef_"))
+    p = len(at["coef_"])
+    cols = list(rs._columns) if rs._columns else [f"x{j}" for j in range(p)]
+    return functional_ranges(rs, A, a0, ["intercept"] + cols, tol=tol, return_models=return_models, func=func,
+                             cls=CoefRange)

@@ -1,0 +1,246 @@
+"""Members drawn from a Rashomon set, and the variable importance cloud (Dong & Rudin 2020).
+
+Sampling works in the coordinates that diagonalise the loss and the norm together
+(:class:`~rashomon.sets.LinearFunctionalRange`), where the set is
+``{z : Σ q z² - 2c̃'z + k <= ε, Σ s z² <= r}``; a linear map sends the uniform
+distribution there to the uniform distribution in θ.
+
+* ``"rejection"``: exact uniform draws inside the loss ellipsoid (a uniform point of
+  the unit ball, scaled), kept when inside the norm ball. Exact, and efficient when
+  the ball cuts little of the ellipsoid.
+* ``"hit_and_run"``: a Markov chain whose stationary law is uniform on the set; each
+  step moves to a uniform point of the chord through the current point in a random
+  direction (chords exact from the two quadratics). Approximate for finite chains
+  (burn-in ``10 d`` steps, ``d`` steps between kept draws, several chains).
+* ``"auto"``: rejection when at least 5% of proposals are accepted, else hit-and-run.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..utils.validation import RashomonInputError, check_choice, check_positive_int, seed_from
+
+__all__ = ["RashomonSample", "ImportanceCloud", "sample_members", "importance_cloud"]
+
+
+@dataclass(frozen=True)
+class RashomonSample:
+    """Members drawn from the set, each verified to satisfy its constraints.
+
+    Attributes
+    ----------
+    thetas : ndarray of shape (n_models, d)
+    e_orig : ndarray of shape (n_models,)
+        Loss of each member (<= ``epsilon_abs``).
+    norm : ndarray of shape (n_models,)
+        ``θ'Bθ`` of each member (<= ``norm_bound``).
+    method : {"rejection", "hit_and_run"}
+    acceptance_rate : float
+        Share of ellipsoid proposals inside the ball (NaN when not tried).
+    epsilon_abs, norm_bound, e_min : float
+    """
+
+    thetas: np.ndarray = field(repr=False)
+    e_orig: np.ndarray = field(repr=False)
+    norm: np.ndarray = field(repr=False)
+    method: str
+    acceptance_rate: float
+    epsilon_abs: float
+    norm_bound: float
+    e_min: float
+    parametrization: Any = field(repr=False, default=None)
+
+    def __len__(self) -> int:
+        return int(self.thetas.shape[0])
+
+    def estimators(self) -> list:
+        """Each member as a fitted :class:`~rashomon.ClassMember`."""
+        return [self.parametrization.estimator(t) for t in self.thetas]
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predictions of every member, shape (n_models, n_rows)."""
+        P, p0 = self.parametrization.prediction_map(np.asarray(X, dtype=float))
+        return self.thetas @ P.T + p0[None, :]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per member: loss, norm and the member's coefficients (linear) or parameters."""
+        df = pd.DataFrame({"e_orig": self.e_orig, "norm": self.norm})
+        at = self.parametrization.member_attributes(self.thetas[0]) if len(self) else {}
+        if "coef_" in at:
+            coefs = np.array([self.parametrization.member_attributes(t)["coef_"] for t in self.thetas])
+            ic = np.array([self.parametrization.member_attributes(t)["intercept_"] for t in self.thetas])
+            df["intercept"] = ic
+            for j in range(coefs.shape[1]):
+                df[f"coef_{j}"] = coefs[:, j]
+        else:
+            for j in range(self.thetas.shape[1]):
+                df[f"theta_{j}"] = self.thetas[:, j]
+        return df
+
+    def plot(self, *, ax: Any = None, **kwargs: Any):
+        """Histogram of the members' losses between e_min and ε_abs."""
+        from ..plotting import SampleDisplay
+
+        return SampleDisplay(self).plot(ax=ax, **kwargs)
+
+
+@dataclass(frozen=True)
+class ImportanceCloud:
+    """The variable importance cloud: MR of sampled members per feature, with the exact MCR interval.
+
+    Attributes
+    ----------
+    features : list of str
+    lower, upper : ndarray of shape (n_features,)
+        Exact certified MCR per feature.
+    reference : ndarray of shape (n_features,)
+        MR of the set's reference.
+    samples : ndarray of shape (n_models, n_features)
+        MR of each sampled member (every one inside ``[lower, upper]``).
+    kind : {"ratio", "difference"}
+    method : str
+        How the members were sampled.
+    """
+
+    features: list
+    lower: np.ndarray
+    upper: np.ndarray
+    reference: np.ndarray
+    samples: np.ndarray = field(repr=False)
+    kind: str = "ratio"
+    method: str = ""
+    mcr: list = field(repr=False, default_factory=list)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per feature: exact MCR, reference MR and the sampled members' spread."""
+        s = self.samples
+        return pd.DataFrame({"feature": self.features, "mcr_lower": self.lower, "reference": self.reference,
+                             "mcr_upper": self.upper, "sample_min": s.min(axis=0), "sample_median": np.median(s, axis=0),
+                             "sample_max": s.max(axis=0)})
+
+    def samples_frame(self) -> pd.DataFrame:
+        """Long table: one row per (member, feature)."""
+        n, f = self.samples.shape
+        return pd.DataFrame({"member": np.repeat(np.arange(n), f), "feature": np.tile(self.features, n),
+                             "mr": self.samples.ravel()})
+
+    def plot(self, *, ax: Any = None, **kwargs: Any):
+        """The cloud: per feature the MCR interval, the sampled members' MR and the reference."""
+        from ..plotting import ImportanceCloudDisplay
+
+        return ImportanceCloudDisplay(self).plot(ax=ax, **kwargs)
+
+
+def _chord(eng, zs, dirs):
+    """``[lo, hi]`` of τ with ``zs + τ·dirs`` inside both constraints (zs inside)."""
+    lo, hi = np.full(len(zs), -np.inf), np.full(len(zs), np.inf)
+    zc = zs - eng.z_min[None, :]
+    for h, g, slack in eng.constraints:
+        a, b, c = eng.chord(zc, dirs, h, g, slack)
+        c = np.minimum(c, 0.0)
+        disc = np.sqrt(np.maximum(b * b - a * c, 0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            l1 = np.where(a > 0, (-b - disc) / np.where(a > 0, a, 1.0), np.where(b > 0, -c / (2 * b), -np.inf))
+            h1 = np.where(a > 0, (-b + disc) / np.where(a > 0, a, 1.0), np.where(b < 0, -c / (2 * b), np.inf))
+        lo, hi = np.maximum(lo, np.minimum(l1, 0.0)), np.minimum(hi, np.maximum(h1, 0.0))
+    return lo, hi
+
+
+def _hit_and_run(eng, n_models, rng):
+    d = len(eng.q)
+    n_chains = min(n_models, 32)
+    per_chain = -(-n_models // n_chains)
+    thin, burn = d, 10 * d
+    zs = np.tile(eng.z_int, (n_chains, 1))
+    out = []
+    for step in range(burn + per_chain * thin):
+        dirs = rng.standard_normal((n_chains, d))
+        dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+        lo, hi = _chord(eng, zs, dirs)
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            raise RashomonInputError("RashomonSet.sample: the set is unbounded in a sampled direction.")
+        zs = zs + (lo + (hi - lo) * rng.random(n_chains))[:, None] * dirs
+        if step >= burn and (step - burn + 1) % thin == 0:
+            out.append(zs.copy())
+    return np.concatenate(out, axis=0)[:n_models]
+
+
+def _rejection(eng, n_models, rng, budget):
+    """Uniform draws in the loss ellipsoid kept inside the ball; None when acceptance < 5%."""
+    d = len(eng.q)
+    if np.any(eng.q <= 1e-12 * eng.q.max()):
+        return None, math.nan
+    u = eng.ct / eng.q  # centre of the loss ellipsoid Σ q (z - u)² <= ρ²
+    rho = math.sqrt(eng.slack + float(eng.q @ (eng.z_min - u) ** 2))
+    kept, tried = [], 0
+    while sum(len(k) for k in kept) < n_models and tried < budget:
+        m = max(1000, 2 * n_models)
+        x = rng.standard_normal((m, d))
+        x *= (rng.random(m) ** (1.0 / d) / np.linalg.norm(x, axis=1))[:, None]
+        z = u + rho * x / np.sqrt(eng.q)
+        kept.append(z[z**2 @ eng.s <= eng.r])
+        tried += m
+        rate = sum(len(k) for k in kept) / tried
+        if rate < 0.05:
+            return None, rate
+    z = np.concatenate(kept)
+    return (z[:n_models], sum(len(k) for k in kept) / tried) if len(z) >= n_models else (None, len(z) / tried)
+
+
+def sample_members(rs, n_models: int, method: str, random_state: Any, func: str) -> RashomonSample:
+    from ._ranges import engine_of
+
+    n_models = check_positive_int(n_models, "n_models", func)
+    check_choice(method, ("auto", "rejection", "hit_and_run"), "method", func)
+    rng = np.random.default_rng(seed_from(random_state, func))
+    par = rs.parametrization_
+    if rs._degenerate:
+        th = np.tile(rs.theta_min_, (n_models, 1))
+        used, rate = "exact (the set is one model)", math.nan
+    else:
+        eng = engine_of(rs, func)
+        z, rate, used = None, math.nan, "hit_and_run"
+        if method in ("auto", "rejection"):
+            z, rate = _rejection(eng, n_models, rng, budget=max(20 * n_models, 20000))
+            if z is None and method == "rejection":
+                raise RashomonInputError(f"{func}: rejection sampling accepted only {rate:.2%} of proposals (the norm "
+                                         "ball cuts most of the loss ellipsoid); use method='hit_and_run' or 'auto'.")
+            used = "rejection" if z is not None else used
+        if z is None:
+            z = _hit_and_run(eng, n_models, rng)
+        th = z @ eng.V.T
+    excess = eng.loss_excess(th) if not rs._degenerate else np.zeros(n_models)
+    e = rs.e_min_ + excess
+    nb = np.einsum("ij,jk,ik->i", th, par.B, th)
+    if np.any(e > rs.epsilon_abs_ * (1 + 1e-9)) or np.any(nb > par.r * (1 + 1e-9)):
+        raise RashomonInputError(f"{func}: a sampled member violates the set's constraints by more than 1e-9 "
+                                 "relative (rounding on an ill-conditioned class); please report this data.")
+    return RashomonSample(th, e, nb, used, rate, rs.epsilon_abs_, par.r, rs.e_min_, par)
+
+
+def importance_cloud(rs, features, n_models, kind, method, random_state, tol, func) -> ImportanceCloud:
+    check_choice(kind, ("ratio", "difference"), "kind", func)
+    if features is None:
+        features = list(rs._columns) if rs._columns else list(range(rs.n_features_in_))
+    elif isinstance(features, (str, int, np.integer)):
+        features = [features]
+    smp = sample_members(rs, n_models, method, random_state, func)
+    names, lo, hi, ref, cols, res = [], [], [], [], [], []
+    for f in features:
+        r = rs.model_class_reliance(f, kind=kind, tol=tol)
+        es = rs.problem(f, func=func).e_switch
+        sw, so = es.evaluate_many(smp.thetas), smp.e_orig
+        cols.append(sw / so if kind == "ratio" else sw - so)
+        names.append(", ".join(r.features))
+        lo.append(r.lower)
+        hi.append(r.upper)
+        t_ref = rs.reference_theta_
+        ref.append(es(t_ref) / rs.e_ref_ if kind == "ratio" else es(t_ref) - rs.e_ref_)
+        res.append(r)
+    return ImportanceCloud(names, np.array(lo), np.array(hi), np.array(ref), np.column_stack(cols), kind,
+                           smp.method, res)
