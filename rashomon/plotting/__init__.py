@@ -15,4 +15,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "LearnerImportanceDisplay": "._inference_display",
     "LearnerPDDisplay": "._inference_display",
     "PIMPDisplay": "._inference_display",
+    "RangeDisplay": "._range_display",
+    "PredictionRangeDisplay": "._range_display",
+    "SampleDisplay": "._range_display",
+    "ImportanceCloudDisplay": "._range_display",
 })

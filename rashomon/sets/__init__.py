@@ -20,4 +20,11 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "envelope_loss": "._steps",
     "mr_value": "._steps",
     "step_bound": "._steps",
+    "LinearFunctionalRange": "._functional",
+    "FunctionalRange": "._ranges",
+    "PredictionRange": "._ranges",
+    "CoefRange": "._ranges",
+    "Multiplicity": "._multiplicity",
+    "RashomonSample": "._sampling",
+    "ImportanceCloud": "._sampling",
 })
