@@ -71,6 +71,10 @@ class LinearFunctionalRange:
         self.constraints = ((self.q, 2 * (self.q * self.z_min - self.ct), self.slack),
                             (self.s, 2 * self.s * self.z_min, self.ball_slack))
         self.z_int = self._interior()
+        # the same two constraints in θ (the final check: V is only as accurate as the pencil's conditioning)
+        self.theta_min, self.theta_int = th_min, V @ self.z_int
+        self.theta_constraints = ((Q, 2 * (Q @ th_min - c), self.slack),
+                                  (B, 2 * (B @ th_min), max(self.r - float(th_min @ B @ th_min), 0.0)))
         self.t0 = float(np.mean(self.q) / max(np.mean(self.s), _TINY))
 
     # ---------------------------------------------------------------- pieces
@@ -185,10 +189,27 @@ class LinearFunctionalRange:
         todo = np.where(~done)[0]
         if todo.size:
             self._root(b, todo, t_lo, p_lo, bound, z_best, tol, max_iter)
-        z_feas = self._feasible(z_best)
-        value = np.einsum("ij,ij->i", b, z_feas)
-        theta = z_feas @ self.V.T
+        theta = self._feasible_theta(self._feasible(z_best) @ self.V.T)
+        value = np.einsum("ij,ij->i", np.atleast_2d(A), theta)
         return bound, theta, value
+
+    def _feasible_theta(self, thetas):
+        """Shrink members toward the interior point until both constraints hold when evaluated in θ."""
+        ti = self.theta_int
+        dt = thetas - ti[None, :]
+        sig = np.ones(len(thetas))
+        ci = ti - self.theta_min
+        for H, g, slack in self.theta_constraints:
+            DH = dt @ H
+            a = np.einsum("ij,ij->i", DH, dt)
+            b = DH @ ci + 0.5 * (dt @ g)
+            c = float(ci @ H @ ci + g @ ci - slack)
+            viol = a + 2 * b + c > 0  # the member itself (σ = 1) breaks the constraint
+            if np.any(viol):
+                disc = np.sqrt(np.maximum(b[viol] ** 2 - a[viol] * c, 0.0))
+                root = (-b[viol] + disc) / np.where(a[viol] > 0, a[viol], 1.0)
+                sig[viol] = np.minimum(sig[viol], np.clip(root * (1 - 1e-12), 0.0, 1.0))
+        return ti[None, :] + sig[:, None] * dt
 
     def _root(self, b, todo, t_lo, p_lo, bound, z_best, tol, max_iter):
         """Bracket and solve ψ(t) = 0 on the rows ``todo`` (ψ(t_lo) > 0), Illinois with bisection safeguards."""
