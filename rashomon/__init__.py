@@ -36,6 +36,8 @@ _EXPORTS = {
     "Multiplicity": ".sets",
     "RashomonSample": ".sets",
     "ImportanceCloud": ".sets",
+    "EpsilonChoice": ".sets",
+    "select_epsilon": ".sets",
     "MCRModel": ".sets",
     "MCRStep": ".sets",
     "RashomonPDBand": ".sets",

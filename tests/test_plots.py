@@ -494,6 +494,20 @@ def test_importance_cloud_plot(rset):
     assert {"sampled members", "exact MCR", "reference"} <= set(_legend_texts(disp.ax_))
 
 
+@covers("EpsilonChoice.plot")
+def test_epsilon_choice_plot(data):
+    from rashomon import select_epsilon
+
+    X, y = data
+    ch = select_epsilon(LinearModelClass(), X, y, rule="cv_1se", cv=4)
+    ax = ch.plot()
+    assert len(ax.lines[0].get_xdata()) == 4
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), ch.fold_losses)
+    assert any("SE" in t for t in _legend_texts(ax))
+    ax2 = select_epsilon(LinearModelClass(), X, y, rule="profile").plot()
+    assert _n_bars(ax2) == 1 and "profile" in ax2.get_title()
+
+
 def _public_plot_methods():
     found = set()
     for mod in (rashomon, rashomon.plotting):
