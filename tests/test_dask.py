@@ -138,3 +138,22 @@ def test_bad_dask_input_is_named():
 def test_import_does_not_import_dask():
     code = "import sys, rashomon; rashomon.RashomonSet; sys.exit(any(m.split('.')[0] == 'dask' for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_linear_model_losses_match_all_pairs():
+    from sklearn.linear_model import Ridge
+
+    from rashomon.sets.out_of_core import linear_model_losses
+
+    X, y = _data(n=300, seed=4)
+    est = Ridge(alpha=5.0).fit(X[:100], y[:100])
+    groups = [(0,), (1, 3), (2,)]
+    e_orig, e_sw, _ = linear_model_losses(est.coef_, est.intercept_, da.from_array(X, chunks=(70, 5)),
+                                          da.from_array(y, chunks=70), groups)
+    assert e_orig == pytest.approx(np.mean((y - est.predict(X)) ** 2), rel=1e-12)
+    n = len(y)
+    i, j = np.where(~np.eye(n, dtype=bool))
+    for g, v in zip(groups, e_sw):  # brute force: x_j with the group's values of x_i, response y_j
+        Xs = X[j].copy()
+        Xs[:, list(g)] = X[i][:, list(g)]
+        assert v == pytest.approx(np.mean((y[j] - est.predict(Xs)) ** 2), rel=1e-10)

@@ -34,7 +34,7 @@ from ._row_statistics import (
     statistics_parametrization,
 )
 
-__all__ = ["is_dask", "any_dask", "dask_row_statistics", "fit_dask"]
+__all__ = ["is_dask", "any_dask", "dask_row_statistics", "fit_dask", "linear_model_losses"]
 
 
 def is_dask(obj: Any) -> bool:
@@ -166,14 +166,30 @@ def _per_block(fn, X, y, w, size: int, **kwargs):
                         align_arrays=False, dtype=float, meta=np.empty((0, 0)), **kwargs)
 
 
-def dask_row_statistics(X: Any, y: Any, sample_weight: Any = None, *, func: str = "RashomonSet.fit"):
-    """``(RowStatistics, (X, y, w) as dask arrays, columns)``: one pass over the rows."""
+def dask_row_statistics(X: Any, y: Any, sample_weight: Any = None, *, func: str = "RashomonSet.fit",
+                        residual: tuple[np.ndarray, float] | None = None):
+    """``(RowStatistics, (X, y, w) as dask arrays, columns)``: one pass over the rows.
+
+    With ``residual=(coef, intercept)`` the last column summarised is the residual
+    ``y - intercept - x'coef`` of that linear model instead of y.
+    """
     import dask
     import dask.array as da
 
     Xd, yd, wd, columns = _as_arrays(X, y, sample_weight, func)
     K = packed_size(Xd.shape[1])
-    blocks = _per_block(block_statistics, Xd, yd, wd, K)
+    fn = block_statistics
+    if residual is not None:
+        coef, icpt = np.asarray(residual[0], dtype=float), float(residual[1])
+        if coef.shape != (Xd.shape[1],):
+            raise RashomonInputError(f"The 'estimator' parameter of {func} has {coef.size} coefficients; X has "
+                                     f"{Xd.shape[1]} columns.")
+
+        def fn(xb, yb, wb=None):
+            xb = np.asarray(xb, dtype=float)
+            return block_statistics(xb, np.asarray(yb, dtype=float).reshape(-1) - icpt - xb @ coef, wb)
+
+    blocks = _per_block(fn, Xd, yd, wd, K)
     total = da.reduction(blocks, lambda b, axis, keepdims: b, merge_statistics, axis=0, keepdims=True,
                          combine=merge_statistics, dtype=float, concatenate=True, meta=np.empty((0, 0)))
     (packed,) = dask.compute(total)
@@ -232,3 +248,26 @@ def fit_dask(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> Any:
     rs.parametrization_ = par
     rs._finish_fit(func)
     return rs
+
+
+def linear_model_losses(coef: Any, intercept: float, X: Any, y: Any, groups: list, *,
+                        func: str = "model_reliance") -> tuple[float, list[float], list[str] | None]:
+    """Exact ``(e_orig, [e_switch of each group], columns)`` of ``f(x) = intercept + x'coef`` under
+    squared loss, in one pass over Dask input.
+
+    With residuals ``e = y - f(x)`` and ``u = x_G'coef_G`` (centred sums ``S``), the all-pairs
+    ``e_switch = e_orig + 2 (S_uu + S_eu) / (n - 1)``: the centred co-moments of ``[x, e]``
+    (one :func:`dask_row_statistics` pass with ``residual=``) give every group.
+    """
+    st, _, columns = dask_row_statistics(X, y, None, func=func, residual=(coef, intercept))
+    coef = np.asarray(coef, dtype=float)
+    n, p, C = st.weight_sum, st.shape[1], st.comoment
+    e_orig = float(C[p, p] / n + st.mean[p] ** 2)
+    out = []
+    for g in groups:
+        g = list(g)
+        bg = coef[g]
+        s_uu = float(bg @ C[np.ix_(g, g)] @ bg)
+        s_eu = float(bg @ C[g, p])
+        out.append(e_orig + 2.0 * (s_uu + s_eu) / (n - 1))
+    return e_orig, out, columns

@@ -1,0 +1,9 @@
+"""Public entry points of the out-of-core (Dask) path, for other subpackages and advanced use.
+
+``RashomonSet.fit`` routes Dask input here by itself; these are the pieces other functions
+(e.g. the linear closed form of model reliance) need. See ``docs/scaling.md``.
+"""
+from ._dask import any_dask, dask_row_statistics, is_dask, linear_model_losses
+from ._row_statistics import RowStatistics
+
+__all__ = ["is_dask", "any_dask", "dask_row_statistics", "linear_model_losses", "RowStatistics"]
