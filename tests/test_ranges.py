@@ -192,3 +192,15 @@ def test_importance_cloud_points_inside_exact_mcr():
         assert np.all(cl.samples >= cl.lower - slack) and np.all(cl.samples <= cl.upper + slack)
         assert np.all(cl.lower <= cl.reference + slack) and np.all(cl.reference <= cl.upper + slack)
         assert cl.to_frame().shape == (3, 7) and cl.samples_frame().shape == (1500, 3)
+
+
+def test_standardized_coefficient_ranges_are_the_raw_ranges_times_sd():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(100, 3)) * [1.0, 10.0, 0.1]
+    y = X @ [1.0, 0.1, 5.0] + rng.normal(size=100)
+    rs = RashomonSet(LinearModelClass(), epsilon=0.1).fit(X, y)
+    raw, std = rs.coef_range(), rs.coef_range(standardize=True)
+    sd = X.std(axis=0)
+    np.testing.assert_allclose(std.lower[1:], raw.lower[1:] * sd, rtol=1e-9)
+    np.testing.assert_allclose(std.upper[1:], raw.upper[1:] * sd, rtol=1e-9)
+    assert std.names[1] == "x0 (per SD)" and std.lower[0] == pytest.approx(raw.lower[0])

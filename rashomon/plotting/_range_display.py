@@ -55,7 +55,7 @@ class RangeDisplay:
         ax.set_yticklabels(self.names)
         ax.set_title(self.title)
         if self.highlight is not None:
-            ax.set_xlabel(f"value over the set ({highlight_color}: sign stable)")
+            ax.set_xlabel("value over the set (highlighted: sign stable)")
         else:
             ax.set_xlabel("value over the set")
         ax.legend(loc="best")

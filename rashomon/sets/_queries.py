@@ -60,8 +60,15 @@ class SetQueries:
 
         return prediction_range(self, X, tol=tol, return_models=return_models, func="RashomonSet.prediction_range")
 
-    def coef_range(self, *, tol: float = 1e-10, return_models: bool = False):
+    def coef_range(self, *, standardize: bool = False, tol: float = 1e-10, return_models: bool = False):
         """Per-coefficient range over the set in the user's units (linear classes), with sign stability.
+
+        Parameters
+        ----------
+        standardize : bool, default=False
+            Coefficients per standard deviation of each feature (comparable across features).
+        tol, return_models
+            See :meth:`functional_range`.
 
         Returns
         -------
@@ -71,7 +78,7 @@ class SetQueries:
         """
         from ._ranges import coef_range
 
-        return coef_range(self, tol, return_models, "RashomonSet.coef_range")
+        return coef_range(self, tol, return_models, "RashomonSet.coef_range", standardize=bool(standardize))
 
     def multiplicity(self, X: Any = None, threshold: float = 0.5, *, max_candidates: int = 500,
                      tol: float = 1e-10):

@@ -238,7 +238,7 @@ def prediction_range(rs, X, *, tol, return_models, func, return_map=False):
     return (res, P, p0) if return_map else res
 
 
-def coef_range(rs, tol, return_models, func) -> CoefRange:
+def coef_range(rs, tol, return_models, func, standardize=False) -> CoefRange:
     rs._check_fitted("coef_range")
     par = rs.parametrization_
     at = par.member_attributes(rs.reference_theta_)
@@ -248,5 +248,13 @@ def coef_range(rs, tol, return_models, func) -> CoefRange:
     A, a0, _ = affine_attributes(par, ("intercept_", "coef_"))
     p = len(at["coef_"])
     cols = list(rs._columns) if rs._columns else [f"x{j}" for j in range(p)]
+    if standardize:  # per standard deviation of each feature on the set's rows (weighted when weights)
+        X = rs.X_
+        w = np.ones(len(X)) if rs.sample_weight_ is None else rs.sample_weight_
+        mu = w @ X / w.sum()
+        sd = np.sqrt(w @ (X - mu) ** 2 / w.sum())
+        A[1:] *= sd[:, None]
+        a0[1:] *= sd
+        cols = [f"{c} (per SD)" for c in cols]
     return functional_ranges(rs, A, a0, ["intercept"] + cols, tol=tol, return_models=return_models, func=func,
                              cls=CoefRange)
