@@ -45,11 +45,10 @@ import numpy as np
 import pandas as pd
 
 from ..sets import MCRResult, RashomonSet
-from ..utils import single_blas_thread
 from ..utils.validation import RashomonInputError, check_choice, check_float, check_positive_int, seed_from
 from . import _report
 from ._checks import _Progress, _check_train_size, check_writable_dir, group_slug, prepare
-from ._fit import _boot_chunk, _fit_reference, _preprocess
+from ._fit import _fit_reference, _preprocess
 
 __all__ = ["audit", "AuditResult", "GroupAudit", "group_slug", "check_writable_dir"]
 
@@ -313,22 +312,17 @@ def audit(
     timings["mr_mcr_s"] = time.perf_counter() - t0
     draws: dict = {name: {"mr_ref": [], "mcr_lower": [], "mcr_upper": []} for name in gidx}
     if bootstrap:
-        from joblib import Parallel, delayed
+        from ..sets import bootstrap_mcr
 
-        seeds = rng.randint(0, 2**31 - 1, size=bootstrap)
-        n_chunks = max(1, min(bootstrap, 16))
-        chunks = [list(c) for c in np.array_split(seeds, n_chunks)]
         t0 = time.perf_counter()
-        # one BLAS thread per chunk wherever it runs, so any n_jobs gives identical numbers
-        jobs = (delayed(single_blas_thread)(_boot_chunk, rs, gidx, c, "ratio", _TOL) for c in chunks)
+        # resamples as row weights on the set's cached statistics, γ-searches warm-started at the
+        # full-data γ; seeds drawn from rng as before (same resamples), identical for any n_jobs
         with pg.phase("bootstrap resamples", total=bootstrap) as tick:
-            for chunk in Parallel(n_jobs=n_jobs, return_as="generator")(jobs):
-                for row in chunk:
-                    for name, (mr_b, lo_b, hi_b) in row.items():
-                        draws[name]["mr_ref"].append(mr_b)
-                        draws[name]["mcr_lower"].append(lo_b)
-                        draws[name]["mcr_upper"].append(hi_b)
-                tick(len(chunk))
+            boot = bootstrap_mcr(rs, {name: list(g) for name, g in gidx.items()}, bootstrap, random_state=rng,
+                                 n_jobs=n_jobs, tol=_TOL, callback=tick)
+        for name in gidx:
+            for key, src in (("mr_ref", "mr_ref"), ("mcr_lower", "lower"), ("mcr_upper", "upper")):
+                draws[name][key] = list(boot.draws[name][src])
         timings["bootstrap_s"] = time.perf_counter() - t0
     a = (1 - confidence_level) / 2
     groups_out = {}

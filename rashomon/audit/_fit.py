@@ -1,4 +1,4 @@
-"""The audit's fits: standardisation, the reference (hyper-parameters by CV, fitted by the class), bootstrap chunks."""
+"""The audit's fits: standardisation and the reference (hyper-parameters by CV, fitted by the class)."""
 from __future__ import annotations
 
 import numpy as np
@@ -88,18 +88,3 @@ def kernel_ridge_grid_cv(X, y, gammas, alphas, folds) -> np.ndarray:
             for i, a in enumerate(alphas):
                 mse[i, j] += float(np.mean((y[te] - KV @ (Vy / (lam + a))) ** 2))
     return mse / len(splits)
-
-
-def _boot_chunk(rs, groups, seeds, kind, tol):
-    """MR(f_ref), MCR− and MCR+ of every group on each resample (row weights on the held-out set)."""
-    out = []
-    n = rs.X_.shape[0]
-    for s in seeds:
-        w = np.random.RandomState(s).multinomial(n, np.full(n, 1.0 / n)).astype(float)
-        rb = rs.reweighted(w)
-        row = {}
-        for name, group in groups.items():
-            res = rb.model_class_reliance(list(group), kind=kind, tol=tol)
-            row[name] = (res.reference_model.mr, res.lower, res.upper)
-        out.append(row)
-    return out

@@ -11,8 +11,11 @@ do), the all-pairs sums collapse to Hadamard products: with ``A = k₁(X1, D₁)
     Σ_{i≠j} r_j Σ_d α_d A_id B_jd     = α'[(A'1)∘(B'r) − K'r]
 
 so exact e_switch costs O(n·D²) with no pair loop, accumulated over row blocks
-(memory O(block·D + D²)). Kernels that do not factorise use a streamed
-all-pairs fallback, O(n²·D) time.
+(memory O(block·D + D²)); with few distinct switched values (coded features) the
+distinct pairs are summed directly in θ-space. Kernels that do not factorise use a
+streamed all-pairs fallback, O(n²·D) time. The weight-independent pieces live in
+:class:`KernelStatistics` (``_kernel_stats.py``), kept in a set's cache, so a new
+row weighting (a bootstrap resample) costs a few θ-space matrix products.
 
 Parametrisation: with ``K_D = VΛV'`` (eigenvalues below ``1e-10·λ_max``
 dropped), ``θ = Λ^{1/2}V'α`` so that ``||f||² = θ'θ`` and the features are
@@ -30,13 +33,11 @@ from scipy.spatial.distance import cdist
 
 from ..utils.validation import RashomonInputError, check_norm_bound, check_X
 from ._linear import _stratified, ridge_fixed, ridge_loo
+from ._kernel_stats import KernelStatistics
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic
 
 __all__ = ["KernelModelClass", "KernelParametrization", "nadaraya_watson_gamma"]
-
-_BLOCK_BYTES = 64 * 2**20
-
 
 def _rbf(X, D, gamma):
     return np.exp(-gamma * cdist(X, D, "sqeuclidean"))
@@ -265,27 +266,35 @@ class KernelParametrization(Parametrization):
     def kernel_matrix(self, X):
         return self.mc._k(np.asarray(X, dtype=float), self.D, self.gamma)
 
-    def _to_theta(self, Qa, ca):
-        return self.T.T @ Qa @ self.T, self.T.T @ ca
+    def statistics(self, X: np.ndarray, y: np.ndarray, cache: dict | None = None) -> KernelStatistics:
+        """The weight-independent pieces of e_orig and e_switch on (X, y), kept in ``cache`` when given.
 
-    def e_orig(self, X, y, w=None) -> Quadratic:
-        Qa0, ca0, _, _, k0, _ = self._moments(X, y - self.mu, (), w, orig_only=True)
-        Q0, c0 = self._to_theta(Qa0, ca0)
-        return Quadratic(Q0, c0, k0)
+        ``cache`` is a dict the caller keeps for these rows (a :class:`~rashomon.RashomonSet` and
+        its reweighted copies share one): any weighting of the rows then costs a few θ-space
+        matrix products (see :class:`KernelStatistics`).
+        """
+        if cache is None:
+            return KernelStatistics(self, X, y, keep=False)
+        key = ("kernel_statistics", float(self.gamma) if self.gamma is not None else None, self.D.shape,
+               self.W.shape, self.free, float(self.mu))
+        st = cache.get(key)
+        if st is None:
+            st = cache[key] = KernelStatistics(self, X, y, keep=True)
+        return st
+
+    def e_orig(self, X, y, w=None, cache=None) -> Quadratic:
+        return self.statistics(X, y, cache).e_orig(w)
 
     def e_switch(self, X, y, w, group, strata=None, cache=None) -> Quadratic:
-        res = y - self.mu
         if strata is None:
-            _, _, Qa1, ca1, _, k1 = self._moments(X, res, group, w, cache=cache)
-        else:
-            wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
+            return self.statistics(X, y, cache).e_switch(tuple(group), w)
+        wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
 
-            def switched(idx):
-                m = self._moments(X[idx], res[idx], group, wt[idx])
-                return m[2], m[3], m[5]
+        def switched(idx):
+            q = KernelStatistics(self, X[idx], y[idx], keep=False).e_switch(tuple(group), wt[idx])
+            return q.Q, q.c, q.k
 
-            Qa1, ca1, k1 = _stratified(switched, strata, wt)
-        Q1, c1 = self._to_theta(Qa1, ca1)
+        Q1, c1, k1 = _stratified(switched, strata, wt)
         return Quadratic(Q1, c1, k1)
 
     def prediction_map(self, X):
@@ -302,103 +311,3 @@ class KernelParametrization(Parametrization):
 
     def estimator(self, theta) -> ClassMember:
         return ClassMember(self, np.asarray(theta, dtype=float))
-
-    def _kernel_blocks(self, X, group, cache):
-        """Row blocks ``(slice, A, B, K)`` (A, B only for factorising kernels), cached when asked."""
-        D, gamma = self.D, self.gamma
-        n = X.shape[0]
-        g = np.asarray(group, dtype=int)
-        rest = np.setdiff1d(np.arange(X.shape[1]), g)
-        m = D.shape[0]
-        factorises = not callable(self.mc.kernel) and g.size > 0
-        k = self.mc._k
-        key = (tuple(group), float(gamma) if gamma is not None else None, D.shape)
-        if cache is not None and key in cache:
-            yield from cache[key]
-            return
-        bs = max(1, int(_BLOCK_BYTES // (8 * max(m, 1) * 3)))
-        if cache is not None:
-            bs = n  # a cache keeps whole matrices: O(n·D) memory by request
-        out = []
-        for s in range(0, n, bs):
-            Xb = X[s:s + bs]
-            if factorises:
-                Ab = k(Xb[:, g], D[:, g], gamma)
-                Bb = k(Xb[:, rest], D[:, rest], gamma) if rest.size else np.ones((len(Xb), m))
-                blk = (slice(s, s + len(Xb)), Ab, Bb, Ab * Bb)
-            else:
-                blk = (slice(s, s + len(Xb)), None, None, k(Xb, D, gamma))
-            if cache is not None:
-                out.append(blk)
-            yield blk
-        if cache is not None:
-            cache[key] = out
-
-    def _moments(self, X, res, group, w=None, cache=None, orig_only=False):
-        """α-space moments of e_orig and e_switch (a leading constant column when μ is free).
-
-        With counts w, sums over pairs of distinct positions:
-        ``Σ_{i,j} w_i w_j (...) - Σ_i w_i (...)_ii``.
-        """
-        D, gamma, free = self.D, self.gamma, self.free
-        n = X.shape[0]
-        w = np.ones(n) if w is None else np.asarray(w, dtype=float)
-        nw = float(w.sum())
-        g = np.asarray(group, dtype=int)
-        m = D.shape[0]
-        factorises = not callable(self.mc.kernel) and g.size > 0
-        KtK, Ktr, K1 = np.zeros((m, m)), np.zeros(m), np.zeros(m)
-        AtA, BtB, A1, Btr, B1 = np.zeros((m, m)), np.zeros((m, m)), np.zeros(m), np.zeros(m), np.zeros(m)
-        for sl, Ab, Bb, Kb in self._kernel_blocks(X, group, cache):
-            wb, rb = w[sl], res[sl]
-            Kw = Kb * wb[:, None]
-            KtK += Kb.T @ Kw
-            Ktr += Kw.T @ rb
-            K1 += Kw.sum(0)
-            if factorises:
-                AtA += Ab.T @ (Ab * wb[:, None])
-                BtB += Bb.T @ (Bb * wb[:, None])
-                A1 += Ab.T @ wb
-                Btr += Bb.T @ (wb * rb)
-                B1 += Bb.T @ wb
-        Qa0, ca0, k0 = KtK / nw, Ktr / nw, float(w @ (res * res)) / nw
-        nn = nw * (nw - 1)
-        if orig_only:
-            S2, Sr, S1, cnt, k1, sw_sum_r = np.zeros((m, m)), np.zeros(m), np.zeros(m), 1.0, 0.0, 0.0
-        elif self.mc.e_switch == "divide":
-            h = n // 2
-            Xs = np.vstack([X[:h].copy(), X[h:2 * h].copy()])
-            Xs[:h, g], Xs[h:, g] = X[h:2 * h][:, g], X[:h][:, g]
-            rs = np.concatenate([res[:h], res[h:2 * h]])
-            ws = np.concatenate([w[:h], w[h:2 * h]])
-            Ks = self.mc._k(Xs, D, gamma)
-            S2, Sr, S1, cnt, k1 = Ks.T @ (Ks * ws[:, None]), Ks.T @ (ws * rs), Ks.T @ ws, float(ws.sum()), float(ws @ (rs * rs))
-            sw_sum_r = float(ws @ rs)
-        elif factorises:
-            S2 = AtA * BtB - KtK
-            Sr = A1 * Btr - Ktr
-            S1 = A1 * B1 - K1
-            cnt, k1 = nn, (nw - 1) * float(w @ (res * res))
-            sw_sum_r = (nw - 1) * float(w @ res)
-        else:
-            S2, Sr, S1 = np.zeros((m, m)), np.zeros(m), np.zeros(m)
-            for i in range(n):  # streamed pairs: row i's switched block against every row j
-                if w[i] == 0:
-                    continue
-                Z = X.copy()
-                Z[:, g] = X[i, g]
-                Kz = self.mc._k(Z, D, gamma)
-                wz = w * w[i]
-                wz[i] = w[i] * (w[i] - 1)  # same row, distinct positions
-                S2 += Kz.T @ (Kz * wz[:, None])
-                Sr += Kz.T @ (wz * res)
-                S1 += Kz.T @ wz
-            cnt, k1 = nn, (nw - 1) * float(w @ (res * res))
-            sw_sum_r = (nw - 1) * float(w @ res)
-        Qa1, ca1, k1 = S2 / cnt, Sr / cnt, k1 / cnt
-        if free:
-            Qa0 = np.block([[np.ones((1, 1)), (K1 / nw)[None]], [(K1 / nw)[:, None], Qa0]])
-            ca0 = np.r_[float(w @ res) / nw, ca0]
-            Qa1 = np.block([[np.ones((1, 1)), (S1 / cnt)[None]], [(S1 / cnt)[:, None], Qa1]])
-            ca1 = np.r_[sw_sum_r / cnt, ca1]
-        return Qa0, ca0, Qa1, ca1, k0, k1

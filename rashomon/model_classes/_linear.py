@@ -281,7 +281,7 @@ class LinearParametrization(Parametrization):
         Z = (X - self.mean) / self.sd
         return np.hstack([np.ones((X.shape[0], 1)), Z]) if self.o else Z
 
-    def e_orig(self, X, y, w=None) -> Quadratic:
+    def e_orig(self, X, y, w=None, cache=None) -> Quadratic:
         D = self.design(X)
         w = np.ones(len(y)) if w is None else w
         nw = float(w.sum())

@@ -128,8 +128,13 @@ class Parametrization(abc.ABC):
         return int(self.B.shape[0])
 
     @abc.abstractmethod
-    def e_orig(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> Quadratic:
-        """``e_orig(θ) = Σ w_i (y_i - f_θ(x_i))² / Σ w_i`` as a :class:`Quadratic`."""
+    def e_orig(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None,
+               cache: dict | None = None) -> Quadratic:
+        """``e_orig(θ) = Σ w_i (y_i - f_θ(x_i))² / Σ w_i`` as a :class:`Quadratic`.
+
+        ``cache`` is a dict the caller keeps across calls on the same (X, y) (e.g. across the
+        weightings of a bootstrap): a class may keep weight-independent pieces in it.
+        """
 
     @abc.abstractmethod
     def e_switch(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None, group: tuple[int, ...],
@@ -137,7 +142,8 @@ class Parametrization(abc.ABC):
         """The exact all-pairs e_switch of ``group`` (over ordered pairs of distinct positions) as a quadratic.
 
         ``strata`` (integer codes) restricts pairs to the same stratum (conditional
-        reliance); ``cache`` is a dict the caller keeps across calls on the same X.
+        reliance); ``cache`` is a dict the caller keeps across calls on the same (X, y), in which a
+        class may keep weight-independent pieces so that a new weighting ``w`` is cheap.
         """
 
     @abc.abstractmethod

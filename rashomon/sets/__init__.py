@@ -23,6 +23,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "envelope_loss": "._steps",
     "mr_value": "._steps",
     "step_bound": "._steps",
+    "bootstrap_mcr": "._bootstrap", "BootstrapMCR": "._bootstrap",
     "LinearFunctionalRange": "._functional",
     "FunctionalRange": "._ranges",
     "PredictionRange": "._ranges",

@@ -179,10 +179,11 @@ class RashomonSet(SetQueries):
         self.epsilon_abs_ = epsilon_threshold(float(self.epsilon), self.epsilon_kind, self.e_ref_, self.e_min_, func)
         self._degenerate = False
 
-    def _finish_fit(self, func: str) -> None:
+    def _finish_fit(self, func: str, cache: dict | None = None) -> None:
         par = self.parametrization_
         Xa, ya, w = self.X_, self.y_, self.sample_weight_
-        eo = par.e_orig(Xa, ya, w)
+        # reweighted copies pass the shared cache: the weight-independent pieces of e_orig are kept there
+        eo = par.e_orig(Xa, ya, w) if cache is None else par.e_orig(Xa, ya, w, cache=cache)
         self.e_orig_form_ = eo
         self.theta_min_ = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
         self.e_min_ = eo(self.theta_min_)
@@ -226,7 +227,7 @@ class RashomonSet(SetQueries):
             new.feature_names_in_ = self.feature_names_in_
         new._columns, new.X_, new.y_, new.sample_weight_, new._cache = self._columns, self.X_, self.y_, w, self._cache
         new.parametrization_ = self.parametrization_
-        new._finish_fit(func)
+        new._finish_fit(func, cache=new._cache)
         return new
 
     # ------------------------------------------------------------------ helpers

@@ -1,0 +1,217 @@
+"""Weight-independent sufficient statistics of the kernel class's quadratic forms.
+
+A row weighting w (a bootstrap resample: counts) only re-weights row sums, so everything
+that does not depend on w is built once and each weighting costs a few matrix products in
+θ-space. With ``φ(x) = T'[1?; k(x, D)]`` the features of a row in the class's coordinates
+(``d = rank (+1)`` columns, far fewer than the dictionary's m when K_D is numerically
+low-rank):
+
+* e_orig: ``Σ w_i φ_i φ_i'``, ``Σ w_i r_i φ_i`` over the rows (Φ: n × d, kept).
+* exact e_switch of a group, for a kernel that factorises, ``k = k₁(x1, d₁)·k₂(x2, d₂)``: with
+  the distinct values u of X1 and v of X2 (counts ``c_u = Σ_{i: x1_i = u} w_i``, ``c_v``, and
+  ``s_v = Σ_{j: x2_j = v} w_j r_j``), the ordered pairs of distinct positions give
+
+      Σ_{u,v} c_u c_v φ_uv φ_uv' − Σ_i w_i φ_i φ_i',   Σ_{u,v} c_u s_v φ_uv − Σ_i w_i r_i φ_i,
+
+  with ``φ_uv = φ((u, v))``. When the switched pairs are few (binary or coded features: n_u·n_v
+  small) the φ_uv are built once ("pairs", n_u·n_v·d² per weighting); otherwise the Hadamard
+  identity ``Σ c_u c_v (a_u∘b_v)(a_u∘b_v)' = (A'C_uA)∘(B'C_vB)`` is used in the dictionary's
+  coordinates ("hadamard", (n_u + n_v)·m² per weighting, m × m memory).
+* the divide estimator's switched rows (n of them) as e_orig on those rows; a kernel that does
+  not factorise streams the pairs, O(n²·m) per weighting.
+
+Without a cache nothing is materialised beyond O(block·m + m²) memory (rows in blocks).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .quadratics import Quadratic
+
+__all__ = ["KernelStatistics"]
+
+_BLOCK_BYTES = 64 * 2**20
+_PAIR_BYTES = 256 * 2**20  # largest pair-feature matrix kept
+
+
+def _distinct(Xc: np.ndarray):
+    """Distinct rows of ``Xc`` and each row's index among them (one row when Xc has no columns).
+
+    When fewer than half the rows repeat, the rows themselves are returned in their order.
+    """
+    if Xc.shape[1] == 0:
+        return Xc[:1], np.zeros(len(Xc), dtype=np.intp)
+    U, inv = np.unique(Xc, axis=0, return_inverse=True)
+    if 2 * len(U) > len(Xc):
+        return Xc, np.arange(len(Xc))
+    return U, np.asarray(inv).ravel()
+
+
+def choose_mode(nu: int, nv: int, m: int, d: int) -> str:
+    """"pairs" when the n_u·n_v switched pairs cost less per weighting than the Hadamard route (and fit in
+    memory), else "hadamard"."""
+    pairs_cost, had_cost = nu * nv * d * d, (nu + nv) * m * m + m * m * d + m * d * d
+    return "pairs" if pairs_cost <= had_cost and 8 * nu * nv * d <= _PAIR_BYTES else "hadamard"
+
+
+class KernelStatistics:
+    """The pieces of e_orig and e_switch of one kernel parametrisation on fixed rows (X, y).
+
+    Parameters
+    ----------
+    par : KernelParametrization
+    X : ndarray of shape (n, p)
+    y : ndarray of shape (n,)
+    keep : bool
+        Materialise Φ and the per-group pieces (a cache across weightings); False streams
+        rows in blocks and keeps nothing.
+    """
+
+    def __init__(self, par, X: np.ndarray, y: np.ndarray, keep: bool = True):
+        self.par, self.X, self.res, self.keep = par, X, np.asarray(y, dtype=float) - par.mu, keep
+        self._phi = None
+        self._groups: dict = {}
+        self._memo = (None, None)
+
+    # ------------------------------------------------------------------ features
+    def features(self, K: np.ndarray) -> np.ndarray:
+        """θ-space features of kernel rows K (shape (k, m)): ``[1?, K W]``."""
+        F = K @ self.par.W
+        return np.hstack([np.ones((len(K), 1)), F]) if self.par.free else F
+
+    def _block(self) -> int:
+        return max(1, int(_BLOCK_BYTES // (8 * max(self.par.D.shape[0], 1) * 3)))
+
+    def _phi_blocks(self):
+        if self._phi is not None:
+            yield slice(0, len(self.res)), self._phi
+            return
+        n = len(self.res)
+        bs = n if self.keep else self._block()
+        for s in range(0, n, bs):
+            sl = slice(s, min(n, s + bs))
+            F = self.features(self.par.kernel_matrix(self.X[sl]))
+            if self.keep:
+                self._phi = F
+            yield sl, F
+
+    def diagonal(self, w: np.ndarray):
+        """``(Σ w_i φ_i φ_i', Σ w_i r_i φ_i)``; the last weighting's value is remembered."""
+        if self._memo[0] is not None and np.array_equal(self._memo[0], w):
+            return self._memo[1]
+        d = self.par.dim
+        G, g = np.zeros((d, d)), np.zeros(d)
+        for sl, F in self._phi_blocks():
+            Fw = F * w[sl, None]
+            G += F.T @ Fw
+            g += Fw.T @ self.res[sl]
+        self._memo = (w.copy(), (G, g))
+        return G, g
+
+    # ------------------------------------------------------------------ forms
+    def _weights(self, w):
+        return np.ones(len(self.res)) if w is None else np.asarray(w, dtype=float)
+
+    def e_orig(self, w: np.ndarray | None = None) -> Quadratic:
+        """``Σ w_i (y_i − f_θ(x_i))² / Σ w_i`` as a quadratic in θ."""
+        w = self._weights(w)
+        nw = float(w.sum())
+        G, g = self.diagonal(w)
+        return Quadratic(G / nw, g / nw, float(w @ (self.res * self.res)) / nw)
+
+    def e_switch(self, group: tuple[int, ...], w: np.ndarray | None = None) -> Quadratic:
+        """The all-pairs (or divide) e_switch of ``group`` under weights w."""
+        w = self._weights(w)
+        pieces = self._groups.get(tuple(group))
+        if pieces is None:
+            pieces = self._pieces(tuple(group))
+            if self.keep:
+                self._groups[tuple(group)] = pieces
+        mode = pieces["mode"]
+        if mode == "divide":
+            return self._divide(pieces, w)
+        nw = float(w.sum())
+        nn = nw * (nw - 1)
+        G0, g0 = self.diagonal(w)
+        if mode == "pairs":
+            G, g = self._pairs(pieces, w)
+        elif mode == "hadamard":
+            G, g = self._hadamard(pieces, w, nw)
+        else:
+            G, g = self._streamed(pieces, w)
+        k1 = (nw - 1) * float(w @ (self.res * self.res)) / nn
+        return Quadratic((G - G0) / nn, (g - g0) / nn, k1)
+
+    # ------------------------------------------------------------------ per-group pieces
+    def _pieces(self, group: tuple[int, ...]) -> dict:
+        par, X = self.par, self.X
+        D, gamma, m, d = par.D, par.gamma, par.D.shape[0], par.dim
+        g = np.asarray(group, dtype=int)
+        rest = np.setdiff1d(np.arange(X.shape[1]), g)
+        k = par.mc._k
+        if par.mc.e_switch == "divide":
+            h = len(X) // 2
+            Xs = np.vstack([X[:h].copy(), X[h:2 * h].copy()])
+            Xs[:h, g], Xs[h:, g] = X[h:2 * h][:, g], X[:h][:, g]
+            pos = np.r_[np.arange(h), np.arange(h, 2 * h)]
+            return {"mode": "divide", "F": self.features(par.kernel_matrix(Xs)), "pos": pos,
+                    "res": np.r_[self.res[:h], self.res[h:2 * h]]}
+        if callable(par.mc.kernel) or g.size == 0:
+            return {"mode": "streamed", "g": g}
+        U1, inv1 = _distinct(X[:, g])
+        U2, inv2 = _distinct(X[:, rest])
+        A = k(U1, D[:, g], gamma)
+        B = k(U2, D[:, rest], gamma) if rest.size else np.ones((1, m))
+        nu, nv = len(U1), len(U2)
+        base = {"inv1": inv1, "inv2": inv2, "nu": nu, "nv": nv}
+        if choose_mode(nu, nv, m, d) == "pairs":
+            step = max(1, _BLOCK_BYTES // (8 * nv * m))
+            P = np.vstack([self.features((A[s:s + step, None, :] * B[None, :, :]).reshape(-1, m))
+                           for s in range(0, nu, step)])
+            return {"mode": "pairs", "P": P, **base}
+        return {"mode": "hadamard", "A": A, "B": B, **base}
+
+    def _pairs(self, pc, w):
+        cu = np.bincount(pc["inv1"], weights=w, minlength=pc["nu"])
+        cv = np.bincount(pc["inv2"], weights=w, minlength=pc["nv"])
+        sv = np.bincount(pc["inv2"], weights=w * self.res, minlength=pc["nv"])
+        om = np.outer(cu, cv).ravel()
+        sel = np.flatnonzero(om)
+        S = pc["P"][sel] * np.sqrt(om[sel])[:, None]
+        return S.T @ S, pc["P"][sel].T @ np.outer(cu, sv).ravel()[sel]
+
+    def _hadamard(self, pc, w, nw):
+        par = self.par
+        W, A, B = par.W, pc["A"], pc["B"]
+        cu = np.bincount(pc["inv1"], weights=w, minlength=pc["nu"])
+        cv = np.bincount(pc["inv2"], weights=w, minlength=pc["nv"])
+        sv = np.bincount(pc["inv2"], weights=w * self.res, minlength=pc["nv"])
+        a1, b1 = A.T @ cu, B.T @ cv
+        H = (A.T @ (A * cu[:, None])) * (B.T @ (B * cv[:, None]))
+        Gk = W.T @ H @ W
+        gk = W.T @ (a1 * (B.T @ sv))
+        if not par.free:
+            return Gk, gk
+        h1 = W.T @ (a1 * b1)
+        G = np.block([[np.full((1, 1), nw * nw), h1[None]], [h1[:, None], Gk]])
+        return G, np.r_[nw * float(w @ self.res), gk]
+
+    def _streamed(self, pc, w):
+        """Pairs row by row (a kernel that does not factorise): row i's switched block against every row."""
+        X, g, d = self.X, pc["g"], self.par.dim
+        G, gv = np.zeros((d, d)), np.zeros(d)
+        for i in np.flatnonzero(w):
+            Z = X.copy()
+            Z[:, g] = X[i, g]
+            F = self.features(self.par.kernel_matrix(Z))
+            wz = w * w[i]  # pair (i, i) included: the diagonal is removed with the others' (e_switch)
+            G += F.T @ (F * wz[:, None])
+            gv += F.T @ (wz * self.res)
+        return G, gv
+
+    def _divide(self, pc, w):
+        ws = w[pc["pos"]]
+        F, rs = pc["F"], pc["res"]
+        cnt = float(ws.sum())
+        Fw = F * ws[:, None]
+        return Quadratic(F.T @ Fw / cnt, Fw.T @ rs / cnt, float(ws @ (rs * rs)) / cnt)
