@@ -105,22 +105,35 @@ class LinearFunctionalRange:
         c = zc**2 @ h + zc @ g - slack
         return a, b, c
 
-    def _aggregated(self, b, t):
-        """``G(t)`` and its minimiser z_t for functionals b (rows) at ratios t (m,)."""
-        w = self.q[None, :] + t[:, None] * self.s[None, :]
+    def _aggregated(self, b, t, slope=False):
+        """``G(t)`` and its minimiser z_t for functionals b (rows) at ratios t (m,); with ``slope`` also dψ/dt."""
+        s = self.s[None, :]
+        w = self.q[None, :] + t[:, None] * s
         inv = 1.0 / np.maximum(w, _TINY)
         bw = b * inv
         sbb = np.einsum("ij,ij->i", b, bw)
         sbc = bw @ self.ct
         # ρ² = ε - min_z [e(z) + t(z'Sz - r)] = (ε - e_min) + t(r - z_min'Sz_min) + Σ w (z_min - c̃/w)²:
         # three non-negative terms (no cancellation even when ε - e_min is tiny against k)
-        dev = self.z_min[None, :] - self.ct[None, :] * inv
+        cinv = self.ct[None, :] * inv
+        dev = self.z_min[None, :] - cinv
         rho2 = self.slack + t * self.ball_slack + np.einsum("ij,ij->i", w, dev * dev)
         root = np.sqrt(rho2 * sbb)
         G = sbc - root
-        step = np.where(sbb > 0, np.sqrt(rho2 / np.where(sbb > 0, sbb, 1.0)), 0.0)
-        z = self.ct[None, :] * inv - step[:, None] * bw
-        return G, z
+        ok = sbb > 0
+        step = np.where(ok, np.sqrt(rho2 / np.where(ok, sbb, 1.0)), 0.0)
+        z = cinv - step[:, None] * bw
+        if not slope:
+            return G, z
+        # dψ/dt with ψ = Σ s z² - r: dz/dt = -s z/w - step'·b/w (see the module notes for G, z_t)
+        sinv = s * inv
+        drho2 = self.ball_slack + (dev * dev) @ self.s + 2 * np.einsum("ij,ij->i", dev, cinv * s)
+        dsbb = -np.einsum("ij,ij->i", bw * bw, s)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dstep = np.where(ok & (step > 0), (drho2 * sbb - rho2 * dsbb) / (2 * step * sbb * sbb), 0.0)
+        sz = s * z
+        dpsi = -2 * np.einsum("ij,ij->i", sz * sinv, z) - 2 * dstep * np.einsum("ij,ij->i", sz, bw)
+        return G, z, dpsi
 
     def _psi(self, z):
         return z**2 @ self.s - self.r
@@ -212,60 +225,78 @@ class LinearFunctionalRange:
         return ti[None, :] + sig[:, None] * dt
 
     def _root(self, b, todo, t_lo, p_lo, bound, z_best, tol, max_iter):
-        """Bracket and solve ψ(t) = 0 on the rows ``todo`` (ψ(t_lo) > 0), Illinois with bisection safeguards."""
+        """Bracket and solve ψ(t) = 0 on the rows ``todo`` (ψ(t_lo) > 0): safeguarded Newton."""
         bb = b[todo]
         n = len(todo)
         tl, pl = t_lo[todo].copy(), p_lo[todo].copy()
-        # bracket: grow t until ψ <= 0
+        # bracket [tl, th] with ψ(tl) > 0 >= ψ(th), in steps of 1e3 from t0 (roots span many decades)
         th = np.full(n, self.t0)
         ph = np.full(n, np.nan)
-        need = np.ones(n, dtype=bool)
+        G, z = self._aggregated(bb, th)
+        p = self._psi(z)
+        up = p > 0
+        tl[up], pl[up], ph[~up] = th[up], p[up], p[~up]
+        down = ~up  # the root may lie below t0: shrink while ψ <= 0 (tl stays 0 if it never turns positive)
+        for _ in range(12):
+            idx = np.where(down)[0]
+            if not idx.size:
+                break
+            t_try = th[idx] * 1e-3
+            G, z = self._aggregated(bb[idx], t_try)
+            p = self._psi(z)
+            pos = p > 0
+            tl[idx[pos]], pl[idx[pos]] = t_try[pos], p[pos]
+            th[idx[~pos]], ph[idx[~pos]] = t_try[~pos], p[~pos]
+            down[idx[pos]] = False
+        need = up
         for _ in range(60):
             idx = np.where(need)[0]
             if not idx.size:
                 break
+            th[idx] = tl[idx] * 1e3
             G, z = self._aggregated(bb[idx], th[idx])
             p = self._psi(z)
-            up = p > 0
-            tl[idx[up]], pl[idx[up]] = th[idx[up]], p[up]
-            th[idx[up]] *= 8.0
-            ph[idx[~up]] = p[~up]
-            need[idx[~up]] = False
-        G, z = self._aggregated(bb, th)
+            pos = p > 0
+            tl[idx[pos]], pl[idx[pos]] = th[idx[pos]], p[pos]
+            ph[idx[~pos]] = p[~pos]
+            need[idx[~pos]] = False
+        G, z, dp = self._aggregated(bb, th, slope=True)
         best_G = G  # certified bounds (max of G over the iterates)
         best_z = self._feasible(z)  # members; keep the lowest value found
         best_v = np.einsum("ij,ij->i", bb, best_z)
-        side = np.zeros(n)  # Illinois: which end was kept last
+        t_c, p_c, dp_c = th.copy(), ph.copy(), dp  # the last point evaluated (for Newton)
         active = np.ones(n, dtype=bool)
+        it = 0
         for it in range(max_iter):
             idx = np.where(active)[0]
             if not idx.size:
                 break
-            a, fa, c, fc = tl[idx], pl[idx], th[idx], ph[idx]
-            finite = np.isfinite(fa) & (fa - fc > 0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                sec = c - fc * (c - a) / (fc - fa)
+            a, c = tl[idx], th[idx]
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                # Newton on φ(t) = (z_t'Sz_t)^(-1/2) - r^(-1/2), nearly linear in t (as in trust-region
+                # secular equations), where ψ itself varies over decades
+                nrm = p_c[idx] + self.r
+                phi = 1.0 / np.sqrt(nrm) - 1.0 / np.sqrt(self.r)
+                newton = t_c[idx] - phi / (-0.5 * nrm ** -1.5 * dp_c[idx])
+                fa, fc = pl[idx], ph[idx]
+                sec = c - fc * (c - a) / (fc - fa)  # regula falsi on the bracket
+            # safeguards: the secant inside the bracket, else geometric bisection (arithmetic while a = 0)
             mid = np.where(a > 0, np.sqrt(a * c), 0.5 * c)
-            t_new = np.where(finite & (it % 4 != 3), sec, mid)
-            bad = ~((t_new > a) & (t_new < c))
-            t_new[bad] = mid[bad]
-            G, z = self._aggregated(bb[idx], t_new)
+            inside_s = np.isfinite(fa) & (sec > a) & (sec < c)
+            t_new = np.where((newton > a) & (newton < c), newton, np.where(inside_s, sec, mid))
+            if it % 8 == 7:  # a guaranteed shrink now and then
+                t_new = mid
+            G, z, dp = self._aggregated(bb[idx], t_new, slope=True)
             p = self._psi(z)
+            t_c[idx], p_c[idx], dp_c[idx] = t_new, p, dp
             best_G[idx] = np.maximum(best_G[idx], G)
             zf = self._feasible(z)
             val = np.einsum("ij,ij->i", bb[idx], zf)
             better = val < best_v[idx]
             best_v[idx[better]], best_z[idx[better]] = val[better], zf[better]
-            pos = p > 0
-            # keep the bracket [tl, th] with ψ(tl) > 0 >= ψ(th)
-            j = idx[pos]
-            tl[j], pl[j] = t_new[pos], p[pos]
-            ph[j] = np.where(side[j] == 1, ph[j] * 0.5, ph[j])
-            side[j] = 1
-            j = idx[~pos]
-            th[j], ph[j] = t_new[~pos], p[~pos]
-            pl[j] = np.where(side[j] == -1, pl[j] * 0.5, pl[j])
-            side[j] = -1
+            pos = p > 0  # keep the bracket [tl, th] with ψ(tl) > 0 >= ψ(th)
+            tl[idx[pos]], pl[idx[pos]] = t_new[pos], p[pos]
+            th[idx[~pos]], ph[idx[~pos]] = t_new[~pos], p[~pos]
             # stop when a member attains the certified bound
             val = best_v[idx]
             scale = np.maximum(np.abs(val), np.abs(bb[idx] @ self.z_int - val)) + _TINY
