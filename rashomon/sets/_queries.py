@@ -66,7 +66,8 @@ class SetQueries:
         Parameters
         ----------
         standardize : bool, default=False
-            Coefficients per standard deviation of each feature (comparable across features).
+            Coefficients per standard deviation of each feature on the fitting rows (weighted;
+            the root mean square for a class without intercept), comparable across features.
         tol, return_models
             See :meth:`functional_range`.
 

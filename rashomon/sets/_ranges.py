@@ -248,11 +248,8 @@ def coef_range(rs, tol, return_models, func, standardize=False) -> CoefRange:
     A, a0, _ = affine_attributes(par, ("intercept_", "coef_"))
     p = len(at["coef_"])
     cols = list(rs._columns) if rs._columns else [f"x{j}" for j in range(p)]
-    if standardize:  # per standard deviation of each feature on the set's rows (weighted when weights)
-        X = rs.X_
-        w = np.ones(len(X)) if rs.sample_weight_ is None else rs.sample_weight_
-        mu = w @ X / w.sum()
-        sd = np.sqrt(w @ (X - mu) ** 2 / w.sum())
+    if standardize:  # per (weighted) standard deviation of each feature, as the class standardises
+        sd = np.asarray(par.sd, dtype=float)
         A[1:] *= sd[:, None]
         a0[1:] *= sd
         cols = [f"{c} (per SD)" for c in cols]
