@@ -32,6 +32,8 @@ eigenvalues-only ``eigvalsh`` of ``A + νB`` (≈ 4/3 p³ flops).
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from scipy import linalg
 
@@ -44,6 +46,27 @@ _EPS = np.finfo(float).eps
 
 def _sym(M: np.ndarray) -> np.ndarray:
     return 0.5 * (M + M.T)
+
+
+_SYEVR, _SYEVR_LWORK = linalg.get_lapack_funcs(("syevr", "syevr_lwork"), (np.empty((1, 1)),))
+_LWORK: dict[int, dict] = {}
+
+
+def _eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``scipy.linalg.eigh(M)`` (LAPACK ``dsyevr``, the same call and workspace, so the same bits),
+    without the per-call argument handling and workspace query: it is half the cost of a γ-step's
+    eigendecomposition at p ≈ 50. M must be finite and symmetric (only its lower triangle is read)."""
+    n = M.shape[0]
+    lw = _LWORK.get(n)
+    if lw is None:
+        lwork, liwork, info = _SYEVR_LWORK(n=n, lower=1)
+        if info != 0:
+            return linalg.eigh(M)
+        lw = _LWORK[n] = {"lwork": int(lwork), "liwork": int(liwork)}
+    w, v, _, _, info = _SYEVR(a=M, compute_v=1, lower=1, overwrite_a=0, **lw)
+    if info != 0:  # let scipy raise its own error
+        return linalg.eigh(M)
+    return w, v
 
 
 def _quad_form_factor(B: np.ndarray) -> np.ndarray:
@@ -139,6 +162,14 @@ class QCQPSequence(Solver):
         self._bt0 = self.T.T @ b0
         self._bt1 = self.T.T @ b1
 
+    def swapped(self) -> "QCQPSequence":
+        """The family ``A1 + γA0, b1 + γb0`` on the same constraint, sharing this one's factorisation of B
+        and transformed matrices (the two ends of an MCR search are such a pair)."""
+        out = copy.copy(self)
+        out.A0, out.A1, out.b0, out.b1 = self.A1, self.A0, self.b1, self.b0
+        out._At0, out._At1, out._bt0, out._bt1 = self._At1, self._At0, self._bt1, self._bt0
+        return out
+
     def problem(self, gamma: float) -> tuple[np.ndarray, np.ndarray]:
         """``(A(γ), b(γ))`` in the original coordinates."""
         return self.A0 + gamma * self.A1, self.b0 + gamma * self.b1
@@ -164,7 +195,10 @@ class QCQPSequence(Solver):
         info: dict = {"gamma": float(gamma)}
         if k:
             Aww, Azw, bw = At[m:, m:], At[:m, m:], bt[m:]
-            mu, U = linalg.eigh(Aww)
+            if not np.all(np.isfinite(At)):
+                raise ValueError(f"The problem at gamma={gamma!r} is not finite (overflow in A0 + gamma*A1).")
+            # one free direction (an unpenalised intercept): the 1x1 eigendecomposition is the entry itself
+            mu, U = (Aww.diagonal().copy(), np.ones((1, 1))) if k == 1 else _eigh(Aww)
             scale = max(np.abs(At).max(), _EPS)
             tiny = 1e3 * max(k, m) * _EPS * scale
             if mu[0] < -tiny:
@@ -267,7 +301,9 @@ def _trust_region(S: np.ndarray, c: np.ndarray, r: float) -> tuple[np.ndarray, f
     m = S.shape[0]
     if m == 0:
         return np.zeros(0), 0.0, False, 0, np.zeros(0)
-    lam, Q = linalg.eigh(S)
+    if not np.all(np.isfinite(S)):
+        raise ValueError("The reduced trust-region matrix is not finite (overflow).")
+    lam, Q = _eigh(S)
     ct = Q.T @ c
     l1 = lam[0]
     scale = max(abs(lam[0]), abs(lam[-1]), _EPS)
@@ -300,7 +336,8 @@ def _trust_region(S: np.ndarray, c: np.ndarray, r: float) -> tuple[np.ndarray, f
             return Q @ zp, float(-l1), True, 0, lam
 
     def norm_z(delta):
-        return float(np.sqrt(np.sum((ct / (d + delta)) ** 2)))
+        zd = ct / (d + delta)
+        return float(np.sqrt((zd * zd).sum()))
 
     hi = delta_lo + c_scale / sr + scale * _EPS
     while norm_z(hi) > sr:  # guard: the bound above is exact in theory
@@ -311,7 +348,8 @@ def _trust_region(S: np.ndarray, c: np.ndarray, r: float) -> tuple[np.ndarray, f
     # converges monotonically; any step leaving the bracket [lo, hi] is replaced by bisection.
     delta = lo if lo > 0 else 0.5 * (lo + hi)
     for its in range(1, 200):
-        zc = ct / (d + delta)
+        dd = d + delta
+        zc = ct / dd
         nz = float(np.sqrt(zc @ zc))
         if nz > sr:
             lo = delta
@@ -320,7 +358,7 @@ def _trust_region(S: np.ndarray, c: np.ndarray, r: float) -> tuple[np.ndarray, f
         if abs(nz - sr) <= 4 * _EPS * sr:
             break
         # φ'(δ) = (Σ zc_i²/(d_i+δ)) / ||z||³
-        dphi = float(np.sum(zc**2 / (d + delta))) / nz**3
+        dphi = float((zc * zc / dd).sum()) / nz**3
         step = (1.0 / nz - 1.0 / sr) / dphi if dphi > 0 else np.inf
         new = delta + step
         if not (lo < new < hi):

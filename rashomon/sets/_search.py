@@ -51,10 +51,8 @@ class GammaSearch:
         self.prob, self.kind, self.tol, self.max_iter = prob, kind, tol, max_iter
         eo, es = prob.e_orig, prob.e_switch
         # h₋ = e_switch + γ e_orig ; h₊ = e_orig + γ e_switch
-        self.seq = {
-            "lower": QCQPSequence(es.Q, es.c, prob.B, prob.r, A1=eo.Q, b1=eo.c),
-            "upper": QCQPSequence(eo.Q, eo.c, prob.B, prob.r, A1=es.Q, b1=es.c),
-        }
+        lower = QCQPSequence(es.Q, es.c, prob.B, prob.r, A1=eo.Q, b1=eo.c)
+        self.seq = {"lower": lower, "upper": lower.swapped()}  # one factorisation of B for both ends
         self.steps: list[MCRStep] = []
         self.cache: dict = {}
         self._st = {"side": [], "gamma": [], "h": [], "cert": []}
