@@ -43,6 +43,8 @@ from ..utils.validation import (
 )
 from ._results import LearnerImportanceResult, LearnerPDResult, PIMPResult, TTestResult
 
+from ..utils.validation import Boolean, Integral, NJobs, Options, RandomStateLike, Real, validate_params
+
 __all__ = ["learner_importance", "learner_pd", "model_importance_ci", "corrected_resampled_ttest", "pimp",
            "LearnerImportanceResult", "LearnerPDResult", "TTestResult", "PIMPResult"]
 
@@ -131,6 +133,7 @@ def _check_common(X, y, n_refits, resampling, train_fraction, confidence_level, 
     return Xa, ya, columns, n_refits, train_fraction, confidence_level
 
 
+@validate_params({"n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "n_repeats": Integral(1), "random_state": RandomStateLike(), "n_jobs": NJobs(), "progress": Boolean()})
 def learner_importance(
     learner: Any,
     X: Any,
@@ -167,6 +170,7 @@ def learner_importance(
     return LearnerImportanceResult(list(items), vals, mean, se, lo, hi, c, resampling, confidence_level)
 
 
+@validate_params({"grid_resolution": Integral(2), "n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike(), "n_jobs": NJobs()})
 def learner_pd(
     learner: Any,
     X: Any,
@@ -204,6 +208,7 @@ def learner_pd(
     return LearnerPDResult(name, g, curves, mean, se, lo, hi, c, resampling, confidence_level)
 
 
+@validate_params({"n_repeats": Integral(2), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike()})
 def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_repeats: int = 10,
                         confidence_level: float = 0.95, loss: str | Any = "squared_error",
                         random_state: Any = None) -> LearnerImportanceResult:
@@ -226,6 +231,7 @@ def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_r
     return LearnerImportanceResult(list(items), rows, mean, se, mean - t * se, mean + t * se, 0.0, "rows", confidence_level)
 
 
+@validate_params({"n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike(), "n_jobs": NJobs()})
 def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *, n_refits: int = 15,
                               resampling: Literal["bootstrap", "subsampling"] = "subsampling", train_fraction: float = 0.632,
                               correction: bool = True, confidence_level: float = 0.95, loss: str | Any = "squared_error",
@@ -293,6 +299,7 @@ def _pimp_task(learner, X, y, columns, seed, groups, n_repeats, loss, permute_y)
     return _pfi_rows(model, X, yy, groups, perms, loss, columns).mean(axis=1)
 
 
+@validate_params({"n_permutations": Integral(2), "null": Options(("gaussian", "lognormal", "gamma", "empirical")), "correction": Options(("bonferroni", "holm"), allow_none=True), "n_repeats": Integral(1), "random_state": RandomStateLike(), "n_jobs": NJobs()})
 def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: int = 100,
          null: Literal["gaussian", "lognormal", "gamma", "empirical"] = "gaussian",
          correction: Literal["bonferroni", "holm"] | None = "holm", n_repeats: int = 5, loss: str | Any = "squared_error",

@@ -18,6 +18,8 @@ import pandas as pd
 from ..utils import feature_grid
 from ..utils.validation import RashomonInputError, check_choice, check_positive_int, check_X, resolve_group
 
+from ..utils.validation import Boolean, Integral, Options, validate_params
+
 __all__ = ["partial_dependence", "PartialDependenceResult", "pd_importance", "PDImportanceResult"]
 
 _MAX_ROWS = 2_000_000
@@ -105,6 +107,7 @@ def _prediction_fn(estimator, response):
     return (lambda Z: np.asarray(pred(Z), dtype=float).reshape(len(Z), -1)), "regression", ["prediction"]
 
 
+@validate_params({"grid_resolution": Integral(2), "kind": Options(("average", "individual", "both")), "centered": Boolean(), "response": Options(("auto", "regression", "proba", "crisp"))})
 def partial_dependence(
     estimator: Any,
     X: Any,
@@ -225,6 +228,7 @@ class PDImportanceResult:
         return disp
 
 
+@validate_params({"grid_resolution": Integral(2), "output": Integral()})
 def pd_importance(estimator: Any, X: Any, features: Any = None, *, categorical_features: Any = None,
                   grid_resolution: int = 50, percentiles: tuple[float, float] = (0.0, 1.0), output: int = -1) -> PDImportanceResult:
     """PD-based importance (Greenwell, Boehmke & McCarthy 2018).

@@ -30,6 +30,8 @@ from ..utils.validation import RashomonInputError, check_choice, check_positive_
 if TYPE_CHECKING:
     from ._partial_dependence import PartialDependenceResult
 
+from ..utils.validation import Integral, Options, RandomStateLike, validate_params
+
 __all__ = ["predictive_distribution", "likelihood_importance", "entropy_importance", "UncertaintyImportanceResult",
            "uncertainty_pd"]
 
@@ -89,6 +91,7 @@ class _Empirical:
         return -np.mean(np.log(dens + 1e-300), axis=1)
 
 
+@validate_params({"summary": Options(("gaussian", "empirical"))})
 def predictive_distribution(model: Any, *, summary: Literal["gaussian", "empirical"] = "gaussian",
                             columns: list[str] | None = None) -> Callable[[np.ndarray], Any]:
     """A function ``X -> distribution`` (with ``log_prob(y)`` and ``entropy()``) for ``model``.
@@ -189,6 +192,7 @@ def _pfi(model, X, y, features, n_repeats, random_state, measure, summary, func)
     return UncertaintyImportanceResult(measure, list(items), imp)
 
 
+@validate_params({"n_repeats": Integral(1), "random_state": RandomStateLike(), "summary": Options(("gaussian", "empirical"))})
 def likelihood_importance(model: Any, X: Any, y: Any, *, features: Any = None, n_repeats: int = 5,
                           random_state: Any = None, summary: Literal["gaussian", "empirical"] = "gaussian") -> UncertaintyImportanceResult:
     """Likelihood-based PFI: mean over rows of ``log q(y|x) - log q(y|x̃)``, x̃ with the feature permuted.
@@ -199,6 +203,7 @@ def likelihood_importance(model: Any, X: Any, y: Any, *, features: Any = None, n
     return _pfi(model, X, y, features, n_repeats, random_state, "likelihood", summary, "likelihood_importance")
 
 
+@validate_params({"n_repeats": Integral(1), "random_state": RandomStateLike(), "summary": Options(("gaussian", "empirical"))})
 def entropy_importance(model: Any, X: Any, *, features: Any = None, n_repeats: int = 5, random_state: Any = None,
                        summary: Literal["gaussian", "empirical"] = "gaussian") -> UncertaintyImportanceResult:
     """Entropy-based PFI: mean of ``H_q(Y|x̃) - H_q(Y|x)``; needs no labels.
@@ -209,6 +214,7 @@ def entropy_importance(model: Any, X: Any, *, features: Any = None, n_repeats: i
     return _pfi(model, X, None, features, n_repeats, random_state, "entropy", summary, "entropy_importance")
 
 
+@validate_params({"measure": Options(("entropy", "likelihood")), "grid_resolution": Integral(2), "summary": Options(("gaussian", "empirical"))})
 def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: Literal["entropy", "likelihood"] = "entropy",
                    grid: Any = None, grid_resolution: int = 30, percentiles: tuple[float, float] = (0.05, 0.95),
                    summary: Literal["gaussian", "empirical"] = "gaussian") -> "PartialDependenceResult":

@@ -6,9 +6,12 @@ from typing import Any, Literal
 from ._rashomon_set import RashomonSet
 from ._results import MCREnvelope, MCRResult
 
+from ..utils.validation import Boolean, Integral, Options, RandomStateLike, Real, validate_params
+
 __all__ = ["model_class_reliance", "mcr_envelope", "rashomon_pd_band"]
 
 
+@validate_params({"epsilon_kind": Options(("relative", "additive", "absolute")), "kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="left"), "max_iter": Integral(1), "n_starts": Integral(1), "random_state": RandomStateLike(), "conditional": Boolean()})
 def model_class_reliance(
     model_class: Any,
     X: Any,
@@ -48,6 +51,7 @@ def model_class_reliance(
                                    max_iter=max_iter, n_starts=n_starts, random_state=random_state)
 
 
+@validate_params({"epsilon_kind": Options(("relative", "additive", "absolute")), "kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="left"), "max_iter": Integral(1), "progress": Boolean(), "conditional": Boolean()})
 def mcr_envelope(
     model_class: Any,
     X: Any,
@@ -77,6 +81,7 @@ def mcr_envelope(
                        strata=strata, tol=tol, max_iter=max_iter, progress=progress)
 
 
+@validate_params({"epsilon": Real(0.0), "epsilon_kind": Options(("relative", "additive", "absolute")), "grid_resolution": Integral(2), "tol": Real(0.0, closed="left")})
 def rashomon_pd_band(
     model_class: Any,
     X: Any,

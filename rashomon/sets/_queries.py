@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..utils.validation import Boolean, Integral, Options, RandomStateLike, Real, validate_params
+
 __all__ = ["SetQueries"]
 
 
@@ -16,6 +18,7 @@ class SetQueries:
     bound and a member attaining it at each end.
     """
 
+    @validate_params({"tol": Real(0.0, closed="left"), "return_models": Boolean()}, func="RashomonSet.functional_range")
     def functional_range(self, c: Any, c0: Any = None, *, names: Any = None, tol: float = 1e-10,
                          return_models: bool = False):
         """Range of ``c'θ + c0`` over the set, for one functional or a matrix of them (rows).
@@ -41,6 +44,7 @@ class SetQueries:
 
         return functional_range(self, c, c0, names, tol, return_models, "RashomonSet.functional_range")
 
+    @validate_params({"tol": Real(0.0, closed="left"), "return_models": Boolean()}, func="RashomonSet.prediction_range")
     def prediction_range(self, X: Any = None, *, tol: float = 1e-10, return_models: bool = False):
         """Lowest and highest prediction of any member of the set, for every row of ``X``.
 
@@ -60,6 +64,7 @@ class SetQueries:
 
         return prediction_range(self, X, tol=tol, return_models=return_models, func="RashomonSet.prediction_range")
 
+    @validate_params({"standardize": Boolean(), "tol": Real(0.0, closed="left"), "return_models": Boolean()}, func="RashomonSet.coef_range")
     def coef_range(self, *, standardize: bool = False, tol: float = 1e-10, return_models: bool = False):
         """Per-coefficient range over the set in the user's units (linear classes), with sign stability.
 
@@ -81,6 +86,7 @@ class SetQueries:
 
         return coef_range(self, tol, return_models, "RashomonSet.coef_range", standardize=bool(standardize))
 
+    @validate_params({"threshold": Real(), "max_candidates": Integral(1), "tol": Real(0.0, closed="left")}, func="RashomonSet.multiplicity")
     def multiplicity(self, X: Any = None, threshold: float = 0.5, *, max_candidates: int = 500,
                      tol: float = 1e-10):
         """Predictive multiplicity of the decisions ``prediction > threshold``.
@@ -103,6 +109,7 @@ class SetQueries:
 
         return multiplicity(self, X, threshold, max_candidates, tol, "RashomonSet.multiplicity")
 
+    @validate_params({"n_models": Integral(1), "method": Options(("auto", "rejection", "hit_and_run")), "random_state": RandomStateLike()}, func="RashomonSet.sample")
     def sample(self, n_models: int = 1000, *, method: Literal["auto", "rejection", "hit_and_run"] = "auto",
                random_state: Any = None):
         """Members drawn uniformly from the set (see :mod:`rashomon.sets` sampling notes).
@@ -125,6 +132,7 @@ class SetQueries:
 
         return sample_members(self, n_models, method, random_state, "RashomonSet.sample")
 
+    @validate_params({"n_models": Integral(1), "kind": Options(("ratio", "difference")), "method": Options(("auto", "rejection", "hit_and_run")), "random_state": RandomStateLike(), "tol": Real(0.0, closed="left")}, func="RashomonSet.importance_cloud")
     def importance_cloud(self, features: Any = None, *, n_models: int = 1000,
                          kind: Literal["ratio", "difference"] = "ratio", method: str = "auto",
                          random_state: Any = None, tol: float = 2.0**-20):

@@ -195,11 +195,14 @@ class RashomonSet(SetQueries):
         self.reference_ = par.estimator(theta_ref)
         self.e_ref_ = eo(theta_ref)
         scale = ya.mean_square if isinstance(ya, RowStatistics) else float(np.average(ya**2, weights=w))
-        if self.e_min_ <= 1e-12 * max(scale, 1e-300):
+        # e_orig is a quadratic form whose terms are of the size of mean(y²): below 1e-10 of it, fewer than six
+        # digits of the least loss are right, and losses ratios built on it would be noise
+        if self.e_min_ <= 1e-10 * max(scale, 1e-300):
             raise RashomonInputError(
-                f"{func}: the model class fits the data exactly (least loss {self.e_min_:.3g}, at rounding level), so "
-                "every loss ratio is 0/0 and the set is the interpolating models. Use a smaller norm_bound or "
-                "dictionary (a class that cannot fit the noise).")
+                f"{func}: the model class fits the data (almost) exactly: least loss {self.e_min_:.3g}, "
+                f"{self.e_min_ / max(scale, 1e-300):.2g} of mean(y²), below the 1e-10 that double precision resolves, so "
+                "loss ratios are 0/0 to rounding. Use a smaller norm_bound or dictionary (a class that cannot fit the "
+                "noise), or check that y is not a function of X.")
         self.epsilon_abs_ = epsilon_threshold(float(self.epsilon), self.epsilon_kind, self.e_ref_, self.e_min_, func)
         self._degenerate = self._at_e_min(self.epsilon_abs_)
 

@@ -17,6 +17,13 @@ class RashomonInputError(ValueError):
     """Bad user input (subclass of ValueError)."""
 
 
+#: Largest |value| accepted in X: squares (and their sums over 1e8 rows) stay finite.
+MAX_MAGNITUDE = 1e150
+#: Range of max |y| (targets, weights): squared losses stay inside double precision, away from subnormals.
+MAX_Y_MAGNITUDE = 1e100
+MIN_Y_MAGNITUDE = 1e-100
+
+
 def _param_error(param: str, func: str, expected: str, got: Any) -> RashomonInputError:
     return RashomonInputError(f"The '{param}' parameter of {func} must be {expected}. Got {got} instead.")
 
@@ -49,6 +56,10 @@ def check_X(X: Any, func: str, param: str = "X", min_rows: int = 2) -> tuple[np.
         bad_cols = np.where(~np.all(np.isfinite(arr), axis=0))[0]
         names = [columns[i] for i in bad_cols] if columns else list(bad_cols)
         raise _param_error(param, func, "finite (no NaN or inf)", f"NaN or inf in column(s) {names}")
+    big = float(np.max(np.abs(arr))) if arr.size else 0.0
+    if big > MAX_MAGNITUDE:
+        raise _param_error(param, func, f"of magnitude at most {MAX_MAGNITUDE:g} (squares and sums of squares must "
+                           "fit in double precision; rescale the columns)", f"values up to {big:.3g}")
     return arr, columns
 
 
@@ -61,13 +72,20 @@ def check_y(y: Any, n: int, func: str, param: str = "y", numeric: bool = True) -
         raise _param_error(param, func, "1-D", f"an array of shape {arr.shape}")
     if arr.shape[0] != n:
         raise _param_error(param, func, f"of the same length as X ({n} rows)", f"length {arr.shape[0]}")
-    if numeric or arr.dtype.kind in "biuf":
+    if numeric or arr.dtype.kind in "biufc":
+        if arr.dtype.kind == "c":
+            raise _param_error(param, func, "real-valued", "complex values")
         try:
             arr = arr.astype(float)
         except (TypeError, ValueError):
             raise _param_error(param, func, "numeric", f"values of type {arr.dtype}") from None
         if not np.all(np.isfinite(arr)):
             raise _param_error(param, func, "finite (no NaN or inf)", f"{int(np.sum(~np.isfinite(arr)))} non-finite value(s)")
+        big = float(np.max(np.abs(arr))) if arr.size else 0.0
+        if big > MAX_Y_MAGNITUDE or 0.0 < big < MIN_Y_MAGNITUDE:
+            raise _param_error(param, func, f"of magnitude between {MIN_Y_MAGNITUDE:g} and {MAX_Y_MAGNITUDE:g} (squared "
+                               "losses must neither overflow nor underflow in double precision; rescale it: ratios "
+                               "of losses do not change)", f"values up to {big:.3g}")
     return arr
 
 
@@ -166,16 +184,17 @@ def check_sample_weight(sample_weight: Any, n: int, func: str) -> np.ndarray:
 
 
 def seed_from(random_state: Any, func: str) -> int:
-    """Draw one 31-bit seed from None, an int, a RandomState or a Generator."""
+    """Draw one 31-bit seed from None, an int in [0, 2**32 - 1], a RandomState or a Generator."""
+    from ._params import check_random_state as _check_rs
+
+    random_state = _check_rs(random_state, func)
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.RandomState)):
-        if isinstance(random_state, (bool, np.bool_)):
-            raise _param_error("random_state", func, "None, an int, a RandomState or a Generator", repr(random_state))
         from sklearn.utils import check_random_state
 
         return int(check_random_state(random_state).randint(np.iinfo(np.int32).max + 1))
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(np.iinfo(np.int32).max + 1))
-    raise _param_error("random_state", func, "None, an int, a RandomState or a Generator", repr(random_state))
+    raise _param_error("random_state", func, "None, an int, a RandomState or a Generator", repr(random_state))  # pragma: no cover
 
 
 def check_strata(strata, n, func):
@@ -195,3 +214,18 @@ def check_norm_bound(value: Any, cls: str) -> float:
     if isinstance(value, bool) or not (math.isfinite(r) and r > 0):
         raise RashomonInputError(f"The 'norm_bound' parameter of {cls} must be a finite float > 0. Got {value!r} instead.")
     return r
+
+
+# The declared-constraint layer (one constraint per parameter, checked by a decorator).
+from ._params import (  # noqa: E402
+    Boolean,
+    Constraint,
+    Integral,
+    NJobs,
+    Options,
+    RandomStateLike,
+    Real,
+    check_n_jobs,
+    check_random_state,
+    validate_params,
+)

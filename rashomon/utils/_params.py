@@ -1,0 +1,183 @@
+"""Declared parameter constraints: one validation layer for every public entry point and the CLI.
+
+In the spirit of scikit-learn's ``validate_params``: a public function declares one
+constraint per parameter, and :func:`validate_params` checks them on every call with
+one message template naming the function, the parameter, what was expected and what
+was given::
+
+    @validate_params({"n_repeats": Integral(1), "random_state": RandomStateLike(), "n_jobs": NJobs()})
+    def pimp(learner, X, y, *, n_repeats=30, random_state=None, n_jobs=None): ...
+
+Data (X, y, weights) keep their dedicated checks (:func:`check_X`, :func:`check_y`), which
+the functions call once on entry; the CLI converts its arguments with the same constraints.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import numbers
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["Constraint", "Real", "Integral", "Options", "Boolean", "RandomStateLike", "NJobs", "validate_params",
+           "check_random_state", "check_n_jobs"]
+
+#: the largest seed numpy's legacy RandomState accepts (as scikit-learn's check_random_state)
+MAX_SEED = 2**32 - 1
+
+
+class Constraint:
+    """A constraint on one parameter: ``check(value)`` returns the value (possibly converted) or raises."""
+
+    allow_none = False
+    description = "a valid value"
+
+    def ok(self, value: Any) -> bool:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def convert(self, value: Any) -> Any:
+        return value
+
+    def check(self, value: Any, param: str, func: str) -> Any:
+        from .validation import _param_error
+
+        if value is None and self.allow_none:
+            return None
+        if not self.ok(value):
+            raise _param_error(param, func, self.description + (" or None" if self.allow_none else ""), repr(value))
+        return self.convert(value)
+
+
+class Real(Constraint):
+    """A finite real number (not a bool) in an interval; ``closed`` says which ends are allowed."""
+
+    def __init__(self, low: float | None = None, high: float | None = None, closed: str = "both", *,
+                 allow_none: bool = False, allow_inf: bool = False):
+        self.low, self.high, self.closed = low, high, closed
+        self.allow_none, self.allow_inf = allow_none, allow_inf
+        lo_op = ">=" if closed in ("both", "left") else ">"
+        hi_op = "<=" if closed in ("both", "right") else "<"
+        parts = [f"{lo_op} {low:g}" if low is not None else "", f"{hi_op} {high:g}" if high is not None else ""]
+        cond = " and ".join(p for p in parts if p)
+        self.description = f"a {'' if allow_inf else 'finite '}float" + (f" {cond}" if cond else "")
+
+    def ok(self, value: Any) -> bool:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            return False
+        v = float(value)
+        if math.isnan(v) or (math.isinf(v) and not self.allow_inf):
+            return False
+        if self.low is not None and (v < self.low or (v == self.low and self.closed in ("neither", "right"))):
+            return False
+        if self.high is not None and (v > self.high or (v == self.high and self.closed in ("neither", "left"))):
+            return False
+        return True
+
+    def convert(self, value: Any) -> float:
+        return float(value)
+
+
+class Integral(Constraint):
+    """An int (not a bool) in ``[low, high]``."""
+
+    def __init__(self, low: int | None = None, high: int | None = None, *, allow_none: bool = False):
+        self.low, self.high, self.allow_none = low, high, allow_none
+        if low is not None and high is not None:
+            self.description = f"an int in [{low}, {high}]"
+        elif low is not None:
+            self.description = f"an int >= {low}"
+        elif high is not None:
+            self.description = f"an int <= {high}"
+        else:
+            self.description = "an int"
+
+    def ok(self, value: Any) -> bool:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            return False
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+
+    def convert(self, value: Any) -> int:
+        return int(value)
+
+
+class Options(Constraint):
+    """One of a fixed set of values (strings compared exactly)."""
+
+    def __init__(self, values: Sequence[Any], *, allow_none: bool = False):
+        self.values, self.allow_none = tuple(values), allow_none
+        self.description = f"one of {list(self.values)}"
+
+    def ok(self, value: Any) -> bool:
+        try:
+            return any(isinstance(value, type(v)) and bool(value == v) for v in self.values)
+        except (TypeError, ValueError):
+            return False
+
+
+class Boolean(Constraint):
+    description = "a bool"
+
+    def ok(self, value: Any) -> bool:
+        return isinstance(value, (bool, np.bool_))
+
+    def convert(self, value: Any) -> bool:
+        return bool(value)
+
+
+class RandomStateLike(Constraint):
+    """None, an int seed in [0, 2**32 - 1], a numpy RandomState or a Generator (as scikit-learn)."""
+
+    allow_none = True
+    description = f"an int in [0, {MAX_SEED}], a numpy RandomState or Generator"
+
+    def ok(self, value: Any) -> bool:
+        if isinstance(value, (np.random.RandomState, np.random.Generator)):
+            return True
+        return Integral(0, MAX_SEED).ok(value)
+
+
+class NJobs(Constraint):
+    """joblib's n_jobs: None, a positive int, or a negative int (-1: all cores); never 0."""
+
+    allow_none = True
+    description = "a non-zero int (-1 for all cores)"
+
+    def ok(self, value: Any) -> bool:
+        return Integral().ok(value) and value != 0
+
+
+def check_random_state(value: Any, func: str, param: str = "random_state") -> Any:
+    return RandomStateLike().check(value, param, func)
+
+
+def check_n_jobs(value: Any, func: str, param: str = "n_jobs") -> Any:
+    return NJobs().check(value, param, func)
+
+
+def validate_params(constraints: dict[str, Constraint], *, func: str | None = None) -> Callable:
+    """Decorator: check the declared parameters of every call (see the module notes).
+
+    ``func`` is the name used in messages (default: the function's ``__qualname__``).
+    Parameters without a constraint are left to the function (data checks, estimators).
+    """
+    def deco(f: Callable) -> Callable:
+        sig = inspect.signature(f)
+        unknown = set(constraints) - set(sig.parameters)
+        if unknown:
+            raise TypeError(f"validate_params on {f.__qualname__}: no parameter(s) {sorted(unknown)}")
+        name = func or f.__qualname__
+
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            bound = sig.bind(*args, **kwargs)
+            for p, c in constraints.items():
+                if p in bound.arguments:
+                    bound.arguments[p] = c.check(bound.arguments[p], p, name)
+            return f(*bound.args, **bound.kwargs)
+
+        wrapper.__rashomon_constraints__ = dict(constraints)
+        return wrapper
+
+    return deco
