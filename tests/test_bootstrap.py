@@ -166,3 +166,20 @@ def test_streamed_pairs_under_weights():
     np.testing.assert_allclose(got.Q, es.Q, rtol=1e-9, atol=1e-12 * np.abs(es.Q).max())
     np.testing.assert_allclose(got.c, es.c, rtol=1e-9, atol=1e-12 * np.abs(es.c).max())
     assert got.k == pytest.approx(es.k, rel=1e-12)
+
+
+def test_complementary_groups_share_pairs(monkeypatch):
+    """X1 = {0, 1} and X1 = {2, 3} switch the same pairs: one pair matrix, one Gram, each its own linear term."""
+    X, y = _data(40, 7)
+    mc = KernelModelClass(gamma=0.3, norm_bound=1.5, dictionary=X[::4], intercept="free")
+    par = mc.parametrize(X, y)
+    monkeypatch.setattr(_kernel_stats, "choose_mode", lambda *a: "pairs")
+    stats = par.statistics(X, y, {})
+    for seed in range(2):
+        w = _weights(seed, len(y))
+        for group in [(0, 1), (2, 3)]:
+            es = _replicated_forms(mc, X, y, w, group)[1]
+            got = stats.e_switch(group, w)
+            np.testing.assert_allclose(got.Q, es.Q, rtol=1e-9, atol=1e-12 * np.abs(es.Q).max())
+            np.testing.assert_allclose(got.c, es.c, rtol=1e-9, atol=1e-12 * np.abs(es.c).max())
+    assert stats._groups[(0, 1)]["P"] is stats._groups[(2, 3)]["P"]

@@ -6,7 +6,8 @@ that does not depend on w is built once and each weighting costs a few matrix pr
 (``d = rank (+1)`` columns, far fewer than the dictionary's m when K_D is numerically
 low-rank):
 
-* e_orig: ``Σ w_i φ_i φ_i'``, ``Σ w_i r_i φ_i`` over the rows (Φ: n × d, kept).
+* e_orig: ``Σ w_i φ_i φ_i'``, ``Σ w_i r_i φ_i`` over the distinct rows (Φ, kept; weights summed
+  over copies).
 * exact e_switch of a group, for a kernel that factorises, ``k = k₁(x1, d₁)·k₂(x2, d₂)``: with
   the distinct values u of X1 and v of X2 (counts ``c_u = Σ_{i: x1_i = u} w_i``, ``c_v``, and
   ``s_v = Σ_{j: x2_j = v} w_j r_j``), the ordered pairs of distinct positions give
@@ -14,7 +15,8 @@ low-rank):
       Σ_{u,v} c_u c_v φ_uv φ_uv' − Σ_i w_i φ_i φ_i',   Σ_{u,v} c_u s_v φ_uv − Σ_i w_i r_i φ_i,
 
   with ``φ_uv = φ((u, v))``. When the switched pairs are few (binary or coded features: n_u·n_v
-  small) the φ_uv are built once ("pairs", n_u·n_v·d² per weighting); otherwise the Hadamard
+  small) the φ_uv are built once ("pairs", n_u·n_v·d² per weighting, the diagonal taken out of the
+  pair weights, and one Gram shared by a group and its complement); otherwise the Hadamard
   identity ``Σ c_u c_v (a_u∘b_v)(a_u∘b_v)' = (A'C_uA)∘(B'C_vB)`` is used in the dictionary's
   coordinates ("hadamard", (n_u + n_v)·m² per weighting, m × m memory).
 * the divide estimator's switched rows (n of them) as e_orig on those rows; a kernel that does
@@ -69,9 +71,11 @@ class KernelStatistics:
 
     def __init__(self, par, X: np.ndarray, y: np.ndarray, keep: bool = True):
         self.par, self.X, self.res, self.keep = par, X, np.asarray(y, dtype=float) - par.mu, keep
+        self._rows, self._inv = _distinct(X)  # Φ is built on the distinct rows
         self._phi = None
         self._groups: dict = {}
         self._memo = (None, None)
+        self._gram = (None, None, None)  # (partition, w, pair Gram): complementary groups share it
 
     # ------------------------------------------------------------------ features
     def features(self, K: np.ndarray) -> np.ndarray:
@@ -83,14 +87,15 @@ class KernelStatistics:
         return max(1, int(_BLOCK_BYTES // (8 * max(self.par.D.shape[0], 1) * 3)))
 
     def _phi_blocks(self):
+        """Features of the distinct rows, in blocks (one kept block with a cache)."""
         if self._phi is not None:
-            yield slice(0, len(self.res)), self._phi
+            yield slice(0, len(self._rows)), self._phi
             return
-        n = len(self.res)
+        n = len(self._rows)
         bs = n if self.keep else self._block()
         for s in range(0, n, bs):
             sl = slice(s, min(n, s + bs))
-            F = self.features(self.par.kernel_matrix(self.X[sl]))
+            F = self.features(self.par.kernel_matrix(self._rows[sl]))
             if self.keep:
                 self._phi = F
             yield sl, F
@@ -99,12 +104,13 @@ class KernelStatistics:
         """``(Σ w_i φ_i φ_i', Σ w_i r_i φ_i)``; the last weighting's value is remembered."""
         if self._memo[0] is not None and np.array_equal(self._memo[0], w):
             return self._memo[1]
-        d = self.par.dim
+        d, nr = self.par.dim, len(self._rows)
+        cw = np.bincount(self._inv, weights=w, minlength=nr)
+        cr = np.bincount(self._inv, weights=w * self.res, minlength=nr)
         G, g = np.zeros((d, d)), np.zeros(d)
         for sl, F in self._phi_blocks():
-            Fw = F * w[sl, None]
-            G += F.T @ Fw
-            g += Fw.T @ self.res[sl]
+            G += F.T @ (F * cw[sl, None])
+            g += F.T @ cr[sl]
         self._memo = (w.copy(), (G, g))
         return G, g
 
@@ -132,15 +138,14 @@ class KernelStatistics:
             return self._divide(pieces, w)
         nw = float(w.sum())
         nn = nw * (nw - 1)
-        G0, g0 = self.diagonal(w)
-        if mode == "pairs":
+        if mode == "pairs":  # the diagonal is removed in the pair weights
             G, g = self._pairs(pieces, w)
-        elif mode == "hadamard":
-            G, g = self._hadamard(pieces, w, nw)
         else:
-            G, g = self._streamed(pieces, w)
+            G, g = self._hadamard(pieces, w, nw) if mode == "hadamard" else self._streamed(pieces, w)
+            G0, g0 = self.diagonal(w)
+            G, g = G - G0, g - g0
         k1 = (nw - 1) * float(w @ (self.res * self.res)) / nn
-        return Quadratic((G - G0) / nn, (g - g0) / nn, k1)
+        return Quadratic(G / nn, g / nn, k1)
 
     # ------------------------------------------------------------------ per-group pieces
     def _pieces(self, group: tuple[int, ...]) -> dict:
@@ -158,27 +163,52 @@ class KernelStatistics:
                     "res": np.r_[self.res[:h], self.res[h:2 * h]]}
         if callable(par.mc.kernel) or g.size == 0:
             return {"mode": "streamed", "g": g}
+        part = frozenset((tuple(g), tuple(rest)))
+        for other in self._groups.values():  # the complementary group switches the same pairs
+            if other.get("part") == part and other["mode"] == "pairs":
+                return dict(other, swap=not other["swap"])
         U1, inv1 = _distinct(X[:, g])
         U2, inv2 = _distinct(X[:, rest])
         A = k(U1, D[:, g], gamma)
         B = k(U2, D[:, rest], gamma) if rest.size else np.ones((1, m))
         nu, nv = len(U1), len(U2)
-        base = {"inv1": inv1, "inv2": inv2, "nu": nu, "nv": nv}
+        base = {"inv1": inv1, "inv2": inv2, "nu": nu, "nv": nv, "part": part, "swap": False}
         if choose_mode(nu, nv, m, d) == "pairs":
             step = max(1, _BLOCK_BYTES // (8 * nv * m))
             P = np.vstack([self.features((A[s:s + step, None, :] * B[None, :, :]).reshape(-1, m))
                            for s in range(0, nu, step)])
-            return {"mode": "pairs", "P": P, **base}
+            return {"mode": "pairs", "P": P, "pos": inv1 * nv + inv2, **base}
         return {"mode": "hadamard", "A": A, "B": B, **base}
 
     def _pairs(self, pc, w):
-        cu = np.bincount(pc["inv1"], weights=w, minlength=pc["nu"])
-        cv = np.bincount(pc["inv2"], weights=w, minlength=pc["nv"])
-        sv = np.bincount(pc["inv2"], weights=w * self.res, minlength=pc["nv"])
-        om = np.outer(cu, cv).ravel()
-        sel = np.flatnonzero(om)
-        S = pc["P"][sel] * np.sqrt(om[sel])[:, None]
-        return S.T @ S, pc["P"][sel].T @ np.outer(cu, sv).ravel()[sel]
+        """Pairs of distinct positions by distinct pair ``(u, v)``: weight ``c_u·c_v`` less the rows'
+        own ``Σ_{i ∈ (u, v)} w_i`` (exact for counts), so one Gram gives the differenced sum.
+
+        The complementary group (X1 and X2 exchanged) has the same pairs and weights, so it shares
+        the Gram; only the linear term changes (residuals summed over the non-switched side).
+        """
+        nu, nv, pos = pc["nu"], pc["nv"], pc["pos"]
+        cu = np.bincount(pc["inv1"], weights=w, minlength=nu)
+        cv = np.bincount(pc["inv2"], weights=w, minlength=nv)
+        wr = w * self.res
+        if pc["swap"]:  # the switched side is the v side
+            lin = np.outer(np.bincount(pc["inv1"], weights=wr, minlength=nu), cv).ravel()
+        else:
+            lin = np.outer(cu, np.bincount(pc["inv2"], weights=wr, minlength=nv)).ravel()
+        lin -= np.bincount(pos, weights=wr, minlength=nu * nv)
+        P = pc["P"]
+        g = P.T @ lin
+        part, w0, G = self._gram
+        if part == pc["part"] and np.array_equal(w0, w):
+            return G, g
+        om = np.outer(cu, cv).ravel() - np.bincount(pos, weights=w, minlength=nu * nv)
+        G = np.zeros((P.shape[1],) * 2)
+        for sel, sign in ((om > 0, 1.0), (om < 0, -1.0)):  # none negative for counts (w_i = 0 or >= 1)
+            if sel.any():
+                S = P[sel] * np.sqrt(sign * om[sel])[:, None]
+                G += sign * (S.T @ S)
+        self._gram = (pc["part"], w.copy(), G)
+        return G, g
 
     def _hadamard(self, pc, w, nw):
         par = self.par

@@ -103,16 +103,18 @@ def _forms(srch, side: str, g: float):
     return eo.Q + g * es.Q, eo.c + g * es.c, es.Q, es.c
 
 
-def _kkt_solve(srch, th, nu, H, rhs):
-    """Solve the KKT system linearised at (θ, ν): ``[[H, Bθ], [θ'B, 0]]`` when the ball is active, else H."""
+def _kkt_solve(srch, th, nu, H, rhs, gap=0.0):
+    """Solve the KKT system linearised at (θ, ν): ``[[H, Bθ], [θ'B, 0]] [dθ; dν] = [rhs; gap]`` when the
+    ball is active (ν > 0; ``gap = (r − θ'Bθ)/2``), else ``H dθ = rhs``. Returns (dθ, dν) or None."""
     if nu > 0:
         Bt = srch.prob.B @ th
         H = np.block([[H, Bt[:, None]], [Bt[None], np.zeros((1, 1))]])
-        rhs = np.r_[rhs, 0.0]
+        rhs = np.concatenate([rhs, np.reshape(gap, (1,) + np.shape(rhs)[1:])])
     try:
-        return np.linalg.solve(H, rhs)[:len(th)]
+        sol = np.linalg.solve(H, rhs)
     except np.linalg.LinAlgError:
         return None
+    return sol[:len(th)], (sol[-1] if nu > 0 else np.zeros(np.shape(rhs)[1:]))
 
 
 def _slope(srch, side: str, g: float, th: np.ndarray, nu: float) -> float:
@@ -126,10 +128,11 @@ def _slope(srch, side: str, g: float, th: np.ndarray, nu: float) -> float:
     A, _, dA, db = _forms(srch, side, g)
     d = _kkt_solve(srch, th, nu, A + nu * srch.prob.B, db - dA @ th)
     eo = srch.prob.e_orig
-    return math.nan if d is None else float(2.0 * (eo.Q @ th - eo.c) @ d)
+    return math.nan if d is None else float(2.0 * (eo.Q @ th - eo.c) @ d[0])
 
 
-def _estimate(srch, side: str, eps: float, g: float, th: np.ndarray, nu: float, h: float) -> float:
+def _estimate(srch, side: str, eps: float, g: float, th: np.ndarray, nu: float, h: float,
+              slope: float | None = None) -> float:
     """The larger of the Newton estimates of γ_φ and (ratio) γ₀ from a minimiser θ at γ (NaN if none).
 
     γ_φ is aimed at ``φ = −η``, inside the set by a margin whose cost in the gap is about tol/4:
@@ -138,7 +141,7 @@ def _estimate(srch, side: str, eps: float, g: float, th: np.ndarray, nu: float, 
     """
     eo, es = srch.prob.e_orig(th), srch.prob.e_switch(th)
     est = []
-    slope = _slope(srch, side, g, th, nu)
+    slope = _slope(srch, side, g, th, nu) if slope is None else slope
     if np.isfinite(slope) and slope < 0 and eo > 0:
         mr = abs(es / eo if srch.kind == "ratio" else es - eo)
         per_phi = abs(h) / (eps * eo) if srch.kind == "ratio" else abs(1.0 + g)
@@ -151,21 +154,35 @@ def _estimate(srch, side: str, eps: float, g: float, th: np.ndarray, nu: float, 
     return max(est) if est else math.nan
 
 
-def _predict(srch, side: str, eps: float, start: tuple) -> float:
-    """A first γ for the resample from the full-data optimum (γ*, θ*, ν*): θ at γ* under the
-    resample's forms by one linearised KKT solve, then one Newton estimate from it."""
+def _predict(srch, side: str, eps: float, start: tuple, max_iter: int = 10) -> float:
+    """A first γ for the resample from the full-data optimum (γ*, θ*, ν*), without solving a step.
+
+    Alternates a Newton iteration on the resample's KKT system at fixed γ (from the previous θ, ν:
+    linear solves only) with the Newton estimate of the optimal γ from that θ; the exact step at
+    the returned γ then decides (a poor guess costs steps, never correctness).
+    """
     g, th, nu = start
-    A, b, _, _ = _forms(srch, side, g)
-    H = A + nu * srch.prob.B
-    d = _kkt_solve(srch, th, nu, H, b - H @ th)
-    if d is None:
-        return g
-    tp = th + d
-    h = float(tp @ A @ tp - 2 * b @ tp) + (srch.prob.e_orig.k * g + srch.prob.e_switch.k if side == "lower"
-                                           else srch.prob.e_orig.k + g * srch.prob.e_switch.k)
-    nxt = _estimate(srch, side, eps, g, tp, nu, h)
-    ok = np.isfinite(nxt) and (nxt < 0 if side == "upper" else True) and abs(nxt - g) <= 0.5 * max(abs(g), 1e-3)
-    return nxt if ok else g
+    B, r, eo, es = srch.prob.B, srch.prob.r, srch.prob.e_orig, srch.prob.e_switch
+    th = np.array(th, dtype=float)
+    for _ in range(max_iter):
+        A, b, dA, db = _forms(srch, side, g)
+        H = A + nu * B
+        # one factorisation for the KKT step and θ̇ (the slope, at the old θ: a quasi-Newton estimate)
+        rhs = np.column_stack([b - H @ th, db - dA @ th])
+        step = _kkt_solve(srch, th, nu, H, rhs, np.array([0.5 * (r - th @ B @ th), 0.0]))
+        if step is None:
+            return g
+        th, nu = th + step[0][:, 0], max(nu + step[1][0], 0.0)
+        slope = float(2.0 * (eo.Q @ th - eo.c) @ step[0][:, 1])
+        h = float(th @ A @ th - 2 * b @ th) + (eo.k * g + es.k if side == "lower" else eo.k + g * es.k)
+        nxt = _estimate(srch, side, eps, g, th, nu, h, slope)
+        if not np.isfinite(nxt) or (side == "upper" and nxt >= 0) or abs(nxt - start[0]) > 0.5 * max(abs(start[0]), 1e-3):
+            return g
+        done = abs(nxt - g) <= 1e-10 * max(1.0, abs(g))
+        g = nxt
+        if done:
+            break
+    return g
 
 
 def _newton(srch, side: str, eps: float, start: float, max_steps: int = 10) -> None:
