@@ -157,3 +157,42 @@ def test_same_result_any_n_jobs():
     a = model_reliance(m, X, y, [0, 1], n_jobs=1, memory_limit=8192)
     b = model_reliance(m, X, y, [0, 1], n_jobs=2, memory_limit=8192)
     assert a.e_switch == b.e_switch
+
+
+@pytest.mark.parametrize("model", REGRESSORS + CLASSIFIERS, ids=_ids)
+def test_one_feature_uses_paths_and_cells_agree(model):
+    # One feature: regressors and class probabilities take the path algorithm (the safety net
+    # did not reject it); the threshold-cell path alone gives the same value.
+    from rashomon.reliance._exact import exact_e_switch
+    from rashomon.utils.losses import Predictor, get_loss
+
+    clf = "Classifier" in type(model).__name__
+    X, y = _data(classes=3 if clf else None, seed=4)
+    m = model.fit(X, y)
+    loss = "log_loss" if clf else "squared_error"
+    pred = Predictor(m, get_loss(loss, "t"), None, "t")
+    y_enc = pred.encode_y(y.astype(float), "t")
+    for k in range(4):
+        res = model_reliance(m, X, y, k, loss=loss)
+        assert res.exact_algorithm == "tree-paths"
+        cells = exact_e_switch(pred, X, y_enc, (k,), 10_000, None, threshold_cells(m, X, (k,)))
+        assert res.e_switch == pytest.approx(cells, rel=RTOL)
+
+
+def test_paths_in_small_blocks_and_the_safety_net(monkeypatch):
+    import rashomon.reliance._tree_paths as tp
+
+    X, y = _data(n=200, seed=5)
+    m = RandomForestRegressor(n_estimators=8, random_state=0).fit(X, y)
+    h = HistGradientBoostingRegressor(max_iter=10, random_state=0).fit(X, y)
+    for model in (m, h):
+        big = model_reliance(model, X, y, 0)
+        small = model_reliance(model, X, y, 0, memory_limit=4096)  # one row per block
+        assert big.exact_algorithm == small.exact_algorithm == "tree-paths"
+        assert small.e_switch == pytest.approx(big.e_switch, rel=1e-12)
+    # a response map that does not reproduce the model's own predictions is rejected
+    real = tp._spec
+    monkeypatch.setattr(tp, "_spec", lambda *a: (lambda s: (s[0], s[1] + 1e-6, s[2], s[3]))(real(*a)))
+    res = model_reliance(m, X, y, 0)
+    assert res.exact_algorithm == "tree-cells"
+    assert res.e_switch == pytest.approx(model_reliance(m, X, y, 0, closed_form=False).e_switch, rel=RTOL)

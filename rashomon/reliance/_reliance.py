@@ -21,7 +21,9 @@ The exact estimator is computed without materialising the n² switched rows:
   one pass of sufficient statistics gives every feature and group.
 * For scikit-learn tree ensembles, switched values are collapsed into the
   cells of the ensemble's thresholds (:mod:`._tree_cells`): one prediction per
-  occupied cell instead of one per distinct value.
+  occupied cell instead of one per distinct value. On one feature, regressors
+  and class probabilities follow each row's piecewise-constant output along the
+  switched feature instead (:mod:`._tree_paths`), without calling ``predict``.
 """
 from __future__ import annotations
 
@@ -47,6 +49,7 @@ from ._exact import exact_e_switch
 from ._linear import LinearSwitchStats, linear_coefficients
 from ._results import FeatureRelianceResult, ModelRelianceResult, _ratio
 from ._tree_cells import threshold_cells
+from ._tree_paths import forest_path_e_switch
 
 __all__ = ["ModelRelianceResult", "FeatureRelianceResult", "model_reliance", "feature_reliance"]
 
@@ -142,6 +145,9 @@ def _exact_value(prep: _Prepared, group: tuple[int, ...], closed_form: Any, memo
         return stats.e_switch(group), "linear"
     max_rows = max(1, int(memory_limit // (8 * (X.shape[1] + 4))))
     if closed_form == "auto" and not prep.predictor.is_callable:
+        value = forest_path_e_switch(prep.estimator, prep.predictor, X, prep.y_enc, group, prep.prediction, memory_limit)
+        if value is not None:
+            return value, "tree-paths"
         cells = threshold_cells(prep.estimator, X, group)
         if cells is not None:
             return exact_e_switch(prep.predictor, X, prep.y_enc, group, max_rows, n_jobs, cells), "tree-cells"
