@@ -290,7 +290,7 @@ def bootstrap_mcr(rs: Any, features: Any, n_resamples: int = 1000, *, kind: str 
     -------
     BootstrapMCR
     """
-    from joblib import Parallel, delayed
+    from joblib import Parallel, delayed, effective_n_jobs
 
     func = "bootstrap_mcr"
     if not hasattr(rs, "loss_") or rs.loss_ != "squared_error":
@@ -306,7 +306,10 @@ def bootstrap_mcr(rs: Any, features: Any, n_resamples: int = 1000, *, kind: str 
     rng = random_state if isinstance(random_state, np.random.RandomState) else np.random.RandomState(random_state)
     seeds = rng.randint(0, 2**31 - 1, size=n_resamples)
     starts = single_blas_thread(_full_data_starts, rs, groups, kind, tol, max_iter) if warm_start else {}
-    chunks = [list(c) for c in np.array_split(seeds, min(n_resamples, 16))]
+    # the set travels once per chunk: a few chunks per worker (16 in process, for progress); chunking
+    # does not change any number (each resample is computed alone)
+    workers = effective_n_jobs(n_jobs)
+    chunks = [list(c) for c in np.array_split(seeds, min(n_resamples, 16 if workers == 1 else 4 * workers))]
     jobs = (delayed(single_blas_thread)(_chunk, rs, groups, c, kind, tol, max_iter, starts) for c in chunks)
     rows: list = []
     for chunk in Parallel(n_jobs=n_jobs, return_as="generator")(jobs):
