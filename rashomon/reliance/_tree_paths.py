@@ -1,17 +1,21 @@
 """Exact e_switch of a tree ensemble on one feature by following each row's prediction along that feature.
 
 For a row j (its other features x2_j fixed), the ensemble's raw output ``v ↦ Σ_t f_t(v, x2_j)`` is a
-step function of the switched value v. Each tree is walked once per row with v left free: at a
-split on the switched feature both branches are followed, each keeping the range of threshold
-cells (:mod:`._tree_cells`) it admits; every other split routes the row as ``predict`` does. The
-leaves reached are the tree's pieces ``[lo, hi) ↦ value``. Summing the pieces of all trees (as
-``+value`` at ``lo`` and ``−value`` at ``hi``, sorted by cell) gives the row's ensemble output on
-each segment between consecutive breakpoints, and
+step function of the switched value v, constant on the threshold cells of :mod:`._tree_cells`.
+Only the *occupied* cells (those holding some x1_i) matter. Each tree's pieces ``[lo, hi) ↦ leaf
+value`` for row j are found either by walking the occupied cells left to right with one
+``apply`` per piece (scikit-learn trees: a leaf's box gives the range of cells it covers, so the
+next query starts where the leaf ends), or by a vectorised walk of all trees that follows both
+branches at splits on the switched feature (histogram gradient boosting). The pieces are added as
+``+value`` at ``lo`` and ``−value`` at ``hi`` and summed along the cells, giving every row's
+output at every occupied cell, and
 
-``Σ_{i≠j} L(y_j, f(x1_i, x2_j)) = Σ_segments count(x1 in segment) · L(y_j, f(segment)) − L(y_j, f(x_j))``.
+``Σ_{i≠j} L(y_j, f(x1_i, x2_j)) = Σ_cells count(cell) · L(y_j, f(cell, x2_j)) − L(y_j, f(x_j))``.
 
-The cost is O(n · trees · pieces) instead of n × #cells predictions; a deep random forest,
-whose thresholds leave nearly one cell per distinct value, gains most.
+The cost is one tree lookup per piece (tens per tree and row for a deep forest, a few for
+boosting) instead of a full ensemble prediction per (cell, row). Leaf values are put on a
+fixed-point grid (integers in float64, all partial sums below 2**52) so each ``+value``/``−value``
+pair cancels exactly: a class no tree predicts keeps probability exactly 0.
 
 The raw output is turned into the response as the model does (mean of the trees for forests,
 ``init + learning_rate · Σ`` for gradient boosting, scikit-learn's own inverse link or
