@@ -154,8 +154,8 @@ def main(argv=None):
         for k in KEYS:
             a, b = new.draws[name][k][:K], old[name][k]
             parts.append(f"{k} {np.max(np.abs(a - b) / (TOL * np.maximum(1.0, np.abs(b)))):.2f}")
-        cold = max(float(np.max(np.abs(new.draws[name][k][:K] - rew[name][k]) / (TOL * np.maximum(1.0, np.abs(rew[name][k])))))
-                   for k in KEYS)
+        cold = max(float(np.max(np.abs(new.draws[name][k][:K] - rew[name][k])
+                                / (TOL * np.maximum(1.0, np.abs(rew[name][k]))))) for k in KEYS)
         parts.append(f"(vs reweighted-cold: max {cold:.2f})")
         tight = int(new.tight[name].all(axis=1).sum())
         print(f"  {name:13s} " + ", ".join(parts) + f"; new bounds tight in {tight}/{B}")

@@ -128,7 +128,8 @@ def _replicated_forms(mc, X, y, w, group):
 def test_weighted_statistics_equal_replicated_rows(mode, intercept, group, monkeypatch):
     """Both routes of the all-pairs sums (and e_orig) under counts w equal the forms on repeated rows."""
     X, y = _data(40, 5)
-    mc = KernelModelClass(gamma=0.3, norm_bound=1.5, dictionary=X[::4], intercept=0.1 if intercept == "mean" else "free")
+    mc = KernelModelClass(gamma=0.3, norm_bound=1.5, dictionary=X[::4],
+                          intercept=0.1 if intercept == "mean" else "free")
     par = mc.parametrize(X, y)
     monkeypatch.setattr(_kernel_stats, "choose_mode", lambda *a: mode)
     cache: dict = {}

@@ -176,7 +176,8 @@ def _predict(srch, side: str, eps: float, start: tuple, max_iter: int = 10) -> f
         slope = float(2.0 * (eo.Q @ th - eo.c) @ step[0][:, 1])
         h = float(th @ A @ th - 2 * b @ th) + (eo.k * g + es.k if side == "lower" else eo.k + g * es.k)
         nxt = _estimate(srch, side, eps, g, th, nu, h, slope)
-        if not np.isfinite(nxt) or (side == "upper" and nxt >= 0) or abs(nxt - start[0]) > 0.5 * max(abs(start[0]), 1e-3):
+        far = abs(nxt - start[0]) > 0.5 * max(abs(start[0]), 1e-3)  # the linearisation is not to be trusted
+        if not np.isfinite(nxt) or (side == "upper" and nxt >= 0) or far:
             return g
         done = abs(nxt - g) <= 1e-10 * max(1.0, abs(g))
         g = nxt
@@ -185,8 +186,9 @@ def _predict(srch, side: str, eps: float, start: tuple, max_iter: int = 10) -> f
     return g
 
 
-def _newton(srch, side: str, eps: float, start: float, max_steps: int = 10) -> None:
-    """Newton's method for the optimal γ from a warm start; :meth:`GammaSearch.search` takes over
+def _newton(srch, side: str, eps: float, start: tuple, max_steps: int = 10) -> None:
+    """Newton's method for the optimal γ from the full-data optimum ``start = (γ*, θ*, ν*)`` (first γ by
+    :func:`_predict`); :meth:`GammaSearch.search` takes over
     (from the best γ so far) unless a member attains the bound within the search tolerance.
 
     A step's bound is valid for γ >= γ₀ (ratio: ``h*(γ) >= 0``; h* increases with γ, with slope
