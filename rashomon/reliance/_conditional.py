@@ -28,6 +28,8 @@ from ._linear import linear_squared_e_switch
 from ._reliance import DEFAULT_MEMORY_LIMIT, ModelRelianceResult, _permuted_loss, _Prepared, _ratio
 from ..utils.validation import RashomonInputError, check_choice, check_positive_int, check_strata, resolve_group, seed_from
 
+from ..utils.validation import Integral, NJobs, Options, RandomStateLike, validate_params
+
 __all__ = ["conditional_model_reliance", "make_strata"]
 
 
@@ -74,6 +76,7 @@ def _gaussian_draws(X, group, rng, n_repeats):
     return [mean + rng.normal(size=mean.shape) @ L.T for _ in range(n_repeats)]
 
 
+@validate_params({"method": Options(("exact", "permutation", "gaussian")), "n_repeats": Integral(1), "n_bins": Integral(2), "max_depth": Integral(1), "random_state": RandomStateLike(), "n_jobs": NJobs(), "memory_limit": Integral(1)})
 def conditional_model_reliance(
     estimator: Any,
     X: Any,

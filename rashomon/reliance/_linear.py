@@ -161,8 +161,12 @@ class LinearSwitchStats:
         bg = self.beta[g]
         s_eu = float(bg @ self._xe[g])
         if len(g) == 1:
-            s_uu = float(bg[0] ** 2 * self._ss[g[0]])
+            s_uu = float((bg[0] * np.sqrt(self._ss[g[0]])) ** 2)  # (β√ss)²: no overflow for huge β, tiny x
         else:
             idx = [self._mpos[j] for j in g]
-            s_uu = float(bg @ self._gram[np.ix_(idx, idx)] @ bg)
+            G = self._gram[np.ix_(idx, idx)]
+            d = np.sqrt(np.maximum(np.diag(G), 0.0))
+            v = bg * d  # scaled: the Gram's correlation form times (β·sd) on both sides
+            C = G / np.where(np.outer(d, d) > 0, np.outer(d, d), 1.0)
+            s_uu = float(v @ C @ v)
         return self.e_orig + 2.0 * (s_uu + s_eu) / (self.n - 1)

@@ -51,6 +51,8 @@ from ._results import FeatureRelianceResult, ModelRelianceResult, _ratio
 from ._tree_cells import threshold_cells
 from ._tree_paths import forest_path_e_switch
 
+from ..utils.validation import Boolean, Integral, NJobs, Options, RandomStateLike, validate_params
+
 __all__ = ["ModelRelianceResult", "FeatureRelianceResult", "model_reliance", "feature_reliance"]
 
 DEFAULT_MEMORY_LIMIT = 256 * 2**20
@@ -203,6 +205,7 @@ def _check_common(method, n_repeats, closed_form, memory_limit, func):
     return n_repeats
 
 
+@validate_params({"method": Options(("exact", "divide", "permutation")), "n_repeats": Integral(1), "shuffle": Boolean(), "random_state": RandomStateLike(), "n_jobs": NJobs(), "memory_limit": Integral(1)})
 def model_reliance(
     estimator: Any,
     X: Any,
@@ -286,6 +289,7 @@ def model_reliance(
     return _reliance_one(prep, group, method, n_repeats, seed, shuffle, closed_form, memory_limit, n_jobs, func)
 
 
+@validate_params({"method": Options(("exact", "divide", "permutation")), "n_repeats": Integral(1), "shuffle": Boolean(), "random_state": RandomStateLike(), "n_jobs": NJobs(), "memory_limit": Integral(1)})
 def feature_reliance(
     estimator: Any,
     X: Any,

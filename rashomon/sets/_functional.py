@@ -23,9 +23,31 @@ from scipy import linalg
 
 from ..utils.validation import RashomonInputError
 
-__all__ = ["LinearFunctionalRange"]
+__all__ = ["LinearFunctionalRange", "quadratic_roots"]
 
 _TINY = np.finfo(float).tiny
+
+
+def quadratic_roots(a, b, c):
+    """Roots ``(lo, hi)`` of ``a σ² + 2bσ + c = 0`` with ``a >= 0`` and ``c <= 0`` (σ = 0 feasible), element-wise.
+
+    Written without squaring b or forming a·c (no overflow for parameters near 1e150) and without
+    cancellation (the smaller-magnitude root from the product ``lo·hi = c/a``). ``a = 0`` gives the
+    root of the linear equation (±inf where it has none in that direction).
+    """
+    a, b, c = (np.asarray(v, dtype=float) for v in np.broadcast_arrays(a, b, c))
+    d = np.hypot(b, np.sqrt(np.maximum(a, 0.0)) * np.sqrt(np.maximum(-c, 0.0)))  # sqrt(b² - ac)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = -(b + np.copysign(d, b))  # |q| = |b| + d: no cancellation
+        r1 = np.where(q != 0, c / q, 0.0)  # the root of smaller magnitude
+        r2 = np.where(a > 0, q / np.where(a > 0, a, 1.0), np.where(b > 0, -np.inf, np.inf))
+        lin = np.where(b != 0, -c / (2 * b), np.where(c <= 0, np.nan, np.nan))
+    r1 = np.where(a > 0, r1, lin)
+    lo, hi = np.minimum(r1, r2), np.maximum(r1, r2)
+    # a = 0: one linear root; the other side is unbounded
+    lo = np.where(a > 0, lo, np.where(b > 0, -np.inf, np.where(b < 0, lin, -np.inf)))
+    hi = np.where(a > 0, hi, np.where(b < 0, np.inf, np.where(b > 0, lin, np.inf)))
+    return lo, hi
 
 
 class LinearFunctionalRange:
@@ -56,8 +78,12 @@ class LinearFunctionalRange:
                                      "the data nor the norm), so some predictions or coefficients have no finite range.")
         _, V = linalg.eigh(Q / sq, M)
         self.V = V
-        self.q = np.clip(np.einsum("ij,jk,ki->i", V.T, Q, V), 0.0, None)
-        self.s = np.clip(np.einsum("ij,jk,ki->i", V.T, B, V), 0.0, None)
+        q = np.clip(np.einsum("ij,jk,ki->i", V.T, Q, V), 0.0, None)
+        s = np.clip(np.einsum("ij,jk,ki->i", V.T, B, V), 0.0, None)
+        # directions the data (or the norm) leave free to rounding are exactly free
+        q[q <= 1e-13 * q.max(initial=0.0)] = 0.0
+        s[s <= 1e-13 * s.max(initial=0.0)] = 0.0
+        self.q, self.s = q, s
         self.ct = V.T @ c
         self.k, self.r, self.eps = float(k), float(r), float(eps)
         self.Q, self.c, self.B = Q, c, B
@@ -109,7 +135,8 @@ class LinearFunctionalRange:
         """``G(t)`` and its minimiser z_t for functionals b (rows) at ratios t (m,); with ``slope`` also dψ/dt."""
         s = self.s[None, :]
         w = self.q[None, :] + t[:, None] * s
-        inv = 1.0 / np.maximum(w, _TINY)
+        free = w <= 0  # a direction neither constraint sees here (the functional vanishes on it): keep z_min's value
+        inv = np.where(free, 0.0, 1.0 / np.where(free, 1.0, w))
         bw = b * inv
         sbb = np.einsum("ij,ij->i", b, bw)
         sbc = bw @ self.ct
@@ -118,11 +145,11 @@ class LinearFunctionalRange:
         cinv = self.ct[None, :] * inv
         dev = self.z_min[None, :] - cinv
         rho2 = self.slack + t * self.ball_slack + np.einsum("ij,ij->i", w, dev * dev)
-        root = np.sqrt(rho2 * sbb)
+        root = np.sqrt(rho2) * np.sqrt(sbb)
         G = sbc - root
         ok = sbb > 0
-        step = np.where(ok, np.sqrt(rho2 / np.where(ok, sbb, 1.0)), 0.0)
-        z = cinv - step[:, None] * bw
+        step = np.where(ok, np.sqrt(rho2) / np.sqrt(np.where(ok, sbb, 1.0)), 0.0)
+        z = np.where(free, self.z_min[None, :], cinv - step[:, None] * bw)
         if not slope:
             return G, z
         # dψ/dt with ψ = Σ s z² - r: dz/dt = -s z/w - step'·b/w (see the module notes for G, z_t)
@@ -146,9 +173,7 @@ class LinearFunctionalRange:
         zc = (zi - self.z_min)[None, :]
         for h, g, slack in self.constraints:
             a2, b2, c2 = self.chord(zc, dz, h, g, slack)  # c2 < 0: the interior point
-            disc = np.maximum(b2**2 - a2 * c2, 0.0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                sig = np.where(a2 > 0, (-b2 + np.sqrt(disc)) / np.where(a2 > 0, a2, 1.0), np.inf)
+            sig = quadratic_roots(a2, b2, np.minimum(c2, 0.0))[1]
             s = np.minimum(s, np.where(np.isfinite(sig), np.maximum(sig, 0.0), 1.0))
         return zi[None, :] + s[:, None] * dz
 
@@ -219,8 +244,7 @@ class LinearFunctionalRange:
             c = float(ci @ H @ ci + g @ ci - slack)
             viol = a + 2 * b + c > 0  # the member itself (σ = 1) breaks the constraint
             if np.any(viol):
-                disc = np.sqrt(np.maximum(b[viol] ** 2 - a[viol] * c, 0.0))
-                root = (-b[viol] + disc) / np.where(a[viol] > 0, a[viol], 1.0)
+                root = quadratic_roots(a[viol], b[viol], min(c, 0.0))[1]
                 sig[viol] = np.minimum(sig[viol], np.clip(root * (1 - 1e-12), 0.0, 1.0))
         return ti[None, :] + sig[:, None] * dt
 

@@ -15,7 +15,12 @@ import numpy as np
 from ..model_classes.base import ClassMember, ModelClass
 from ..solvers import QCQPSequence
 from ..utils.validation import (
+    Boolean,
+    Integral,
+    Options,
+    RandomStateLike,
     RashomonInputError,
+    Real,
     check_choice,
     check_float,
     check_sample_weight,
@@ -23,6 +28,7 @@ from ..utils.validation import (
     check_X,
     check_y,
     resolve_group,
+    validate_params,
 )
 from ._dask import any_dask, fit_dask
 from ._epsilon import EPSILON_KINDS, epsilon_threshold
@@ -207,8 +213,18 @@ class RashomonSet(SetQueries):
         self._degenerate = self._at_e_min(self.epsilon_abs_)
 
     def _at_e_min(self, eps: float) -> bool:
-        """ε_abs within rounding of the least loss: the set is the minimiser (answered exactly, no search)."""
-        return eps - self.e_min_ <= 1e-12 * abs(self.e_min_)
+        """ε_abs within rounding of the least loss: the set is the minimiser (answered exactly, no search).
+
+        Rounding is measured on the loss's own arithmetic: e_orig is a quadratic form whose terms are
+        of the size of its constant k (mean y²), so a loss value carries an error of order eps_mach·k,
+        and the search needs the set's thickness ε_abs - e_min well above it (1e5·eps_mach·k = 2e-11·k)
+        to resolve its two ends; a thinner set (or one thinner than 1e-12 of e_min) cannot be told from
+        its minimiser, and is answered by it.
+        """
+        eo = getattr(self, "e_orig_form_", None)
+        k = abs(float(eo.k)) if eo is not None and hasattr(eo, "k") else 0.0
+        resolution = max(1e-12 * abs(self.e_min_), 1e5 * np.finfo(float).eps * k)
+        return eps - self.e_min_ <= resolution
 
     def reweighted(self, sample_weight: Any) -> "RashomonSet":
         """The same set definition on the same rows with new weights (e.g. a bootstrap resample).
@@ -270,6 +286,7 @@ class RashomonSet(SetQueries):
         return GammaSearch(prob, kind, tol, max_iter, theta_min=self.theta_min_)
 
     # ------------------------------------------------------------------ queries
+    @validate_params({"kind": Options(("ratio", "difference")), "conditional": Boolean(), "tol": Real(0.0, closed="left"), "max_iter": Integral(1), "n_starts": Integral(1), "random_state": RandomStateLike()}, func="RashomonSet.model_class_reliance")
     def model_class_reliance(self, features: Any, *, kind: Literal["ratio", "difference"] = "ratio",
                              conditional: bool = False, strata: Any = None, tol: float = 2.0**-20,
                              max_iter: int = 100, n_starts: int = 5, random_state: Any = 0) -> MCRResult:
@@ -319,6 +336,7 @@ class RashomonSet(SetQueries):
                                epsilon_abs=self.epsilon_abs_, reference_theta=self.reference_theta_, kind=kind, tol=tol,
                                max_iter=max_iter, n_starts=n_starts, random_state=random_state, func=func)
 
+    @validate_params({"epsilon_kind": Options(("relative", "additive", "absolute"), allow_none=True), "kind": Options(("ratio", "difference")), "conditional": Boolean(), "tol": Real(0.0, closed="left"), "max_iter": Integral(1), "progress": Boolean()}, func="RashomonSet.envelope")
     def envelope(self, features: Any, epsilons: Any = None, *, epsilon_kind: str | None = None,
                  kind: Literal["ratio", "difference"] = "ratio",
                  conditional: bool = False, strata: Any = None, tol: float = 2.0**-20, max_iter: int = 100,
@@ -362,6 +380,7 @@ class RashomonSet(SetQueries):
             results=results, steps=list(srch.steps), kind=kind, features=srch.prob.feature_names, e_ref=self.e_ref_,
             e_min=self.e_min_)
 
+    @validate_params({"grid_resolution": Integral(2), "tol": Real(0.0, closed="left")}, func="RashomonSet.pd_band")
     def pd_band(self, feature: Any, grid: Any = None, *, grid_resolution: int = 20,
                 percentiles: tuple[float, float] = (0.05, 0.95), tol: float = 1e-9):
         """Lowest and highest partial dependence of ``feature`` over the set (see :func:`rashomon.rashomon_pd_band`)."""

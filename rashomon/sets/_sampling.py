@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils.validation import RashomonInputError, check_choice, check_positive_int, seed_from
+from ._functional import quadratic_roots
 
 __all__ = ["RashomonSample", "ImportanceCloud", "sample_members", "importance_cloud"]
 
@@ -142,11 +143,7 @@ def _chord(eng, zs, dirs):
     zc = zs - eng.z_min[None, :]
     for h, g, slack in eng.constraints:
         a, b, c = eng.chord(zc, dirs, h, g, slack)
-        c = np.minimum(c, 0.0)
-        disc = np.sqrt(np.maximum(b * b - a * c, 0.0))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            l1 = np.where(a > 0, (-b - disc) / np.where(a > 0, a, 1.0), np.where(b > 0, -c / (2 * b), -np.inf))
-            h1 = np.where(a > 0, (-b + disc) / np.where(a > 0, a, 1.0), np.where(b < 0, -c / (2 * b), np.inf))
+        l1, h1 = quadratic_roots(a, b, np.minimum(c, 0.0))
         lo, hi = np.maximum(lo, np.minimum(l1, 0.0)), np.minimum(hi, np.maximum(h1, 0.0))
     return lo, hi
 

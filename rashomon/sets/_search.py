@@ -40,6 +40,7 @@ from ..model_classes.quadratics import MCRProblem
 from ..solvers import QCQPSequence, SolverStatus, qcqp_certificate
 from ._results import MCRResult
 from ._steps import MCRModel, MCRStep, mr_value, step_bound, step_bounds
+from ..utils.validation import RashomonInputError
 
 __all__ = ["GammaSearch", "search_result"]
 
@@ -312,12 +313,29 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
     if srch.kind == "ratio" and not np.isfinite(out["lower"][0]):
         out["lower"] = (0.0,) + out["lower"][1:]  # MR >= 0 always
     lower, upper = float(out["lower"][0]), float(out["upper"][0])
+    # Losses are quadratic forms whose terms are of the size of their constants (mean y²), so each
+    # value carries an error up to ~1e3·eps·k: the certified bounds are widened by what that error
+    # can do to MR (for a ratio, relative to the least loss), so rounding never inverts or breaks them.
+    k = max(abs(float(srch.prob.e_orig.k)), abs(float(srch.prob.e_switch.k)), abs(float(srch.e_min)))
+    res = 1e3 * np.finfo(float).eps * k
+    if srch.kind == "ratio":
+        e_lo = max(float(srch.e_min), 1e-300)
+        d_lo, d_up = res * (1 + abs(lower)) / e_lo, res * (1 + abs(upper)) / e_lo
+    else:
+        d_lo = d_up = 2 * res
+    if max(d_lo, d_up) > 1e-9 * max(1.0, abs(lower), abs(upper)):
+        notes.append(f"bounds widened by {max(d_lo, d_up):.3g} for the rounding of losses of size {k:.3g}")
+    lower = max(lower - d_lo, 0.0) if srch.kind == "ratio" else lower - d_lo
+    upper = upper + d_up
     certified = all(s.certified for s in srch.steps)
     lo_cert = up_cert = True
     slack = 4 * tol * max(1.0, abs(lower), abs(upper))
     if lower > upper + slack:
-        lo_cert = up_cert = False
-        notes.append(f"consistency check failed: lower {lower:.10g} > upper {upper:.10g}")
+        raise RashomonInputError(
+            f"model_class_reliance: consistency check failed (lower {lower:.10g} > upper {upper:.10g} beyond the "
+            "search tolerance and the loss rounding); no interval is reported. Please report this data.")
+    if lower > upper:  # within the tolerance: the interval is the point between them
+        lower = upper = 0.5 * (lower + upper)
     if ref_model is not None and ref_model.e_orig <= eps * (1 + 1e-12):
         if ref_model.mr < lower - slack:
             lo_cert = False
