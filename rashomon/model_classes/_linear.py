@@ -288,12 +288,34 @@ class LinearParametrization(Parametrization):
         Dw = D * w[:, None]
         return Quadratic(D.T @ Dw / nw, Dw.T @ y / nw, float(w @ (y * y)) / nw)
 
-    def e_switch(self, X, y, w, group, strata=None, cache=None) -> Quadratic:
+    def _full_moments(self, X, y, cache):
+        """``(S, s, cy, sy, syy, n)`` = (D'D, D'1, D'y, Σy, Σy², n) of the unweighted design, computed once per
+        data set and kept in ``cache``: every group's all-pairs e_switch follows from them in O(p²)."""
+        key = ("linear-full-moments", self.o, id(self))
+        if cache is not None and key in cache:
+            return cache[key]
         D = self.design(X)
-        w = np.ones(len(y)) if w is None else w
-        d = D.shape[1]
+        out = (D.T @ D, D.sum(axis=0), D.T @ y, float(y.sum()), float(y @ y), float(len(y)))
+        if cache is not None:
+            cache[key] = out
+        return out
+
+    def e_switch(self, X, y, w, group, strata=None, cache=None) -> Quadratic:
+        d = self.B.shape[0]
         sw = np.array(group) + self.o
         keep = np.setdiff1d(np.arange(d), sw)
+        if strata is None and w is None and isinstance(X, np.ndarray):
+            # Σ_{i≠j} over the switched design from the full moments (see switched_design_moments):
+            # G11 = (n-1)S₁₁, G22 = (n-1)S₂₂, G12 = s₁s₂' - S₁₂, g = (s₁Σy - D₁'y, (n-1)D₂'y), k = (n-1)Σy²
+            S, sd, cy, sy, syy, n = self._full_moments(X, y, cache)
+            nn = n * (n - 1)
+            G = np.block([[(n - 1) * S[np.ix_(sw, sw)], np.outer(sd[sw], sd[keep]) - S[np.ix_(sw, keep)]],
+                          [(np.outer(sd[sw], sd[keep]) - S[np.ix_(sw, keep)]).T, (n - 1) * S[np.ix_(keep, keep)]]]) / nn
+            g = np.concatenate([sd[sw] * sy - cy[sw], (n - 1) * cy[keep]]) / nn
+            Q1, c1 = _reorder(G, g, sw, keep, d)
+            return Quadratic(Q1, c1, (n - 1) * syy / nn)
+        D = self.design(X)
+        w = np.ones(len(y)) if w is None else w
         if strata is None:
             G, g, k1 = switched_design_moments(D[:, sw], D[:, keep], y, w)
         else:
