@@ -52,11 +52,12 @@ def check_X(X: Any, func: str, param: str = "X", min_rows: int = 2) -> tuple[np.
         raise _param_error(param, func, f"an array with at least {min_rows} rows", f"{arr.shape[0]} row(s)")
     if arr.shape[1] < 1:
         raise _param_error(param, func, "an array with at least one column", "0 columns")
-    if not np.all(np.isfinite(arr)):
+    # one pass: the largest |value| is NaN or inf exactly when some value is
+    big = float(max(np.max(arr, initial=-np.inf), -np.min(arr, initial=np.inf))) if arr.size else 0.0
+    if not math.isfinite(big):
         bad_cols = np.where(~np.all(np.isfinite(arr), axis=0))[0]
-        names = [columns[i] for i in bad_cols] if columns else list(bad_cols)
+        names = [columns[i] for i in bad_cols] if columns else [int(i) for i in bad_cols]
         raise _param_error(param, func, "finite (no NaN or inf)", f"NaN or inf in column(s) {names}")
-    big = float(np.max(np.abs(arr))) if arr.size else 0.0
     if big > MAX_MAGNITUDE:
         raise _param_error(param, func, f"of magnitude at most {MAX_MAGNITUDE:g} (squares and sums of squares must "
                            "fit in double precision; rescale the columns)", f"values up to {big:.3g}")
