@@ -52,6 +52,7 @@ from ._tree_cells import threshold_cells
 from ._tree_paths import forest_path_e_switch
 
 from ..utils.validation import Boolean, Integral, NJobs, Options, RandomStateLike, validate_params
+from ._out_of_core import dask_reliance, is_dask_input
 
 __all__ = ["ModelRelianceResult", "FeatureRelianceResult", "model_reliance", "feature_reliance"]
 
@@ -283,6 +284,9 @@ def model_reliance(
     """
     func = "model_reliance"
     n_repeats = _check_common(method, n_repeats, closed_form, memory_limit, func)
+    if is_dask_input(X, y):  # out of core: the linear closed form from one pass of row sums
+        return dask_reliance(estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func,
+                             single=True)
     prep = _Prepared(estimator, X, y, loss, func)
     group = resolve_group(features, prep.columns, prep.X.shape[1], func)
     seed = seed_from(random_state, func) if method in ("permutation", "divide") else None
@@ -322,6 +326,9 @@ def feature_reliance(
     """
     func = "feature_reliance"
     n_repeats = _check_common(method, n_repeats, closed_form, memory_limit, func)
+    if is_dask_input(X, y):
+        return dask_reliance(estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func,
+                             single=False)
     prep = _Prepared(estimator, X, y, loss, func)
     if not (features is None or isinstance(features, (dict, list, tuple))):
         raise RashomonInputError(f"The 'features' parameter of {func} must be None, a list or a dict. Got {features!r} instead.")
