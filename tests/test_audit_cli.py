@@ -31,6 +31,8 @@ META_KEYS = {"loss", "epsilon_rule", "epsilon_value", "hyperparameters", "encodi
 @pytest.fixture
 def no_fit(monkeypatch):
     """Any fit is a failure: errors must come before any computing."""
+    import rashomon.audit._audit  # noqa: F401  (loaded lazily otherwise; before patching _fit, which it imports from)
+
     def boom(*a, **k):
         raise AssertionError("computing started before the input error")
     monkeypatch.setattr(_fit, "_fit_reference", boom)
@@ -121,7 +123,7 @@ def test_wrong_sep_names_separator(wine_csv, capsys, no_fit):
     code, _, err = _cli(["--data", wine_csv["red"], "--sep", ",", "--target", "quality", "--group", "g=alcohol",
                          "--no-plots"], capsys)
     assert code == 2 and "Traceback" not in err
-    assert re.search(r"error: .*'target'.*unknown column 'quality'.*single column with separator ','.*--sep", err)
+    assert re.search(r"error: .*'--target' option.*unknown column 'quality'.*single column with separator ','.*--sep", err)
 
 
 def test_api_sep_none_and_explicit(wine_csv):
@@ -207,7 +209,7 @@ def test_bad_values_and_files(tmp_path, capsys, no_fit):
     p = tmp_path / "t.csv"
     _table().to_csv(p, index=False)
     code, _, err = _cli(["--data", p, "--target", "y", "--group", "g=a", "--epsilon", "nan", "--no-plots"], capsys)
-    assert code == 2 and re.search(r"'epsilon'.*finite.*Got nan", err)
+    assert code == 2 and re.search(r"'--epsilon' option.*finite.*Got nan", err)
     df = _table()
     df.loc[3, "y"] = np.inf
     with pytest.raises(RashomonInputError, match=r"'target'.*finite.*1 infinite"):

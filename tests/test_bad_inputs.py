@@ -175,3 +175,66 @@ def test_bad_input_gives_a_clear_error(call, exc, pattern):
         call()
     msg = str(info.value)
     assert "Got" in msg or "must" in msg or "needs" in msg, msg
+
+
+# ---------------------------------------------------------------- the CLI: every bad input before any computing
+@pytest.fixture(scope="module")
+def cli_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    df = pd.DataFrame(X, columns=list("abc")).assign(t=Y)
+    df.to_csv(d / "d.csv", index=False)
+    df.assign(t=np.r_[np.inf, Y[1:]]).to_csv(d / "inf.csv", index=False)
+    (d / "empty.csv").write_text("")
+    (d / "bin.csv").write_bytes(bytes(range(256)) * 4)
+    return d
+
+
+CLI_CASES = [
+    (["--epsilon", "nan"], "'--epsilon' option"),
+    (["--epsilon", "-1"], "'--epsilon' option"),
+    (["--seed", "-1"], "'--seed' option"),
+    (["--n-jobs", "0"], "'--n-jobs' option"),
+    (["--cv", "1"], "'--cv' option"),
+    (["--bootstrap", "-2"], "'--bootstrap' option"),
+    (["--train-size", "2"], "'--train-size' option"),
+    (["--train-size", "abc"], "'--train-size' option"),
+    (["--group", "h=a,a"], "'--group' option"),
+    (["--group", "h=a,t"], "'--group' option"),
+    (["--group", "h=zz"], "'--group' option"),
+    (["--group", "g=b"], "'--group'"),
+    (["--target", "zz"], "'--target' option"),
+    (["--data", "inf.csv"], "'--target' option"),
+    (["--data", "empty.csv"], "'--data' option"),
+    (["--data", "bin.csv"], "'--data' option"),
+    (["--data", "missing.csv"], "'--data' option"),
+    (["--out", "/proc/nope"], "'--out'"),
+    (["--out", "d.csv"], "'--out'"),
+    (["--json", "."], "'--json'"),
+]
+
+
+@pytest.mark.parametrize("extra, pattern", CLI_CASES, ids=[" ".join(c[0]) for c in CLI_CASES])
+def test_cli_bad_input_exits_2_naming_the_option(cli_files, extra, pattern, capsys, monkeypatch):
+    from rashomon.audit.cli import main
+
+    monkeypatch.chdir(cli_files)
+    base = {"--data": "d.csv", "--target": "t", "--out": "out"}
+    opts = dict(base)
+    extra_pairs = list(zip(extra[::2], extra[1::2]))
+    argv = ["audit", "--quiet", "--group", "g=a"]
+    for k, v in extra_pairs:
+        if k == "--group":
+            argv += [k, v]
+        else:
+            opts[k] = v
+    for k, v in opts.items():
+        argv += [k, v]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rashomon audit: error: ") and "Traceback" not in err
+    assert pattern in err, err
+    assert not (cli_files / "out" / "report.html").exists()
+
+
+def test_catalogue_size_with_cli():
+    assert len(CASES) + len(CLI_CASES) >= 150

@@ -50,6 +50,8 @@ from . import _report
 from ._checks import _Progress, _check_train_size, check_writable_dir, group_slug, prepare
 from ._fit import _fit_reference, _preprocess
 
+from ..utils.validation import Boolean, NJobs, RandomStateLike, validate_params
+
 __all__ = ["audit", "AuditResult", "GroupAudit", "group_slug", "check_writable_dir"]
 
 _TOL = 2.0**-20  # MCR search tolerance, as model_class_reliance's default
@@ -172,6 +174,7 @@ class AuditResult:
         _report.to_html(self, path, figures)
 
 
+@validate_params({"random_state": RandomStateLike(), "n_jobs": NJobs(), "progress": Boolean(), "drop_missing": Boolean()})
 def audit(
     data: Any,
     target: str,

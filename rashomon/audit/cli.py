@@ -103,15 +103,34 @@ def main(argv: list[str] | None = None) -> int:
                     bootstrap=args.bootstrap, random_state=args.seed, n_jobs=args.n_jobs,
                     progress=not args.quiet, provenance=args.provenance, drop_missing=args.drop_missing, sep=args.sep)
     except RashomonInputError as exc:
-        print(f"rashomon audit: error: {exc}", file=sys.stderr)
+        print(f"rashomon audit: error: {_as_option(str(exc))}", file=sys.stderr)
         return 2
     print(res.to_frame().round(4).to_string())
     if res.meta.get("n_rows_dropped"):
         print(f"dropped {res.meta['n_rows_dropped']} of {res.meta['n_rows_input']} rows with missing values", file=sys.stderr)
-    report = res.save(out_dir=None if args.no_plots else args.out, json_path=args.json)
+    try:
+        report = res.save(out_dir=None if args.no_plots else args.out, json_path=args.json)
+    except Exception as exc:  # the results are computed: keep them even if the report cannot be written
+        print(f"rashomon audit: error: writing the report failed ({type(exc).__name__}: {exc}); the results are "
+              "printed above", file=sys.stderr)
+        return 1
     if report is not None:
         print(f"report: {report}")
     return 0
+
+
+#: audit() parameter -> the CLI option that sets it (messages name what the user typed)
+_OPTIONS = {"data": "--data", "target": "--target", "groups": "--group", "features": "--features",
+            "model_class": "--model-class", "epsilon": "--epsilon", "epsilon_kind": "--epsilon-kind",
+            "train_size": "--train-size", "cv": "--cv", "bootstrap": "--bootstrap", "random_state": "--seed",
+            "n_jobs": "--n-jobs", "sep": "--sep"}
+
+
+def _as_option(message: str) -> str:
+    import re
+
+    return re.sub(r"The '(\w+)' parameter of audit",
+                  lambda m: f"The '{_OPTIONS.get(m.group(1), m.group(1))}' option of rashomon audit", message)
 
 
 if __name__ == "__main__":
