@@ -18,6 +18,7 @@ demo: $(STAMP)
 	MPLBACKEND=Agg $(PY) examples/compas_fisher2019.py --json demo-output/compas_fisher2019.json
 	MPLBACKEND=Agg $(PY) examples/compas_audit.py --bootstrap 100 --n-jobs 2 --out demo-output --json demo-output/compas.json
 	MPLBACKEND=Agg $(PY) examples/wine_envelope.py --out demo-output
+	MPLBACKEND=Agg $(PY) examples/multiplicity.py --out demo-output --json demo-output/multiplicity.json
 	@echo "Open demo-output/report.html (COMPAS audit) and demo-output/*.png"
 
 test: $(STAMP)
@@ -28,6 +29,7 @@ bench: $(STAMP)
 
 repro: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m pytest -q -s -m slow
+	MPLBACKEND=Agg $(PY) -m pytest -q tests/test_properties.py --hypothesis-profile=long
 	MPLBACKEND=Agg $(PY) benchmarks/coverage.py --reps 100
 
 clean:
