@@ -45,6 +45,7 @@ _EXPORTS = {
     "ClassMember": ".model_classes",
     "LinearModelClass": ".model_classes",
     "KernelModelClass": ".model_classes",
+    "LogisticModelClass": ".model_classes", "HingeModelClass": ".model_classes",
     "model_reliance": ".reliance",
     "feature_reliance": ".reliance",
     "conditional_model_reliance": ".reliance",

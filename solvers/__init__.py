@@ -31,6 +31,7 @@ _EXPORTS = {
     "LossTerm": ".cvxpy_backend",
     "QPSequence": ".osqp_qp",
     "qp_certificate": ".osqp_qp",
+    "SmoothBallProgram": ".smooth_ball",
 }
 __all__ = list(_EXPORTS)
 

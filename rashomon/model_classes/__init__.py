@@ -11,6 +11,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "LinearModelClass": "._linear",
     "LinearParametrization": "._linear",
     "KernelModelClass": "._kernel",
+    "LogisticModelClass": "._classifiers", "HingeModelClass": "._classifiers", "MarginLoss": "._classifiers",
+    "encode_margin_labels": "._classifiers",
     "KernelParametrization": "._kernel",
     "nadaraya_watson_gamma": "._kernel",
     "MCRProblem": ".quadratics",

@@ -111,6 +111,12 @@ class RashomonSet(SetQueries):
         check_choice(self.epsilon_kind, EPSILON_KINDS, "epsilon_kind", func)
         loss = _LOSS_ALIASES.get(self.loss, self.loss)
         check_choice(loss, _LOSSES, "loss", func)
+        cls_loss = getattr(self.model_class, "loss", "squared_error")  # a classifier class carries its loss
+        if cls_loss != "squared_error":
+            if loss not in ("squared_error", cls_loss):
+                raise RashomonInputError(f"The 'loss' parameter of {func} is {loss!r}, but {type(self.model_class).__name__} "
+                                         f"uses the {cls_loss} loss; leave loss unset.")
+            loss = cls_loss
         check_float(self.epsilon, "epsilon", func, low=0.0, strict=self.epsilon_kind == "absolute")
         return loss
 
@@ -169,6 +175,10 @@ class RashomonSet(SetQueries):
                 f"'model_class'. Got {type(self.model_class).__name__} instead.")
         if w is not None:
             raise RashomonInputError(f"The 'sample_weight' parameter of {func} needs loss='squared_error'.")
+        if self.loss_ in ("logistic", "hinge"):  # classifier classes: rashomon/sets/_margin_mcr.py
+            from ._margin_mcr import fit_margin_set
+
+            return fit_margin_set(self, Xa, ya, columns, func)
         ref = self.reference
         if ref is not None and not hasattr(ref, "predict") and not hasattr(ref, "decision_function"):
             raise RashomonInputError(f"The 'reference' parameter of {func} must be None or a fitted model with "
@@ -331,6 +341,12 @@ class RashomonSet(SetQueries):
         if self.sample_weight_ is not None or conditional:
             raise RashomonInputError(f"The 'sample_weight' and 'conditional' parameters of {func} need loss='squared_error'.")
         group = self._group(features, func)
+        if getattr(self, "_margin", None) is not None:
+            from ._margin_mcr import margin_mcr
+
+            return margin_mcr(self._margin, self._columns, group, e_ref=self.e_ref_, epsilon_abs=self.epsilon_abs_,
+                              reference_theta=self.reference_theta_, kind=kind, tol=tol, max_iter=max_iter,
+                              n_starts=n_starts, random_state=random_state, func=func)
         return convex_loss_mcr(self.parametrization_, self.X_, self._y_encoded, self._columns, group, loss=self.loss_,
                                t_orig=self.e_orig_term_, theta_min=self.theta_min_, e_min=self.e_min_, e_ref=self.e_ref_,
                                epsilon_abs=self.epsilon_abs_, reference_theta=self.reference_theta_, kind=kind, tol=tol,

@@ -1,0 +1,235 @@
+"""Linear classifiers with margin losses: logistic and hinge model classes.
+
+The class is the one of :class:`~rashomon.LinearModelClass` -- scores
+``f_θ(x) = μ + ((x - mean)/sd)'β̃`` with ``β̃'Mβ̃ <= r`` (standardised internally,
+results mapped back) -- and the loss is applied to the margin ``m = y·f_θ(x)``
+with labels y in {-1, +1} ({0, 1} are encoded):
+
+* logistic: ``ℓ(m) = log(1 + e^{-m})`` (smooth, ``0 < ℓ'' <= 1/4``);
+* hinge: ``ℓ(m) = max(0, 1 - m)``. The solvers work on its smoothing
+  ``ℓ_τ(m) = τ·log(1 + e^{(1 - m)/τ})``, which satisfies
+  ``ℓ <= ℓ_τ <= ℓ + τ·log 2`` everywhere; every bound reported for the hinge loss
+  accounts for that offset, so it holds for the exact hinge loss.
+
+Both losses are ``s·softplus((c - m)/s)`` (logistic: s = 1, c = 0; smoothed hinge:
+s = τ, c = 1), whose second derivative is symmetric and unimodal around c: that is
+all the curvature bounds of :class:`MarginLoss` use.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+
+from ..utils.validation import RashomonInputError, check_float
+from ._linear import LinearModelClass, LinearParametrization
+
+__all__ = ["MarginLoss", "LogisticModelClass", "HingeModelClass", "encode_margin_labels"]
+
+
+@dataclass(frozen=True)
+class MarginLoss:
+    """``ℓ(m) = s·softplus((c - m)/s)`` and, for the hinge, the exact loss it smooths.
+
+    Attributes
+    ----------
+    name : {"logistic", "hinge"}
+    s, c : float
+        Scale and centre (logistic: 1, 0; hinge smoothed at τ: τ, 1).
+    """
+
+    name: str
+    s: float = 1.0
+    c: float = 0.0
+
+    @property
+    def offset(self) -> float:
+        """``sup (ℓ_smooth - ℓ_exact)``: 0 for logistic, ``τ·log 2`` for the smoothed hinge."""
+        return 0.0 if self.name == "logistic" else self.s * math.log(2.0)
+
+    def smoothed(self, tau: float) -> "MarginLoss":
+        return self if self.name == "logistic" else MarginLoss("hinge", float(tau), 1.0)
+
+    def value(self, m: np.ndarray) -> np.ndarray:
+        return self.s * np.logaddexp(0.0, (self.c - m) / self.s)
+
+    def exact(self, m: np.ndarray) -> np.ndarray:
+        """The loss the set is defined with (the hinge itself for the hinge)."""
+        return self.value(m) if self.name == "logistic" else np.maximum(0.0, 1.0 - m)
+
+    def derivatives(self, m: np.ndarray):
+        """``(ℓ, ℓ', ℓ'')`` at m."""
+        u = (self.c - m) / self.s
+        p = expit(u)
+        return self.s * np.logaddexp(0.0, u), -p, p * (1.0 - p) / self.s
+
+    def curvature(self, m: np.ndarray) -> np.ndarray:
+        p = expit((self.c - m) / self.s)
+        return p * (1.0 - p) / self.s
+
+    def min_curvature(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """``min ℓ''`` on [lo, hi]: at the end farther from c (ℓ'' is symmetric unimodal around c)."""
+        far = np.where(np.abs(lo - self.c) > np.abs(hi - self.c), lo, hi)
+        return self.curvature(far)
+
+    def max_curvature(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """``max ℓ''`` on [lo, hi]: at c when inside, else at the nearer end."""
+        near = np.clip(self.c, lo, hi)
+        return self.curvature(near)
+
+    def jj_curvature(self, m0: np.ndarray) -> np.ndarray:
+        """Curvature of the Jaakkola–Jordan bound: ``ℓ(m) <= ℓ(m0) + ℓ'(m0)(m - m0) + κ/2 (m - m0)²`` for
+        *all* m with ``κ = tanh(u0/2)/(2·s·u0)``, u0 = (c - m0)/s (``1/(4s)`` at u0 = 0)."""
+        u = np.abs((self.c - m0) / self.s)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            k = np.where(u > 1e-6, np.tanh(u / 2) / (2 * np.maximum(u, 1e-300)), 0.25 - u * u / 48)
+        return k / self.s
+
+    def sc_curvatures(self, m0: np.ndarray, reach: np.ndarray):
+        """Tangent-quadratic curvatures ``(κ_low, κ_high)`` at m0, valid for ``|m - m0| <= reach``.
+
+        The third derivative is bounded by the second, ``|ℓ'''| <= ℓ''/s`` (generalised
+        self-concordance, Bach 2010), so ``ℓ''(m0)·e^{-x} <= ℓ''(m0 + δ) <= ℓ''(m0)·e^{x}`` with
+        ``x = |δ|/s``. Integrating twice, ``ℓ(m0 + δ) - ℓ(m0) - ℓ'(m0)·δ`` lies between
+        ``ℓ''(m0)·s²·(e^{-x} + x - 1)`` and ``ℓ''(m0)·s²·(e^{x} - x - 1)``: curvatures
+        ``2ℓ''(m0)·ψ(x)`` and ``2ℓ''(m0)·χ(x)`` with ``ψ(x) = (e^{-x} + x - 1)/x²`` (decreasing) and
+        ``χ(x) = (e^{x} - x - 1)/x²`` (increasing), taken at the largest reach.
+        """
+        x = np.abs(reach) / self.s
+        h = self.curvature(m0)
+        small = x < 1e-3
+        xs = np.where(small, 1.0, x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            psi = np.where(small, 0.5 - x / 6 + x * x / 24, (np.exp(-xs) + xs - 1) / (xs * xs))
+            chi = np.where(small, 0.5 + x / 6 + x * x / 24, (np.expm1(np.minimum(xs, 700.0)) - xs) / (xs * xs))
+        return 2 * h * psi, np.where(x > 690, np.inf, 2 * h * chi)
+
+    def inverse(self, v: float) -> float:
+        """The margin m with exact loss ``ℓ(m) = v`` (v > 0): ℓ is decreasing."""
+        if self.name == "logistic":
+            return -math.log(math.expm1(v)) if v < 700 else -v
+        return 1.0 - v
+
+
+def encode_margin_labels(y: np.ndarray, func: str) -> np.ndarray:
+    """Labels as ±1 (from {-1, +1}, {0, 1} or booleans); both classes must be present."""
+    vals = set(np.unique(y).tolist())
+    if vals <= {-1.0, 1.0}:
+        out = y.astype(float)
+    elif vals <= {0.0, 1.0}:
+        out = 2.0 * y.astype(float) - 1.0
+    else:
+        raise RashomonInputError(f"The 'y' parameter of {func} must hold labels in {{-1, +1}} or {{0, 1}} for a "
+                                 f"classifier class. Got values {sorted(vals)[:5]} instead.")
+    if len(np.unique(out)) < 2:
+        raise RashomonInputError(f"The 'y' parameter of {func} must contain both classes. Got only {sorted(vals)}.")
+    return out
+
+
+class _MarginClass(LinearModelClass):
+    """Shared parametrisation of the margin-loss classes (see the module docstring)."""
+
+    loss = "logistic"
+
+    def margin_loss(self) -> MarginLoss:
+        raise NotImplementedError
+
+    def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
+                    columns: list[str] | None = None, func: str = "RashomonSet.fit",
+                    loss: str | None = None) -> LinearParametrization:
+        """Standardisation and norm bound (``norm_bound=None``: the norm of a cross-validated
+        L2-regularised fit of the same loss); y may be {0, 1} or ±1. The reference is the loss
+        minimiser over the ball, solved by the set."""
+        if loss not in (None, self.loss):
+            raise RashomonInputError(f"The 'loss' parameter of {func} is {loss!r}, but {type(self).__name__} "
+                                     f"uses the {self.loss} loss.")
+        if sample_weight is not None:
+            raise RashomonInputError(f"The 'sample_weight' parameter of {func} is not supported by "
+                                     f"{type(self).__name__}.")
+        ye = encode_margin_labels(np.asarray(y, dtype=float), func)
+        par = super().parametrize(X, ye, None, columns=columns, func=func, loss=self.loss)
+        Ms = par.B[par.o:, par.o:]
+        ev = np.linalg.eigvalsh(Ms)
+        if ev[0] <= 1e-12 * max(ev[-1], 1e-300):
+            raise RashomonInputError(f"The 'penalty_matrix' parameter of {type(self).__name__} must be positive "
+                                     "definite (a singular penalty leaves the scores unbounded).")
+        par.class_name = repr(self)
+        par.info["margin_loss"] = self.margin_loss()
+        return par
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(norm_bound={self.norm_bound!r}, fit_intercept={self.fit_intercept}, "
+                f"standardize={self.standardize}, penalty_matrix={'None' if self.penalty_matrix is None else '...'})")
+
+
+class LogisticModelClass(_MarginClass):
+    """Linear classifiers ``f(x) = μ + x'β`` with ``β̃'Mβ̃ <= r`` under the logistic (log) loss.
+
+    ``e_orig(f) = mean log(1 + exp(-y f(x)))`` with labels y in {-1, +1} ({0, 1} accepted):
+    the log loss of the probabilities ``σ(f(x))``.
+
+    Parameters
+    ----------
+    norm_bound : float, default=None
+        r. ``None`` takes the norm of ``LogisticRegressionCV`` (5 folds, 10 values of C) on
+        the standardised features.
+    penalty_matrix : ndarray of shape (p, p), default=None
+        M (positive definite). ``None`` is the identity.
+    fit_intercept : bool, default=True
+        An unpenalised intercept μ.
+    standardize : bool, default=True
+        β̃ are coefficients of the standardised features (see :class:`LinearModelClass`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rashomon import LogisticModelClass, RashomonSet
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 3)); y = (X[:, 0] + rng.logistic(size=300) > 0).astype(int)
+    >>> res = RashomonSet(LogisticModelClass(), 0.05).fit(X, y).model_class_reliance(0)
+    >>> bool(res.lower <= res.reference_model.mr <= res.upper)
+    True
+    """
+
+    loss = "logistic"
+
+    def __init__(self, norm_bound: float | None = None, penalty_matrix: Any = None, fit_intercept: bool = True,
+                 standardize: bool = True):
+        super().__init__(norm_bound, penalty_matrix, fit_intercept, standardize)
+
+    def margin_loss(self) -> MarginLoss:
+        return MarginLoss("logistic", 1.0, 0.0)
+
+
+class HingeModelClass(_MarginClass):
+    """Linear classifiers ``f(x) = μ + x'β`` with ``β̃'Mβ̃ <= r`` under the hinge loss ``max(0, 1 - y f(x))``.
+
+    Parameters
+    ----------
+    norm_bound : float, default=None
+        r. ``None`` takes the norm of a ``LinearSVC`` (hinge loss) with C chosen by 5-fold
+        cross-validation on the standardised features.
+    penalty_matrix, fit_intercept, standardize
+        As for :class:`LogisticModelClass`.
+    smoothing : float, default=1e-7
+        τ of the smoothed hinge the solvers minimise, relative to the loss scale; the
+        lower bounds subtract the smoothing error ``τ·log 2`` exactly, so they hold for the
+        hinge itself and are within about τ of tight.
+    """
+
+    loss = "hinge"
+
+    def __init__(self, norm_bound: float | None = None, penalty_matrix: Any = None, fit_intercept: bool = True,
+                 standardize: bool = True, smoothing: float = 1e-7):
+        super().__init__(norm_bound, penalty_matrix, fit_intercept, standardize)
+        self.smoothing = smoothing
+
+    def margin_loss(self) -> MarginLoss:
+        tau = check_float(self.smoothing, "smoothing", "HingeModelClass", low=0.0)
+        if tau > 0.1:
+            raise RashomonInputError(f"The 'smoothing' parameter of HingeModelClass must be in (0, 0.1]. Got {tau!r} "
+                                     "instead.")
+        return MarginLoss("hinge", float(tau), 1.0)

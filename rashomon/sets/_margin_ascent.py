@@ -1,0 +1,102 @@
+"""Members attaining the non-convex upper end of classifier MCR (inner values), by local optimisation.
+
+Dinkelbach iterations with the convex e_switch linearised (convex–concave procedure):
+
+* upper end: from θ_k with λ = MR(θ_k) (1 for the difference), maximise
+  ``e_switch(θ_k) + g'(θ - θ_k) - λ·e_orig(θ)`` over S. With a multiplier τ >= 0 on
+  ``e_orig <= ε`` this is ``min_K e_orig - t·g'θ`` for ``t = 1/(λ + τ)``: a convex problem in
+  e_orig alone (n rows), and t is the largest value in (0, 1/λ] whose minimiser stays in S
+  (e_orig of the minimiser increases with t). By convexity of e_switch the new point has
+  ``MR >= λ`` whenever its e_orig is not below θ_k's; the better of the two is kept.
+
+Members are kept only when they lie in S for the exact loss (for the hinge, the smoothed
+constraint ``e_orig,τ <= ε`` implies the exact one).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..utils.validation import seed_from
+from ._steps import mr_value
+
+__all__ = ["ascend_upper"]
+
+
+def _search_t(solve_t, e_o, eps, t_max, x0, iters=30):
+    """The minimiser x_t for the largest t <= t_max (t_max may be inf) with e_o(x_t) <= ε (monotone in t)."""
+    if np.isfinite(t_max):
+        x = solve_t(t_max, x0)
+        if e_o(x) <= eps:
+            return x
+        t_hi, x_hi = t_max, x
+        t_lo, x_lo = 0.0, x0
+    else:
+        t_lo, x_lo, t = 0.0, x0, 1.0
+        t_hi = x_hi = None
+        for _ in range(12):
+            x = solve_t(t, x_lo)
+            if e_o(x) > eps:
+                t_hi, x_hi = t, x
+                break
+            t_lo, x_lo, t = t, x, 4 * t
+        if t_hi is None:
+            return x_lo
+    f_lo, f_hi = e_o(x_lo) - eps, e_o(x_hi) - eps
+    for it in range(iters):
+        if -f_lo <= 1e-8 * eps:
+            break
+        t = t_hi - f_hi * (t_hi - t_lo) / (f_hi - f_lo) if it % 3 != 2 and f_hi > f_lo else 0.5 * (t_lo + t_hi)
+        if not t_lo < t < t_hi:
+            t = 0.5 * (t_lo + t_hi)
+        x = solve_t(t, x_lo)
+        f = e_o(x) - eps
+        if f <= 0:
+            t_lo, x_lo, f_lo = t, x, f
+        else:
+            t_hi, x_hi, f_hi = t, x, f
+    return x_lo
+
+
+def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, members, max_iter=30):
+    """Members of S with large MR (see the module docstring); returns a list of θ."""
+    sm = loss if loss.name == "logistic" else loss.smoothed(max(loss.s, 1e-4 * eps))
+    e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731  (>= the exact loss)
+    e_ex = lambda th: T.e_orig(th, loss)  # noqa: E731
+
+    def solve_t(t, x0, g):
+        return ms.solve(1.0, 0.0, ms.orig, lo, hi, x0, lin=-t * g, tol=1e-10, loss=sm)[0]
+
+    starts = [ms.theta_min]
+    d = ms.D.shape[1]
+    dirs = []
+    for j in T.gi[:3]:
+        for sgn in (1.0, -1.0):
+            u = np.zeros(d)
+            u[j] = sgn
+            dirs.append(u)
+    rng = np.random.default_rng(seed_from(random_state, "RashomonSet.model_class_reliance"))
+    while len(dirs) < max(n_starts - 1, 0):
+        dirs.append(rng.normal(size=d))
+    for u in dirs[: max(n_starts - 1, 1)]:
+        starts.append(_search_t(lambda t, x: solve_t(t, x, u), e_o, eps, math.inf, ms.theta_min, iters=8))
+    out = []
+    for th in starts:
+        if e_ex(th) > eps:
+            continue
+        cur = mr_value(e_ex(th), T.e_switch(th, loss), kind)
+        for _ in range(max_iter):
+            lam = cur if kind == "ratio" else 1.0
+            g = T.switch_parts(th, sm, 1, need_value=False)[1]
+            new = _search_t(lambda t, x: solve_t(t, x, g), e_o, eps, 1.0 / max(lam, 1e-12), th)
+            if e_ex(new) > eps:
+                break
+            val = mr_value(e_ex(new), T.e_switch(new, loss), kind)
+            if val <= cur * (1 + 1e-12) + 1e-15:
+                if val > cur:
+                    th, cur = new, val
+                break
+            th, cur = new, val
+        out.append(th)
+    return out

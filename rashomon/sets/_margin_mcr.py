@@ -1,0 +1,276 @@
+"""MCR of linear classifiers (logistic and hinge losses): certified at both ends.
+
+**Lower end (MCR-), γ >= 0.** ``min_K γ·e_orig + e_switch`` is convex; it is solved by
+projected Newton (:class:`~rashomon.solvers.SmoothBallProgram`) on K = the norm ball with the
+intercept in an interval containing the Rashomon set S (:func:`._margin_bounds.intercept_interval`),
+with the Frank–Wolfe duality gap as certificate: the solver's ``lower_bound`` is a lower bound
+on h* whatever its accuracy, so each step gives a valid bound (Fisher et al. 2019, §6:
+``MR >= h*/ε - γ`` for h* >= 0; difference ``h* - (1+γ)ε``), since a minimum over K ⊇ S is
+a minimum over a superset. For the hinge the smoothed loss (``ℓ <= ℓ_τ <= ℓ + τ log 2``) is
+minimised and ``(1+γ)·τ log 2`` is subtracted. γ is found by safeguarded regula falsi on
+``e_orig(θ_γ) = ε``; a member attaining the bound is the minimiser at the bracketing γ or a point
+of the segment between the two bracketing minimisers with ``e_orig = ε`` (e_orig is convex on it).
+When the e_switch minimiser already lies in S, γ < 0 is needed (non-convex): the bound is the
+larger of the γ = 0 bound and the surrogate bound of :mod:`._margin_bounds`, and the member
+reported is the γ = 0 minimiser (its MR minus the bound is the reported gap).
+
+**Upper end (MCR+).** Inner value: Dinkelbach's method with the convex e_switch linearised
+(convex–concave procedure) from several starts; every iterate is a member of S and MR never
+decreases. Outer bound: :func:`._margin_bounds.surrogate_bound` (proof in its module). The
+result reports both, the gap, and flags gaps above 5%.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..solvers import SmoothBallProgram
+from ._margin_bounds import ScoreRanges, intercept_interval, surrogate_bound
+from ._margin_terms import MarginTerms
+from ._results import MCRResult
+from ._steps import MCRModel, MCRStep, mr_value, step_bound
+
+__all__ = ["MarginSet", "margin_mcr", "fit_margin_set"]
+
+_TAUS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+
+
+class MarginSet:
+    """The fitted pieces of a classifier Rashomon set: design, labels, loss, ε, K and θ_min."""
+
+    def __init__(self, par, X, ye):
+        self.par, self.y = par, ye
+        self.D = par.design(X)
+        self.loss = par.info["margin_loss"]  # smoothed at the class's τ for the hinge
+        self.B, self.r, self.o = par.B, par.r, par.o
+        self.orig = MarginTerms(self.D, ye, np.zeros(0, dtype=int))
+
+    # ------------------------------------------------------------------ convex solves
+    def solve(self, w_orig, w_switch, terms, lo, hi, x0=None, lin=None, tol=1e-11, loss=None):
+        """Minimise ``w_orig·e_orig + w_switch·e_switch (+ lin'θ)`` over K (smoothed loss; continuation in τ
+        for the hinge). Returns ``(θ, certified lower bound of the *exact*-loss objective, certified)``.
+        ``loss`` replaces the set's (smoothed) loss for one warm-started solve (local searches)."""
+        if loss is not None:
+            losses = [loss]
+        elif self.loss.name == "logistic":
+            losses = [self.loss]
+        else:
+            top = 1e-3 if x0 is not None else math.inf  # a warm start skips the widest smoothings
+            losses = [self.loss.smoothed(t) for t in _TAUS if self.loss.s < t <= top] + [self.loss]
+        x = x0
+        for k, loss in enumerate(losses):
+            last = k == len(losses) - 1
+            prog = SmoothBallProgram(self.B, self.r, lo, hi, tol=tol if last else 1e-6, max_iter=200 if last else 50)
+            res = prog.minimize(terms.oracle(loss, w_orig, w_switch, lin), x)
+            x = res.x
+        lb = res.info["lower_bound"] - (w_orig + w_switch) * losses[-1].offset
+        # the Frank-Wolfe bound is valid at any x in K; OPTIMAL only says it is also tight
+        return x, lb, bool(np.isfinite(lb))
+
+    def fit(self, eps_hint=None):
+        """θ_min and e_min (exact loss) over the ball; the intercept interval uses e_orig(start) >= e_min."""
+        n = len(self.y)
+        x0 = np.zeros(self.D.shape[1])
+        if self.o:
+            p = float(np.mean(self.y > 0))
+            x0[0] = math.log(p / (1 - p)) if self.loss.name == "logistic" else 0.0
+        e0 = self.orig.e_orig(x0, self.loss)
+        lo, hi = intercept_interval(self.D, self.y, self.o, self.B, self.r, self.loss, e0 * (1 + 1e-9) + 1e-12)
+        theta, lb, ok = self.solve(1.0, 0.0, self.orig, lo, hi, x0)
+        self.theta_min = theta
+        self.e_min = self.orig.e_orig(theta, self.loss)
+        self.e_min_lower = lb
+        self.n = n
+        return theta, self.e_min
+
+
+def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_theta, kind, tol, max_iter,
+               n_starts, random_state, func) -> MCRResult:
+    """MCR of ``group`` (feature indices) over the fitted classifier set ``ms`` (see the module docstring)."""
+    eps = float(epsilon_abs)
+    loss, B, r = ms.loss, ms.B, ms.r
+    gi = np.asarray(group, dtype=int) + ms.o
+    T = MarginTerms(ms.D, ms.y, gi)
+    lo, hi = intercept_interval(ms.D, ms.y, ms.o, B, r, loss, eps)
+    e_o = lambda th: T.e_orig(th, loss)  # noqa: E731
+    e_s = lambda th: T.e_switch(th, loss)  # noqa: E731
+    cand: list = []
+
+    def add(th):
+        if th is not None and th @ B @ th <= r * (1 + 1e-9):
+            eo = e_o(th)
+            if eo <= eps:
+                cand.append((th, eo, e_s(th)))
+
+    add(ms.theta_min)
+    if reference_theta is not None:
+        add(reference_theta)
+    steps: list[MCRStep] = []
+    cache: dict = {}
+
+    def step(g, x0):
+        if g in cache:
+            return cache[g]
+        th, lb, ok = ms.solve(g, 1.0, T, lo, hi, x0)
+        st = MCRStep("lower", float(g), lb, th, e_o(th), e_s(th), bool(ok))
+        steps.append(st)
+        cache[g] = st
+        add(th)
+        return st
+
+    def lower_bound():
+        v = [step_bound(s, eps, kind) for s in steps]
+        v = [x for x in v if np.isfinite(x)]
+        return max(v) if v else (0.0 if kind == "ratio" else -math.inf)
+
+    def best(side):
+        if not cand:
+            return None, (math.inf if side == "lower" else -math.inf)
+        mrs = [mr_value(eo, es, kind) for _, eo, es in cand]
+        i = int(np.argmin(mrs) if side == "lower" else np.argmax(mrs))
+        return cand[i][0], mrs[i]
+
+    def segment(a, b):
+        """A point with e_orig = ε between a (outside S) and b (inside): e_orig is convex along the segment."""
+        t0, t1 = 0.0, 1.0
+        for _ in range(60):
+            tm = 0.5 * (t0 + t1)
+            if e_o(b + tm * (a - b)) <= eps:
+                t0 = tm
+            else:
+                t1 = tm
+        add(b + t0 * (a - b))
+
+    notes = []
+    s0 = step(0.0, ms.theta_min)
+    if s0.e_orig > eps:
+        g_lo, g_hi, x = 0.0, None, s0.theta
+        g = max(s0.e_switch / max(s0.e_orig, 1e-300), 1e-3)
+        for _ in range(60):
+            st = step(g, x)
+            if st.e_orig <= eps:
+                g_hi = g
+                break
+            g_lo, x, g = g, st.theta, 2 * g
+        if g_hi is not None:
+            f_lo, f_hi = cache[g_lo].e_orig - eps, cache[g_hi].e_orig - eps
+            last = None
+            for it in range(max_iter):
+                segment(cache[g_lo].theta, cache[g_hi].theta)
+                lb = lower_bound()
+                if best("lower")[1] - lb <= tol * max(1.0, abs(lb)):
+                    break
+                use = f_lo > f_hi and it % 3 != 2
+                g = g_hi - f_hi * (g_hi - g_lo) / (f_hi - f_lo) if use else 0.5 * (g_lo + g_hi)
+                if not g_lo < g < g_hi:
+                    g = 0.5 * (g_lo + g_hi)
+                if g in (g_lo, g_hi):
+                    break
+                st = step(g, cache[g_hi].theta)
+                if st.e_orig <= eps:
+                    g_hi, f_hi = g, st.e_orig - eps
+                    f_lo = f_lo * 0.5 if last == "hi" else f_lo
+                    last = "hi"
+                else:
+                    g_lo, f_lo = g, st.e_orig - eps
+                    f_hi = f_hi * 0.5 if last == "lo" else f_hi
+                    last = "lo"
+    ranges = ScoreRanges(ms.D, ms.y, B, r, lo, hi, _bound_loss(loss), _bound_loss(loss).offset, eps, ms.theta_min)
+    lower = lower_bound()
+    if s0.e_orig <= eps:
+        notes.append("lower end: the e_switch minimiser lies in the set, so the tight bound needs γ < 0 (non-convex); "
+                     "the bound is the better of γ = 0 and the quadratic-surrogate bound, the member is the γ = 0 "
+                     "minimiser")
+        th_x = best("lower")[0]
+        for bl in _surrogate(T, ranges, loss, th_x, eps, kind, "lower", B, r):
+            lower = max(lower, bl)
+    lth, lmr = best("lower")
+    # ---------------------------------------------------------------- upper end
+    from ._margin_ascent import ascend_upper
+
+    for th in ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, [c[0] for c in cand]):
+        add(th)
+    uth, umr = best("upper")
+    upper = min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
+    upper = max(upper, umr)  # rounding guard: the outer bound is never below an attained value
+    lower = min(lower, lmr)
+    lgap, ugap = max(lmr - lower, 0.0), max(upper - umr, 0.0)
+    if np.isfinite(upper) and ugap > 0.05 * max(abs(upper), 1e-300):
+        notes.append(f"upper end: the outer bound is {ugap / abs(upper):.1%} above the best member found (gap above 5%)")
+    if lgap > 0.05 * max(abs(lower), 1e-300):
+        notes.append(f"lower end: the bound is {lgap / max(abs(lower), 1e-300):.1%} below the best member found "
+                     "(gap above 5%)")
+
+    def model(th):
+        if th is None:
+            return None
+        a, b = e_o(th), e_s(th)
+        est = ms.par.estimator(th)
+        return MCRModel(np.asarray(th), a, b, mr_value(a, b, kind), {"coef": est.coef_, "intercept": est.intercept_},
+                        est)
+
+    ref = model(reference_theta)
+    lo_ok = up_ok = all(s.certified for s in steps)
+    slack = 4 * tol * max(1.0, abs(lower), abs(upper))
+    if ref is not None and ref.e_orig <= eps * (1 + 1e-12) and not (lower - slack <= ref.mr <= upper + slack):
+        lo_ok = up_ok = False
+        notes.append(f"consistency check failed: MR(reference) = {ref.mr:.10g} outside [{lower:.10g}, {upper:.10g}]")
+    up_ok = up_ok and np.isfinite(upper)
+    names = tuple(columns[i] if columns else f"x{i}" for i in group)
+    return MCRResult(
+        lower=float(lower), upper=float(upper), lower_model=model(lth), upper_model=model(uth),
+        lower_gap=float(lgap), upper_gap=float(ugap), lower_tight=bool(lgap <= tol * max(1.0, abs(lower)) and lo_ok),
+        upper_tight=bool(ugap <= tol * max(1.0, abs(upper)) and up_ok),
+        gamma_lower=float(max(steps, key=lambda s: np.nan_to_num(step_bound(s, eps, kind), nan=-np.inf)).gamma),
+        gamma_upper=math.nan, kind=kind, features=names, epsilon_abs=eps, e_ref=float(e_ref), e_min=float(ms.e_min),
+        reference_model=ref, steps=steps, model_class=ms.par.class_name, tol=tol, certified=bool(lo_ok and up_ok),
+        lower_certified=bool(lo_ok), upper_certified=bool(up_ok), loss=loss.name, notes="; ".join(notes))
+
+
+def _bound_loss(loss):
+    """The loss the surrogates are built on: logistic itself; for the hinge a smoothing wide enough to carry
+    curvature (its offset τ log 2 is paid in the minorant)."""
+    return loss if loss.name == "logistic" else loss.smoothed(0.05)
+
+
+def _surrogate(T, ranges, loss, theta_x, eps, kind, side, B, r):
+    if theta_x is None:
+        return []
+    bl = _bound_loss(loss)
+    b, _ = surrogate_bound(T, ranges, bl, bl.offset, theta_x, eps, kind, side, B, r)
+    return [b] if np.isfinite(b) else []
+
+
+def fit_margin_set(rs, Xa, ya, columns, func) -> None:
+    """RashomonSet.fit for a classifier class: parametrise, θ_min, reference, e_ref and ε_abs (set on ``rs``)."""
+    from ..model_classes import ClassMember, HingeModelClass, LinearModelClass, LogisticModelClass
+    from ..model_classes import encode_margin_labels
+    from ..utils.validation import RashomonInputError
+    from ._epsilon import epsilon_threshold
+
+    mc = rs.model_class
+    if not isinstance(mc, (LogisticModelClass, HingeModelClass)):  # LinearModelClass with loss=...
+        cls = LogisticModelClass if rs.loss_ == "logistic" else HingeModelClass
+        mc = cls(mc.norm_bound, mc.penalty_matrix, mc.fit_intercept, mc.standardize)
+    ye = encode_margin_labels(ya, func)
+    ref = rs.reference
+    if isinstance(ref, ClassMember) and "margin_loss" in ref.parametrization_.info:
+        par = ref.parametrization_
+        if par.n_features != Xa.shape[1]:
+            raise RashomonInputError(f"The 'reference' parameter of {func} was fitted on {par.n_features} features; "
+                                     f"X has {Xa.shape[1]}.")
+    else:
+        if ref is not None and not hasattr(ref, "predict") and not hasattr(ref, "decision_function"):
+            raise RashomonInputError(f"The 'reference' parameter of {func} must be None or a fitted model with "
+                                     f"predict or decision_function. Got {ref!r} instead.")
+        par = mc.parametrize(Xa, ye, None, columns=columns, func=func)
+    ms = MarginSet(par, Xa, ye)
+    theta_min, e_min = ms.fit()
+    rs.parametrization_, rs._y_encoded, rs._margin = par, ye, ms
+    rs.theta_min_, rs.e_min_ = theta_min, e_min
+    theta_ref = theta_min if ref is None else par.convex_reference(ref, Xa, mc.loss, func, columns)
+    rs.reference_theta_, rs.reference_ = theta_ref, par.estimator(theta_ref)
+    rs.e_ref_ = ms.orig.e_orig(theta_ref, ms.loss)
+    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func)
+    rs._degenerate = False

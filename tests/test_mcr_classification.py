@@ -1,0 +1,101 @@
+"""Classifier MCR (logistic and hinge classes): valid and certified at both ends, checked on members
+sampled from the set, a closed-form case, and the RashomonSet API."""
+import warnings
+
+import numpy as np
+import pytest
+
+from rashomon import HingeModelClass, LinearModelClass, LogisticModelClass, RashomonSet, model_reliance
+from rashomon.datasets import load_pima_diabetes
+from rashomon.sets._margin_sample import sample_margin_members
+from rashomon.utils.validation import RashomonInputError
+
+TOL = 2.0**-20
+
+
+def _pima(n=250):
+    df = load_pima_diabetes().iloc[:n]
+    return df.drop(columns="Outcome"), df["Outcome"]
+
+
+def _mr_of(rs, th, group):
+    T = rs._margin
+    from rashomon.sets._margin_terms import MarginTerms
+
+    terms = MarginTerms(T.D, T.y, np.asarray(group) + T.o)
+    return terms.e_switch(th, T.loss) / terms.e_orig(th, T.loss), terms.e_orig(th, T.loss)
+
+
+@pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
+def test_sampled_members_inside_certified_interval(cls):
+    X, y = _pima()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rs = RashomonSet(cls(), 0.1).fit(X, y)
+        thetas = sample_margin_members(rs, 1000, random_state=0, thin=2)
+        for feat in ("Glucose", "Age"):
+            res = rs.model_class_reliance(feat)
+            g = [list(X.columns).index(feat)]
+            assert res.lower_certified and res.upper_certified and res.certified
+            assert res.lower <= res.reference_model.mr <= res.upper
+            assert res.lower_gap >= 0 and res.upper_gap >= 0
+            # the attaining members are in the set, with the MR reported
+            for m in (res.lower_model, res.upper_model):
+                mr, eo = _mr_of(rs, m.theta, g)
+                assert eo <= res.epsilon_abs and m.theta @ rs._margin.B @ m.theta <= rs._margin.r * (1 + 1e-9)
+                assert mr == pytest.approx(m.mr, rel=1e-12)
+            assert res.lower_model.mr - res.lower == pytest.approx(res.lower_gap, abs=1e-12)
+            # 1,000 members from the set: every one's MR inside [lower, upper]
+            assert len(thetas) == 1000
+            mrs = np.array([_mr_of(rs, th, g)[0] for th in thetas])
+            eos = np.array([_mr_of(rs, th, g)[1] for th in thetas])
+            assert np.all(eos <= res.epsilon_abs)
+            assert np.all(mrs >= res.lower - 1e-9) and np.all(mrs <= res.upper + 1e-9)
+            assert mrs.max() <= res.upper_model.mr + 1e-9 or res.upper_gap > 0
+
+
+def test_members_match_model_reliance():
+    X, y = _pima()
+    rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, y)
+    res = rs.model_class_reliance("BMI")
+    est = res.upper_model.estimator
+    f = lambda Z: np.asarray(Z) @ est.coef_ + est.intercept_  # noqa: E731
+    L = lambda yy, z: np.logaddexp(0.0, -(2 * yy - 1) * z)  # noqa: E731
+    mr = model_reliance(f, X.to_numpy(), y.to_numpy(), [5], loss=L)
+    assert mr.ratio == pytest.approx(res.upper_model.mr, rel=1e-9)
+    assert mr.e_orig == pytest.approx(res.upper_model.e_orig, rel=1e-9)
+
+
+def test_closed_form_independent_feature():
+    """A feature crossed with every other row (full factorial): e_switch = e_orig for every model, MR = 1."""
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(60, 2))
+    yb = (base[:, 0] + 0.5 * rng.logistic(size=60) > 0).astype(float)
+    vals = np.array([-1.0, 0.0, 2.0])
+    X = np.vstack([np.column_stack([base, np.full(60, v)]) for v in vals])
+    y = np.tile(yb, 3)
+    for cls in (LogisticModelClass, HingeModelClass):
+        res = RashomonSet(cls(norm_bound=2.0), 0.1).fit(X, y).model_class_reliance(2)
+        assert res.lower_model.mr == pytest.approx(1.0, abs=1e-12)
+        assert res.upper_model.mr == pytest.approx(1.0, abs=1e-12)
+        assert res.lower <= 1.0 + 1e-12 and res.upper >= 1.0 - 1e-12
+
+
+def test_linear_class_with_logistic_loss_routes_to_classifier_path():
+    X, y = _pima(150)
+    a = RashomonSet(LinearModelClass(norm_bound=1.5), 0.1, loss="logistic").fit(X, y).model_class_reliance(1)
+    b = RashomonSet(LogisticModelClass(norm_bound=1.5), 0.1).fit(X, y).model_class_reliance(1)
+    assert a.lower == pytest.approx(b.lower, rel=1e-12) and a.upper == pytest.approx(b.upper, rel=1e-12)
+    assert a.upper_certified
+
+
+def test_classifier_bad_inputs():
+    X, y = _pima(100)
+    with pytest.raises(RashomonInputError, match="'y' parameter of RashomonSet.fit"):
+        RashomonSet(LogisticModelClass(), 0.1).fit(X, y + 2)
+    with pytest.raises(RashomonInputError, match="'loss' parameter"):
+        RashomonSet(LogisticModelClass(), 0.1, loss="hinge").fit(X, y)
+    with pytest.raises(RashomonInputError, match="'smoothing' parameter of HingeModelClass"):
+        RashomonSet(HingeModelClass(smoothing=0.5), 0.1).fit(X, y)
+    with pytest.raises(RashomonInputError, match="both classes"):
+        RashomonSet(LogisticModelClass(), 0.1).fit(X, np.ones(len(y)))
