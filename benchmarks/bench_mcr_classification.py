@@ -1,0 +1,92 @@
+"""Classifier MCR (issue 18): logistic and hinge classes on Pima, COMPAS, red wine and a closed-form case.
+
+For every feature: the certified lower bound, the member attaining the lower end, the reference's MR,
+the best member found for the upper end, the certified outer bound, the upper gap and the time of one
+MCR (both ends). Beside it, the old convex-loss path (cvxpy; one feature per data set, the lower end
+certified, the upper end an inner value only) is timed on the same set, in the same run.
+
+    python benchmarks/bench_mcr_classification.py [--quick]
+"""
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from rashomon import HingeModelClass, LinearModelClass, LogisticModelClass, RashomonSet
+from rashomon.datasets import load_compas, load_pima_diabetes, load_wine_quality
+
+
+def datasets():
+    pima = load_pima_diabetes()
+    yield "pima", pima.drop(columns="Outcome"), pima["Outcome"]
+    c = load_compas()
+    X = pd.get_dummies(c[["race", "sex", "c_charge_degree"]], drop_first=True, dtype=float)
+    X["priors_count"], X["age"] = c["priors_count"].astype(float), c["age"].astype(float)
+    yield "compas", X, c["two_year_recid"]
+    w = load_wine_quality("red")
+    yield "wine_red", w.drop(columns="quality"), (w["quality"] >= 6).astype(int)
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(200, 3))
+    yb = (base @ [1.0, -0.5, 0.25] + rng.logistic(size=200) > 0).astype(int)
+    Xs = np.vstack([np.column_stack([base, np.full(200, v)]) for v in (-1.0, 0.0, 1.0, 3.0)])
+    yield "synthetic (x3 crossed: MR = 1 exactly)", pd.DataFrame(Xs, columns=["x0", "x1", "x2", "x3"]), np.tile(yb, 4)
+
+
+def old_path(X, y, loss, feature):
+    """The pre-issue-18 path: cvxpy lower end, inner upper value (rashomon.sets._convex)."""
+    from rashomon.sets._convex import convex_loss_mcr, e_orig_program, encode_labels
+
+    Xa = X.to_numpy(float)
+    ye = encode_labels(np.asarray(y, float), loss, "bench")
+    par = LinearModelClass().parametrize(Xa, ye, None, columns=list(X.columns), loss=loss)
+    t_orig, th, e_min = e_orig_program(par, Xa, ye, loss)
+    t = time.perf_counter()
+    res = convex_loss_mcr(par, Xa, ye, list(X.columns), (list(X.columns).index(feature),), loss=loss, t_orig=t_orig,
+                          theta_min=th, e_min=e_min, e_ref=e_min, epsilon_abs=1.1 * e_min, reference_theta=th,
+                          kind="ratio", tol=2**-20, max_iter=100, n_starts=5, random_state=0, func="bench")
+    return time.perf_counter() - t, res
+
+
+def main(quick=False):
+    rows = []
+    for name, X, y in datasets():
+        for cls in (LogisticModelClass, HingeModelClass):
+            t = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                rs = RashomonSet(cls(), 0.1).fit(X, y)
+            t_fit = time.perf_counter() - t
+            feats = list(X.columns)[:3] if quick else list(X.columns)
+            for f in feats:
+                t = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    r = rs.model_class_reliance(f)
+                dt = time.perf_counter() - t
+                rows.append(dict(data=name, loss=rs.loss_, feature=f, fit_s=round(t_fit, 2), lower=r.lower,
+                                 lower_member=r.lower_model.mr, mr_ref=r.reference_model.mr,
+                                 upper_member=r.upper_model.mr, upper=r.upper,
+                                 upper_gap_rel=r.upper_gap / r.upper, certified=r.certified, seconds=round(dt, 2)))
+                print(pd.DataFrame([rows[-1]]).to_string(header=len(rows) == 1, index=False, float_format="%.4f"),
+                      flush=True)
+            f = feats[0]
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t_old, old = old_path(X, y, rs.loss_, f)
+                new_t = [r["seconds"] for r in rows if r["data"] == name and r["loss"] == rs.loss_ and r["feature"] == f][0]
+                print(f"  old path ({name}, {rs.loss_}, {f}): {t_old:.2f} s, lower {old.lower:.4f}, inner upper "
+                      f"{old.upper:.4f} (uncertified); new {new_t:.2f} s -> ratio old/new {t_old / new_t:.1f}x", flush=True)
+            except Exception as exc:  # the old path's failures are part of what is measured
+                print(f"  old path ({name}, {rs.loss_}, {f}): FAILED {type(exc).__name__}: {str(exc)[:120]}", flush=True)
+    df = pd.DataFrame(rows)
+    print("\nseconds per feature (both ends):")
+    print(df.groupby(["data", "loss"])["seconds"].describe()[["mean", "50%", "max"]].to_string(float_format="%.2f"))
+    print("\nupper gap (outer - inner) / outer:")
+    print(df.groupby(["data", "loss"])["upper_gap_rel"].describe()[["50%", "max"]].to_string(float_format="%.3f"))
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)
