@@ -54,71 +54,14 @@ class RashomonPDBand:
         return RashomonPDBandDisplay(self, pd_result).plot(ax=ax, **kwargs)
 
 
-def _linear_extreme(seq_factory, Q0, c0, k0, a, eps, B, r, sign, tol=1e-10, max_iter=200):
-    """min sign·a'θ  s.t.  θ'Q0θ - 2c0'θ + k0 <= eps, θ'Bθ <= r, by the dual on the e_orig constraint.
-
-    For λ > 0 the Lagrangian ``sign·a'θ + λ(e_orig(θ) - eps)`` is minimised over the
-    ball by the exact QCQP engine (A = λQ0, b = λc0 - sign·a/2); its value q(λ) is a
-    lower bound on the optimum, concave in λ, with slope e_orig(θ_λ) - eps.
-    Bisection on the slope; the minimiser at the crossing is feasible and attains
-    the bound up to the reported gap.
-    """
-    from ..solvers import SolverStatus
-
-    # A(λ) = λ Q0 ; b(λ) = λ c0 - sign a / 2: a sequence in λ with A0 = 0, b0 = -sign a / 2
-    seq = seq_factory(np.zeros_like(Q0), -0.5 * sign * a, Q0, c0)
-
-    def at(lam):
-        res = seq.solve(lam, check=False)
-        if res.status is SolverStatus.UNBOUNDED or res.x is None:
-            return None, -math.inf, math.inf
-        th = res.x
-        e = float(th @ Q0 @ th - 2 * c0 @ th + k0)
-        q = float(sign * a @ th + lam * (e - eps)) if res.status is SolverStatus.OPTIMAL else -math.inf
-        return th, q, e
-
-    best_q, best_th, best_val = -math.inf, None, math.inf
-    lo, hi = 0.0, None
-    th, q, e = at(0.0)
-    if th is not None and e <= eps:
-        return th, q, float(sign * a @ th) - q
-    lam = 1.0
-    for _ in range(200):
-        th, q, e = at(lam)
-        best_q = max(best_q, q)
-        if th is not None and e <= eps:
-            hi = lam
-            if sign * a @ th < best_val:
-                best_val, best_th = float(sign * a @ th), th
-            break
-        lo, lam = lam, lam * 2
-    if hi is None:
-        raise RashomonInputError("rashomon_pd_band: the Rashomon set could not be reached (epsilon too small?).")
-    for _ in range(max_iter):
-        if best_th is not None and best_val - best_q <= tol * max(1.0, abs(best_val)):
-            break
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        th, q, e = at(mid)
-        best_q = max(best_q, q)
-        if th is not None and e <= eps:
-            hi = mid
-            if sign * a @ th < best_val:
-                best_val, best_th = float(sign * a @ th), th
-        else:
-            lo = mid
-    return best_th, best_q, best_val - best_q
-
-
 def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPDBand":
     """PD(v) is linear in θ (``PD(v) = a(v)'θ + a₀(v)``), so each end at each grid value is a
     linear objective under two quadratic constraints (``e_orig <= ε_abs`` and the class's norm),
-    a convex problem solved exactly: the e_orig constraint is dualised and each Lagrangian is
-    minimised over the norm ball by the exact QCQP engine; the dual value certifies the bound.
+    a convex problem solved exactly with a certified bound and an attaining member
+    (:class:`~rashomon.sets.LinearFunctionalRange`, as every range of the set).
     At ε_abs = e_min the set is the minimiser and both ends are its PD.
     """
-    from ..solvers import QCQPSequence
+    from ._ranges import functional_ranges
 
     func = "RashomonSet.pd_band"
     tol = check_float(tol, "tol", func, low=0.0)
@@ -153,23 +96,7 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPD
         return RashomonPDBand(g, vals, vals.copy(), reference, [th] * len(g), [th] * len(g), np.zeros((2, len(g))),
                               float(eps), name, np.column_stack([A_rows, a0]))
 
-    def factory(A0, b0, A1, b1):
-        return QCQPSequence(A0, b0, par.B, par.r, A1=A1, b1=b1)
-
-    lower, upper, lm, um, gaps = [], [], [], [], []
-    for a, base in zip(A_rows, a0):
-        th_lo, q_lo, gap_lo = _linear_extreme(factory, eo.Q, eo.c, eo.k, a, eps, par.B, par.r, +1.0, tol)
-        th_hi, q_hi, gap_hi = _linear_extreme(factory, eo.Q, eo.c, eo.k, a, eps, par.B, par.r, -1.0, tol)
-        lower.append(base + q_lo)  # certified: every member has a'θ >= q_lo
-        upper.append(base - q_hi)
-        lm.append(th_lo)
-        um.append(th_hi)
-        gaps.append((max(gap_lo, 0.0), max(gap_hi, 0.0)))
-    lower, upper = np.array(lower), np.array(upper)
-    slack = 1e-9 * np.maximum(1.0, np.abs(reference))
-    inside = rs.e_ref_ <= eps * (1 + 1e-12)
-    if inside and (np.any(lower > reference + slack) or np.any(upper < reference - slack)):
-        raise RashomonInputError(f"{func}: consistency check failed (the reference's PD lies outside the computed band "
-                                 "by more than 1e-9 relative); the bounds are not certified. Please report this data.")
-    return RashomonPDBand(g, lower, upper, reference, lm, um, np.array(gaps).T, float(eps), name,
-                          np.column_stack([A_rows, a0]))
+    # each end at each grid value: a linear objective over the set, solved exactly with its certificate
+    rng_ = functional_ranges(rs, A_rows, a0, [f"{v:g}" for v in g], tol=tol, return_models=True, func=func)
+    return RashomonPDBand(g, rng_.lower, rng_.upper, reference, list(rng_.lower_models), list(rng_.upper_models),
+                          np.maximum(rng_.gap, 0.0), float(eps), name, np.column_stack([A_rows, a0]))
