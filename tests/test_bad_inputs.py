@@ -238,3 +238,38 @@ def test_cli_bad_input_exits_2_naming_the_option(cli_files, extra, pattern, caps
 
 def test_catalogue_size_with_cli():
     assert len(CASES) + len(CLI_CASES) >= 150
+
+
+# ---------------------------------------------------------------- the right answer where one exists
+@pytest.mark.parametrize("mc", [LinearModelClass(), KernelModelClass(gamma=0.5)], ids=["linear", "kernel"])
+@pytest.mark.parametrize("kind", ["ratio", "difference"])
+@pytest.mark.parametrize("eps", [0.0, 1e-16, 1e-13])
+def test_degenerate_epsilon_is_the_minimiser(mc, kind, eps):
+    res = rsh.model_class_reliance(mc, X, Y, 0, epsilon=eps, kind=kind)
+    assert res.lower == res.upper == pytest.approx(res.reference_model.mr, rel=1e-12)
+    band = rsh.rashomon_pd_band(mc, X, Y, 0, epsilon=eps, grid_resolution=4)
+    np.testing.assert_array_equal(band.lower, band.upper)
+    assert np.all(band.duality_gap >= 0)
+
+
+@pytest.mark.parametrize("sx, sy", [(1e-150, 1.0), (1e150 / 10, 1.0), (1.0, 1e-90), (1.0, 1e90), (1e-120, 1e80)])
+def test_extreme_but_valid_magnitudes_give_the_scaled_bounds(sx, sy):
+    base = rsh.model_class_reliance(LMC, X, Y, 0, epsilon=0.1)
+    res = rsh.model_class_reliance(LMC, X * sx, Y * sy, 0, epsilon=0.1)
+    assert res.lower == pytest.approx(base.lower, rel=1e-9) and res.upper == pytest.approx(base.upper, rel=1e-9)
+    diff = rsh.model_class_reliance(LMC, X * sx, Y * sy, 0, epsilon=0.1, kind="difference")
+    d0 = rsh.model_class_reliance(LMC, X, Y, 0, epsilon=0.1, kind="difference")
+    assert diff.upper == pytest.approx(d0.upper * sy**2, rel=1e-9)
+
+
+def test_duplicate_column_answers_consistently():
+    Xd = np.c_[X, X[:, 0]]
+    res = rsh.model_class_reliance(LMC, Xd, Y, [0, 3], epsilon=0.1)
+    assert res.certified and res.lower <= res.reference_model.mr <= res.upper
+    one = rsh.model_class_reliance(LMC, Xd, Y, 0, epsilon=0.1)
+    assert one.lower <= one.reference_model.mr <= one.upper
+
+
+def test_interpolating_fit_is_a_clear_error():
+    with pytest.raises(RashomonInputError, match="fits the data .*exactly"):
+        rsh.model_class_reliance(LMC, X, X @ [1.0, 2.0, 3.0], 0)
