@@ -204,3 +204,21 @@ def test_standardized_coefficient_ranges_are_the_raw_ranges_times_sd():
     np.testing.assert_allclose(std.lower[1:], raw.lower[1:] * sd, rtol=1e-9)
     np.testing.assert_allclose(std.upper[1:], raw.upper[1:] * sd, rtol=1e-9)
     assert std.names[1] == "x0 (per SD)" and std.lower[0] == pytest.approx(raw.lower[0])
+
+
+@pytest.mark.parametrize("kind", ["linear", "kernel"])
+def test_mcr_validity_by_sampling_on_random_problems(kind):
+    """50 problems per class x 100 members: every member's MR (ratio and difference) inside the certified
+    MCR (stated tolerance 4·tol relative) and every member inside the set."""
+    violations = 0
+    for seed in range(100, 150):
+        rs, X, rng = _problem(seed, kind)
+        smp = rs.sample(100, random_state=seed)
+        f = int(rng.integers(X.shape[1]))
+        es = rs.problem(f).e_switch.evaluate_many(smp.thetas)
+        for mr_kind, mr in (("ratio", es / smp.e_orig), ("difference", es - smp.e_orig)):
+            res = rs.model_class_reliance(f, kind=mr_kind)
+            slack = 4 * res.tol * max(1.0, abs(res.lower), abs(res.upper))
+            violations += int(np.sum(mr < res.lower - slack) + np.sum(mr > res.upper + slack))
+        violations += sum(not _in_set(rs, th) for th in smp.thetas)
+    assert violations == 0
