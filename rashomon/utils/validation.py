@@ -175,12 +175,16 @@ def check_float(value: Any, param: str, func: str, *, low: float | None = None, 
     return float(value)
 
 
-def check_sample_weight(sample_weight: Any, n: int, func: str) -> np.ndarray:
-    """Row weights (counts): ``n`` finite non-negative values summing to more than 1."""
+def check_sample_weight(sample_weight: Any, n: int, func: str, min_rows: int = 3) -> np.ndarray:
+    """Row weights (counts): ``n`` finite non-negative values summing to more than 1, on at least ``min_rows`` rows."""
     w = check_y(sample_weight, n, func, param="sample_weight")
     if np.any(w < 0) or w.sum() <= 1:
         raise RashomonInputError(f"The 'sample_weight' parameter of {func} must be non-negative counts summing to "
                                  "more than 1.")
+    k = int(np.count_nonzero(w))
+    if k < min_rows:
+        raise RashomonInputError(f"The 'sample_weight' parameter of {func} must put weight on at least {min_rows} rows "
+                                 f"(under the weights, the data are the weighted rows). Got weight on {k} row(s) instead.")
     return w
 
 
