@@ -110,8 +110,8 @@ def csv_path(small, tmp_path_factory):
 @pytest.mark.parametrize(
     "extra,match",
     [
-        (["--target", "nope", "--group", "g=race"], "'target'.*unknown column 'nope'"),
-        (["--target", "label", "--group", "g=race"], "'target'.*numeric"),
+        (["--target", "nope", "--group", "g=race"], "'--target' option.*unknown column 'nope'"),
+        (["--target", "label", "--group", "g=race"], "'--target' option.*numeric"),
         (["--target", "v_decile_score", "--group", "g=race,zz"], "unknown column 'zz'"),
         (["--target", "v_decile_score", "--group", "g=race", "--epsilon", "0.5", "--epsilon-kind", "absolute"], "below the best loss"),
     ],
