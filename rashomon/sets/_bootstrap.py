@@ -182,7 +182,7 @@ def _predict(srch, side: str, eps: float, start: tuple, max_iter: int = 10) -> f
         far = abs(nxt - start[0]) > 0.5 * max(abs(start[0]), 1e-3)  # the linearisation is not to be trusted
         if not np.isfinite(nxt) or (side == "upper" and nxt >= 0) or far:
             return g
-        done = abs(nxt - g) <= 1e-10 * max(1.0, abs(g))
+        done = abs(nxt - g) <= 1e-9 * max(1.0, abs(g))
         g = nxt
         if done:
             break
