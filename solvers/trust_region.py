@@ -336,8 +336,7 @@ def _trust_region(S: np.ndarray, c: np.ndarray, r: float) -> tuple[np.ndarray, f
             return Q @ zp, float(-l1), True, 0, lam
 
     def norm_z(delta):
-        zd = ct / (d + delta)
-        return float(np.sqrt((zd * zd).sum()))
+        return float(np.linalg.norm(ct / (d + delta)))  # scaled 2-norm: no overflow of the squares
 
     hi = delta_lo + c_scale / sr + scale * _EPS
     while norm_z(hi) > sr:  # guard: the bound above is exact in theory
@@ -350,7 +349,7 @@ def _trust_region(S: np.ndarray, c: np.ndarray, r: float) -> tuple[np.ndarray, f
     for its in range(1, 200):
         dd = d + delta
         zc = ct / dd
-        nz = float(np.sqrt(zc @ zc))
+        nz = float(np.linalg.norm(zc))
         if nz > sr:
             lo = delta
         else:
@@ -358,7 +357,12 @@ def _trust_region(S: np.ndarray, c: np.ndarray, r: float) -> tuple[np.ndarray, f
         if abs(nz - sr) <= 4 * _EPS * sr:
             break
         # φ'(δ) = (Σ zc_i²/(d_i+δ)) / ||z||³
-        dphi = float((zc * zc / dd).sum()) / nz**3
+        # φ'(δ) = Σ (z_i/||z||)² / (d_i+δ) / ||z||, in the scaled form (no overflow or underflow of ||z||³)
+        if nz > 0 and np.isfinite(nz):
+            u = zc / nz
+            dphi = float((u * u / dd).sum()) / nz
+        else:
+            dphi = 0.0  # bisect
         step = (1.0 / nz - 1.0 / sr) / dphi if dphi > 0 else np.inf
         new = delta + step
         if not (lo < new < hi):

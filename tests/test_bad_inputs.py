@@ -255,7 +255,7 @@ def test_degenerate_epsilon_is_the_minimiser(mc, kind, eps):
     assert np.all(band.duality_gap >= 0)
 
 
-@pytest.mark.parametrize("sx, sy", [(1e-150, 1.0), (1e150 / 10, 1.0), (1.0, 1e-90), (1.0, 1e90), (1e-120, 1e80)])
+@pytest.mark.parametrize("sx, sy", [(1e-150, 1.0), (1e150 / 10, 1.0), (1.0, 1e-35), (1.0, 1e35), (1e-120, 1e30)])
 def test_extreme_but_valid_magnitudes_give_the_scaled_bounds(sx, sy):
     base = rsh.model_class_reliance(LMC, X, Y, 0, epsilon=0.1)
     res = rsh.model_class_reliance(LMC, X * sx, Y * sy, 0, epsilon=0.1)

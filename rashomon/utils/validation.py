@@ -19,9 +19,10 @@ class RashomonInputError(ValueError):
 
 #: Largest |value| accepted in X: squares (and their sums over 1e8 rows) stay finite.
 MAX_MAGNITUDE = 1e150
-#: Range of max |y| (targets, weights): squared losses stay inside double precision, away from subnormals.
-MAX_Y_MAGNITUDE = 1e100
-MIN_Y_MAGNITUDE = 1e-100
+#: Range of max |y| (targets, weights): squared losses and the products the MCR search forms from them (up to
+#: about the seventh power of y) stay inside double precision, away from subnormals.
+MAX_Y_MAGNITUDE = 1e40
+MIN_Y_MAGNITUDE = 1e-40
 
 
 def _param_error(param: str, func: str, expected: str, got: Any) -> RashomonInputError:
