@@ -222,3 +222,24 @@ def test_mcr_validity_by_sampling_on_random_problems(kind):
             violations += int(np.sum(mr < res.lower - slack) + np.sum(mr > res.upper + slack))
         violations += sum(not _in_set(rs, th) for th in smp.thetas)
     assert violations == 0
+
+
+def test_kernel_multiplicity_and_functional_range():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(120, 2))
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] + 0.5 * rng.normal(size=120) > 0).astype(float)
+    rs = RashomonSet(KernelModelClass(gamma=0.5), epsilon=0.05).fit(X, y)
+    m = rs.multiplicity(threshold=0.5)
+    pr = m.ranges
+    above = pr.reference > 0.5
+    brute = np.where(above, pr.lower_attained <= 0.5, pr.upper_attained > 0.5)
+    assert np.array_equal(m.flips, brute) and m.ambiguity == pytest.approx(brute.mean())
+    assert _in_set(rs, m.discrepancy_model.theta_)
+    assert ((m.discrepancy_model.predict(X) > 0.5) != above).mean() == pytest.approx(m.discrepancy_lower)
+    P = rs.sample(500, random_state=1).predict(X)
+    assert not np.any(((P > 0.5) != above[None, :])[:, ~m.flips])
+    # a contrast between two rows, as a functional of θ
+    Pm, p0 = rs.parametrization_.prediction_map(X[:2])
+    fr = rs.functional_range(Pm[0] - Pm[1], p0[0] - p0[1], return_models=True)
+    assert fr.lower[0] <= (Pm[0] - Pm[1]) @ rs.reference_theta_ + p0[0] - p0[1] <= fr.upper[0]
+    assert _in_set(rs, fr.upper_models[0]) and _in_set(rs, fr.lower_models[0])
