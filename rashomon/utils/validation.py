@@ -53,6 +53,14 @@ def check_X(X: Any, func: str, param: str = "X", min_rows: int = 2) -> tuple[np.
         raise _param_error(param, func, f"an array with at least {min_rows} rows", f"{arr.shape[0]} row(s)")
     if arr.shape[1] < 1:
         raise _param_error(param, func, "an array with at least one column", "0 columns")
+    # fast path, one BLAS pass: a finite sum of squares <= MAX_MAGNITUDE² means every value is finite and
+    # of magnitude <= MAX_MAGNITUDE (a NaN or inf makes the sum NaN or inf)
+    if arr.flags.c_contiguous and arr.size:
+        flat = arr.reshape(-1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            ss = float(np.dot(flat, flat))
+        if math.isfinite(ss) and ss <= MAX_MAGNITUDE**2:
+            return arr, columns
     # one pass: the largest |value| is NaN or inf exactly when some value is
     big = float(max(np.max(arr, initial=-np.inf), -np.min(arr, initial=np.inf))) if arr.size else 0.0
     if not math.isfinite(big):
