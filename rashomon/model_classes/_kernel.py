@@ -142,6 +142,10 @@ class KernelModelClass(ModelClass):
         return _KERNELS[self.kernel](X, D, gamma)
 
     def _check(self, func):
+        from ..utils.validation import check_positive_grid
+
+        check_positive_grid(self.alphas, "alphas", "KernelModelClass")
+        check_positive_grid(self.gammas, "gammas", "KernelModelClass")
         if not callable(self.kernel) and self.kernel not in _KERNELS:
             raise RashomonInputError(f"The 'kernel' parameter of KernelModelClass must be 'rbf', 'laplacian' or a callable. Got {self.kernel!r} instead.")
         if self.e_switch not in ("exact", "divide"):

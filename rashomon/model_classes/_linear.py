@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from ..utils.validation import RashomonInputError, check_norm_bound
+from ..utils.validation import RashomonInputError, check_norm_bound, check_positive_grid
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic, switched_design_moments
 
@@ -253,7 +253,8 @@ class LinearModelClass(ModelClass):
             info.update(norm_bound=r, loss=loss)
             return LinearParametrization(mean, sd, B, r, None, info, repr(self), o)
         if self.norm_bound is None:
-            alphas = np.logspace(-4, 4, 81) if self.alphas is None else np.asarray(self.alphas, dtype=float)
+            grid = check_positive_grid(self.alphas, "alphas", "LinearModelClass")
+            alphas = np.logspace(-4, 4, 81) if grid is None else grid
             Z = (X - mean) / sd
             alpha, beta, icpt, loo = ridge_loo(Z, y, alphas, self.fit_intercept, sample_weight)
             r = float(beta @ Ms @ beta)

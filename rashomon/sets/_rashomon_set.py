@@ -141,6 +141,11 @@ class RashomonSet(SetQueries):
         Xa, columns = check_X(X, func, min_rows=3)
         ya = check_y(y, Xa.shape[0], func)
         w = None if sample_weight is None else check_sample_weight(sample_weight, Xa.shape[0], func)
+        yw = ya if w is None else ya[w > 0]
+        if self.loss_ == "squared_error" and np.ptp(yw) == 0:
+            raise RashomonInputError(f"The 'y' parameter of {func} must vary. Got the constant {yw[0]!r} (on every "
+                                     "weighted row): a class with an intercept fits it exactly, so every loss ratio "
+                                     "is 0/0.")
         self.n_features_in_ = Xa.shape[1]
         if columns is not None:
             self.feature_names_in_ = np.asarray(columns, dtype=object)

@@ -219,6 +219,19 @@ def check_strata(strata, n, func):
     return codes.ravel()
 
 
+def check_positive_grid(value: Any, param: str, func: str) -> np.ndarray | None:
+    """A grid of hyper-parameters (``alphas``, ``gammas``): None, or a non-empty 1-D array of finite floats > 0."""
+    if value is None:
+        return None
+    try:
+        arr = np.atleast_1d(np.asarray(value, dtype=float))
+    except (TypeError, ValueError):
+        arr = np.array([np.nan])
+    if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise _param_error(param, func, "None or a non-empty 1-D array of finite floats > 0", repr(value))
+    return arr
+
+
 def check_norm_bound(value: Any, cls: str) -> float:
     """A model class's ``norm_bound``: a finite float > 0."""
     try:
