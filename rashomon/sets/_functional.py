@@ -41,7 +41,7 @@ def quadratic_roots(a, b, c):
         q = -(b + np.copysign(d, b))  # |q| = |b| + d: no cancellation
         r1 = np.where(q != 0, c / q, 0.0)  # the root of smaller magnitude
         r2 = np.where(a > 0, q / np.where(a > 0, a, 1.0), np.where(b > 0, -np.inf, np.inf))
-        lin = np.where(b != 0, -c / (2 * b), np.where(c <= 0, np.nan, np.nan))
+        lin = np.where(b != 0, -c / (2 * b), np.nan)  # a = 0: the linear equation's root
     r1 = np.where(a > 0, r1, lin)
     lo, hi = np.minimum(r1, r2), np.maximum(r1, r2)
     # a = 0: one linear root; the other side is unbounded

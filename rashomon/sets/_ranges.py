@@ -190,7 +190,7 @@ def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):
                                  "certified. Please report this data.")
 
 
-def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, list]:
+def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """``(A, a0, names)`` with ``concat(attrs)(θ) = Aθ + a0``: read off a member's attributes at 0 and unit vectors."""
     d = par.dim
 
@@ -200,7 +200,7 @@ def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarr
 
     a0 = vec(np.zeros(d))
     A = np.column_stack([vec(e) - a0 for e in np.eye(d)])
-    return A, a0, []
+    return A, a0
 
 
 # ---------------------------------------------------------------------- queries
@@ -245,7 +245,7 @@ def coef_range(rs, tol, return_models, func, standardize=False) -> CoefRange:
     if "coef_" not in at:
         raise RashomonInputError(f"{func} needs a linear model class (coefficients); {par.class_name} has none. Use "
                                  "functional_range for linear functionals of its parameters.")
-    A, a0, _ = affine_attributes(par, ("intercept_", "coef_"))
+    A, a0 = affine_attributes(par, ("intercept_", "coef_"))
     p = len(at["coef_"])
     cols = list(rs._columns) if rs._columns else [f"x{j}" for j in range(p)]
     if standardize:  # per (weighted) standard deviation of each feature, as the class standardises
