@@ -55,6 +55,7 @@ class RashomonSample:
     norm_bound: float
     e_min: float
     parametrization: Any = field(repr=False, default=None)
+    feature_names: list | None = field(repr=False, default=None)
 
     def __len__(self) -> int:
         return int(self.thetas.shape[0])
@@ -69,15 +70,17 @@ class RashomonSample:
         return self.thetas @ P.T + p0[None, :]
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per member: loss, norm and the member's coefficients (linear) or parameters."""
+        """One row per member: loss, norm and the member's intercept and coefficients (``coef_<feature>``,
+        linear classes) or its parameters θ (``theta_<j>``)."""
         df = pd.DataFrame({"e_orig": self.e_orig, "norm": self.norm})
         at = self.parametrization.member_attributes(self.thetas[0]) if len(self) else {}
         if "coef_" in at:
             coefs = np.array([self.parametrization.member_attributes(t)["coef_"] for t in self.thetas])
             ic = np.array([self.parametrization.member_attributes(t)["intercept_"] for t in self.thetas])
             df["intercept"] = ic
-            for j in range(coefs.shape[1]):
-                df[f"coef_{j}"] = coefs[:, j]
+            names = self.feature_names or [f"x{j}" for j in range(coefs.shape[1])]
+            for j, name in enumerate(names):
+                df[f"coef_{name}"] = coefs[:, j]
         else:
             for j in range(self.thetas.shape[1]):
                 df[f"theta_{j}"] = self.thetas[:, j]
@@ -217,7 +220,8 @@ def sample_members(rs, n_models: int, method: str, random_state: Any, func: str)
     if np.any(e > rs.epsilon_abs_ * (1 + 1e-9)) or np.any(nb > par.r * (1 + 1e-9)):
         raise RashomonInputError(f"{func}: a sampled member violates the set's constraints by more than 1e-9 "
                                  "relative (rounding on an ill-conditioned class); please report this data.")
-    return RashomonSample(th, e, nb, used, rate, rs.epsilon_abs_, par.r, rs.e_min_, par)
+    return RashomonSample(th, e, nb, used, rate, rs.epsilon_abs_, par.r, rs.e_min_, par,
+                          list(rs._columns) if rs._columns else None)
 
 
 def importance_cloud(rs, features, n_models, kind, method, random_state, tol, func) -> ImportanceCloud:
