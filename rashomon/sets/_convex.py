@@ -32,7 +32,7 @@ import numpy as np
 from ..solvers import ConvexLossProgram, LossTerm, SolverStatus
 
 from ._results import MCRResult
-from ._steps import MCRModel, MCRStep, mr_value, step_bound
+from ._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
 from ..utils.validation import RashomonInputError
 
 __all__ = ["convex_loss_mcr", "encode_labels", "e_orig_program", "SOLVER_LOSS"]
@@ -154,14 +154,7 @@ def convex_loss_mcr(par, X, ye, columns, group, *, loss, t_orig, theta_min, e_mi
             b = next(s for s in steps if s.gamma == hi).theta
             if a is None or b is None:
                 return
-            t0, t1 = 0.0, 1.0
-            for _ in range(60):
-                tm = 0.5 * (t0 + t1)
-                if e_o(b + tm * (a - b)) <= eps:
-                    t0 = tm
-                else:
-                    t1 = tm
-            cands.append(b + t0 * (a - b))
+            cands.append(level_point(e_o, a, b, eps))
 
         if hi is not None:
             for _ in range(min(max_iter, 60)):

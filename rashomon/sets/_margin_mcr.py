@@ -29,7 +29,7 @@ from ..solvers import SmoothBallProgram
 from ._margin_bounds import ScoreRanges, intercept_interval, surrogate_bound
 from ._margin_terms import MarginTerms
 from ._results import MCRResult
-from ._steps import MCRModel, MCRStep, mr_value, step_bound
+from ._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
 
 __all__ = ["MarginSet", "margin_mcr", "fit_margin_set"]
 
@@ -133,14 +133,7 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
 
     def segment(a, b):
         """A point with e_orig = ε between a (outside S) and b (inside): e_orig is convex along the segment."""
-        t0, t1 = 0.0, 1.0
-        for _ in range(60):
-            tm = 0.5 * (t0 + t1)
-            if e_o(b + tm * (a - b)) <= eps:
-                t0 = tm
-            else:
-                t1 = tm
-        add(b + t0 * (a - b))
+        add(level_point(e_o, a, b, eps))
 
     notes = []
     s0 = step(0.0, ms.theta_min)

@@ -114,3 +114,16 @@ def envelope_loss(steps: list[MCRStep], m: np.ndarray, kind: str) -> np.ndarray:
                     val = np.where(num <= 0, -np.inf, np.inf)
             out = np.maximum(out, val)
     return out
+
+
+def level_point(loss, a: np.ndarray, b: np.ndarray, eps: float, iters: int = 60) -> np.ndarray:
+    """A point with ``loss <= eps`` as close as bisection gets to ``loss = eps`` on the segment from
+    b (inside, ``loss(b) <= eps``) toward a (outside): a convex loss crosses ε once along it."""
+    t0, t1 = 0.0, 1.0
+    for _ in range(iters):
+        tm = 0.5 * (t0 + t1)
+        if loss(b + tm * (a - b)) <= eps:
+            t0 = tm
+        else:
+            t1 = tm
+    return b + t0 * (a - b)
