@@ -32,9 +32,6 @@ from ..utils.losses import get_loss
 from ..utils import permutation_indices, permuted, single_blas_thread
 from ..utils.validation import (
     RashomonInputError,
-    check_choice,
-    check_float,
-    check_positive_int,
     check_X,
     check_y,
     resolve_features,
@@ -123,14 +120,10 @@ def _corrected_ci(values, c, confidence_level):
     return mean, se, mean - t * se, mean + t * se
 
 
-def _check_common(X, y, n_refits, resampling, train_fraction, confidence_level, func):
+def _check_data(X, y, func):
+    """The data checks of the refit functions (their parameters are declared by validate_params)."""
     Xa, columns = check_X(X, func, min_rows=4)
-    ya = check_y(y, Xa.shape[0], func, numeric=False)
-    n_refits = check_positive_int(n_refits, "n_refits", func, minimum=2)
-    check_choice(resampling, ("bootstrap", "subsampling"), "resampling", func)
-    train_fraction = check_float(train_fraction, "train_fraction", func, low=0.0, high=1.0)
-    confidence_level = check_float(confidence_level, "confidence_level", func, low=0.0, high=1.0)
-    return Xa, ya, columns, n_refits, train_fraction, confidence_level
+    return Xa, check_y(y, Xa.shape[0], func, numeric=False), columns
 
 
 @validate_params({"n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "n_repeats": Integral(1), "random_state": RandomStateLike(), "n_jobs": NJobs(), "progress": Boolean()})
@@ -157,9 +150,7 @@ def learner_importance(
     ``c = n_test / n_train`` when ``correction=True`` (Nadeau & Bengio 2003), else ``c = 0``.
     """
     func = "learner_importance"
-    Xa, ya, columns, n_refits, train_fraction, confidence_level = _check_common(
-        X, y, n_refits, resampling, train_fraction, confidence_level, func)
-    n_repeats = check_positive_int(n_repeats, "n_repeats", func)
+    Xa, ya, columns = _check_data(X, y, func)
     L = get_loss(loss, func)
     items = resolve_features(features, columns, Xa.shape[1], func)
     outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, list(items.values()), n_repeats,
@@ -192,8 +183,7 @@ def learner_pd(
     from ..utils import feature_grid
 
     func = "learner_pd"
-    Xa, ya, columns, n_refits, train_fraction, confidence_level = _check_common(
-        X, y, n_refits, resampling, train_fraction, confidence_level, func)
+    Xa, ya, columns = _check_data(X, y, func)
     j = resolve_group(feature, columns, Xa.shape[1], func)
     if len(j) != 1:
         raise RashomonInputError(f"The 'feature' parameter of {func} must be one feature.")
@@ -222,7 +212,7 @@ def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_r
     ya = check_y(y, Xa.shape[0], func, numeric=False)
     L = get_loss(loss, func)
     items = resolve_features(features, columns, Xa.shape[1], func)
-    perms = permutation_indices(len(ya), check_positive_int(n_repeats, "n_repeats", func), seed_from(random_state, func))
+    perms = permutation_indices(len(ya), n_repeats, seed_from(random_state, func))
     rows = _pfi_rows(model, Xa, ya, list(items.values()), perms, L, columns)
     n = rows.shape[1]
     mean = rows.mean(1)
@@ -242,8 +232,7 @@ def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *,
     per-resample held-out loss differences (a - b); two-sided p-value.
     """
     func = "corrected_resampled_ttest"
-    Xa, ya, columns, n_refits, train_fraction, confidence_level = _check_common(
-        X, y, n_refits, resampling, train_fraction, confidence_level, func)
+    Xa, ya, columns = _check_data(X, y, func)
     L = get_loss(loss, func)
     out = []
     for learner in (learner_a, learner_b):
@@ -313,9 +302,6 @@ def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: 
     func = "pimp"
     Xa, columns = check_X(X, func, min_rows=4)
     ya = check_y(y, Xa.shape[0], func, numeric=False)
-    check_choice(null, ("gaussian", "lognormal", "gamma", "empirical"), "null", func)
-    check_choice(correction, ("bonferroni", "holm", None), "correction", func)
-    n_permutations = check_positive_int(n_permutations, "n_permutations", func, minimum=2)
     L = get_loss(loss, func)
     items = resolve_features(features, columns, Xa.shape[1], func)
     groups = list(items.values())

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils import feature_grid
-from ..utils.validation import RashomonInputError, check_choice, check_positive_int, check_X, resolve_group
+from ..utils.validation import RashomonInputError, check_X, resolve_group
 
 from ..utils.validation import Boolean, Integral, Options, validate_params
 
@@ -148,9 +148,6 @@ def partial_dependence(
     PartialDependenceResult
     """
     func = "partial_dependence"
-    check_choice(kind, ("average", "individual", "both"), "kind", func)
-    check_choice(response, ("auto", "regression", "proba", "crisp"), "response", func)
-    grid_resolution = check_positive_int(grid_resolution, "grid_resolution", func, minimum=2)
     Xa, columns = check_X(X, func, min_rows=1)
     group = resolve_group(features, columns, Xa.shape[1], func)
     if isinstance(features, (list, tuple)) and len(features) == 2:

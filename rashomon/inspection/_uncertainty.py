@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils import permutation_indices, permuted
-from ..utils.validation import RashomonInputError, check_choice, check_positive_int, check_X, check_y, resolve_features, resolve_group, seed_from
+from ..utils.validation import RashomonInputError, check_X, check_y, resolve_features, resolve_group, seed_from
 
 if TYPE_CHECKING:
     from ._partial_dependence import PartialDependenceResult
@@ -171,7 +171,6 @@ class UncertaintyImportanceResult:
 
 def _pfi(model, X, y, features, n_repeats, random_state, measure, summary, func):
     Xa, columns = check_X(X, func)
-    n_repeats = check_positive_int(n_repeats, "n_repeats", func)
     dist = predictive_distribution(model, summary=summary, columns=columns)
     if measure == "likelihood":
         ya = check_y(y, Xa.shape[0], func, numeric=not hasattr(model, "predict_proba"))
@@ -229,7 +228,6 @@ def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: 
     from ._partial_dependence import PartialDependenceResult
 
     func = "uncertainty_pd"
-    check_choice(measure, ("entropy", "likelihood"), "measure", func)
     Xa, columns = check_X(X, func, min_rows=1)
     j = resolve_group(feature, columns, Xa.shape[1], func)
     if len(j) != 1:

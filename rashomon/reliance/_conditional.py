@@ -26,7 +26,7 @@ import numpy as np
 from ._exact import exact_e_switch
 from ._linear import linear_squared_e_switch
 from ._reliance import DEFAULT_MEMORY_LIMIT, ModelRelianceResult, _permuted_loss, _Prepared, _ratio
-from ..utils.validation import RashomonInputError, check_choice, check_positive_int, check_strata, resolve_group, seed_from
+from ..utils.validation import RashomonInputError, check_choice, check_strata, resolve_group, seed_from
 
 from ..utils.validation import Integral, NJobs, Options, RandomStateLike, validate_params
 
@@ -125,8 +125,6 @@ def conditional_model_reliance(
     dependent features: a conditional subgroup approach", 2020.
     """
     func = "conditional_model_reliance"
-    check_choice(method, ("exact", "permutation", "gaussian"), "method", func)
-    n_repeats = check_positive_int(n_repeats, "n_repeats", func)
     check_choice(closed_form, ("auto", True, False), "closed_form", func)
     prep = _Prepared(estimator, X, y, loss, func)
     Xa, n = prep.X, prep.X.shape[0]

@@ -37,7 +37,6 @@ from ..utils.losses import Loss, Predictor, get_loss
 from ..utils.validation import (
     RashomonInputError,
     check_choice,
-    check_positive_int,
     check_X,
     check_y,
     resolve_features,
@@ -198,15 +197,13 @@ def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeat
     )
 
 
-def _check_common(method, n_repeats, closed_form, memory_limit, func):
-    check_choice(method, ("exact", "divide", "permutation"), "method", func)
-    n_repeats = check_positive_int(n_repeats, "n_repeats", func)
-    check_choice(closed_form, ("auto", True, False), "closed_form", func)
-    check_positive_int(memory_limit, "memory_limit", func, minimum=1024)
-    return n_repeats
+#: the declared constraints of model_reliance and feature_reliance (closed_form keeps its own check:
+#: ``True``/``False``/``"auto"`` compared by value, as before)
+_MR_PARAMS = {"method": Options(("exact", "divide", "permutation")), "n_repeats": Integral(1), "shuffle": Boolean(),
+              "random_state": RandomStateLike(), "n_jobs": NJobs(), "memory_limit": Integral(1024)}
 
 
-@validate_params({"method": Options(("exact", "divide", "permutation")), "n_repeats": Integral(1), "shuffle": Boolean(), "random_state": RandomStateLike(), "n_jobs": NJobs(), "memory_limit": Integral(1)})
+@validate_params(_MR_PARAMS)
 def model_reliance(
     estimator: Any,
     X: Any,
@@ -283,7 +280,7 @@ def model_reliance(
     True
     """
     func = "model_reliance"
-    n_repeats = _check_common(method, n_repeats, closed_form, memory_limit, func)
+    check_choice(closed_form, ("auto", True, False), "closed_form", func)
     if is_dask_input(X, y):  # out of core: the linear closed form from one pass of row sums
         return dask_reliance(estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func,
                              single=True)
@@ -293,7 +290,7 @@ def model_reliance(
     return _reliance_one(prep, group, method, n_repeats, seed, shuffle, closed_form, memory_limit, n_jobs, func)
 
 
-@validate_params({"method": Options(("exact", "divide", "permutation")), "n_repeats": Integral(1), "shuffle": Boolean(), "random_state": RandomStateLike(), "n_jobs": NJobs(), "memory_limit": Integral(1)})
+@validate_params(_MR_PARAMS)
 def feature_reliance(
     estimator: Any,
     X: Any,
@@ -325,7 +322,7 @@ def feature_reliance(
     FeatureRelianceResult
     """
     func = "feature_reliance"
-    n_repeats = _check_common(method, n_repeats, closed_form, memory_limit, func)
+    check_choice(closed_form, ("auto", True, False), "closed_form", func)
     if is_dask_input(X, y):
         return dask_reliance(estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func,
                              single=False)

@@ -11,7 +11,7 @@ from ..utils.validation import Boolean, Integral, Options, RandomStateLike, Real
 __all__ = ["model_class_reliance", "mcr_envelope", "rashomon_pd_band"]
 
 
-@validate_params({"epsilon_kind": Options(("relative", "additive", "absolute")), "kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="left"), "max_iter": Integral(1), "n_starts": Integral(1), "random_state": RandomStateLike(), "conditional": Boolean()})
+@validate_params({"epsilon_kind": Options(("relative", "additive", "absolute")), "kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="neither"), "max_iter": Integral(1), "n_starts": Integral(1), "random_state": RandomStateLike(), "conditional": Boolean()})
 def model_class_reliance(
     model_class: Any,
     X: Any,
@@ -51,7 +51,7 @@ def model_class_reliance(
                                    max_iter=max_iter, n_starts=n_starts, random_state=random_state)
 
 
-@validate_params({"epsilon_kind": Options(("relative", "additive", "absolute")), "kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="left"), "max_iter": Integral(1), "progress": Boolean(), "conditional": Boolean()})
+@validate_params({"epsilon_kind": Options(("relative", "additive", "absolute")), "kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="neither"), "max_iter": Integral(1), "progress": Boolean(), "conditional": Boolean()})
 def mcr_envelope(
     model_class: Any,
     X: Any,
@@ -81,7 +81,7 @@ def mcr_envelope(
                        strata=strata, tol=tol, max_iter=max_iter, progress=progress)
 
 
-@validate_params({"epsilon": Real(0.0), "epsilon_kind": Options(("relative", "additive", "absolute")), "grid_resolution": Integral(2), "tol": Real(0.0, closed="left")})
+@validate_params({"epsilon": Real(0.0), "epsilon_kind": Options(("relative", "additive", "absolute")), "grid_resolution": Integral(2), "tol": Real(0.0, closed="neither")})
 def rashomon_pd_band(
     model_class: Any,
     X: Any,

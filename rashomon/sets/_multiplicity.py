@@ -19,8 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..utils.validation import check_float, check_positive_int
-
 __all__ = ["Multiplicity", "multiplicity"]
 
 
@@ -74,8 +72,7 @@ class Multiplicity:
 def multiplicity(rs, X, threshold, max_candidates, tol, func) -> Multiplicity:
     from ._ranges import prediction_range
 
-    t = check_float(threshold, "threshold", func)
-    max_candidates = check_positive_int(max_candidates, "max_candidates", func)
+    t = float(threshold)
     rng_res, P, p0 = prediction_range(rs, X, tol=tol, return_models=True, func=func, return_map=True)
     above = rng_res.reference > t
     flips = rng_res.flippable(t)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils import feature_grid
-from ..utils.validation import RashomonInputError, check_float, check_positive_int
+from ..utils.validation import RashomonInputError
 
 __all__ = ["RashomonPDBand", "pd_band"]
 
@@ -64,13 +64,11 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPD
     from ._ranges import functional_ranges
 
     func = "RashomonSet.pd_band"
-    tol = check_float(tol, "tol", func, low=0.0)
-    grid_resolution = check_positive_int(grid_resolution, "grid_resolution", func, minimum=2)
     group = rs._group(feature, func)
     if len(group) != 1:
         raise RashomonInputError(f"The 'feature' parameter of {func} must be a single feature. Got {feature!r} instead.")
     j = group[0]
-    Xa, par, eo = rs.X_, rs.parametrization_, rs.e_orig_form_
+    Xa, par = rs.X_, rs.parametrization_
     if grid is None:
         g = feature_grid(Xa[:, j], grid_resolution, percentiles, False)
     else:

@@ -18,7 +18,7 @@ class SetQueries:
     bound and a member attaining it at each end.
     """
 
-    @validate_params({"tol": Real(0.0, closed="left"), "return_models": Boolean()}, func="RashomonSet.functional_range")
+    @validate_params({"tol": Real(0.0, closed="neither"), "return_models": Boolean()}, func="RashomonSet.functional_range")
     def functional_range(self, c: Any, c0: Any = None, *, names: Any = None, tol: float = 1e-10,
                          return_models: bool = False):
         """Range of ``c'θ + c0`` over the set, for one functional or a matrix of them (rows).
@@ -44,7 +44,7 @@ class SetQueries:
 
         return functional_range(self, c, c0, names, tol, return_models, "RashomonSet.functional_range")
 
-    @validate_params({"tol": Real(0.0, closed="left"), "return_models": Boolean()}, func="RashomonSet.prediction_range")
+    @validate_params({"tol": Real(0.0, closed="neither"), "return_models": Boolean()}, func="RashomonSet.prediction_range")
     def prediction_range(self, X: Any = None, *, tol: float = 1e-10, return_models: bool = False):
         """Lowest and highest prediction of any member of the set, for every row of ``X``.
 
@@ -64,7 +64,7 @@ class SetQueries:
 
         return prediction_range(self, X, tol=tol, return_models=return_models, func="RashomonSet.prediction_range")
 
-    @validate_params({"standardize": Boolean(), "tol": Real(0.0, closed="left"), "return_models": Boolean()}, func="RashomonSet.coef_range")
+    @validate_params({"standardize": Boolean(), "tol": Real(0.0, closed="neither"), "return_models": Boolean()}, func="RashomonSet.coef_range")
     def coef_range(self, *, standardize: bool = False, tol: float = 1e-10, return_models: bool = False):
         """Per-coefficient range over the set in the user's units (linear classes), with sign stability.
 
@@ -86,7 +86,7 @@ class SetQueries:
 
         return coef_range(self, tol, return_models, "RashomonSet.coef_range", standardize=bool(standardize))
 
-    @validate_params({"threshold": Real(), "max_candidates": Integral(1), "tol": Real(0.0, closed="left")}, func="RashomonSet.multiplicity")
+    @validate_params({"threshold": Real(), "max_candidates": Integral(1), "tol": Real(0.0, closed="neither")}, func="RashomonSet.multiplicity")
     def multiplicity(self, X: Any = None, threshold: float = 0.5, *, max_candidates: int = 500,
                      tol: float = 1e-10):
         """Predictive multiplicity of the decisions ``prediction > threshold``.
@@ -132,7 +132,7 @@ class SetQueries:
 
         return sample_members(self, n_models, method, random_state, "RashomonSet.sample")
 
-    @validate_params({"n_models": Integral(1), "kind": Options(("ratio", "difference")), "method": Options(("auto", "rejection", "hit_and_run")), "random_state": RandomStateLike(), "tol": Real(0.0, closed="left")}, func="RashomonSet.importance_cloud")
+    @validate_params({"n_models": Integral(1), "kind": Options(("ratio", "difference")), "method": Options(("auto", "rejection", "hit_and_run")), "random_state": RandomStateLike(), "tol": Real(0.0, closed="neither")}, func="RashomonSet.importance_cloud")
     def importance_cloud(self, features: Any = None, *, n_models: int = 1000,
                          kind: Literal["ratio", "difference"] = "ratio", method: str = "auto",
                          random_state: Any = None, tol: float = 2.0**-20):

@@ -152,7 +152,6 @@ def engine_of(rs, func: str):
 def functional_ranges(rs, A: np.ndarray, a0: np.ndarray, names: list, *, tol: float, return_models: bool,
                       func: str, cls=FunctionalRange) -> FunctionalRange:
     """Ranges of ``A θ + a0`` (rows) over the set, in blocks of rows."""
-    tol = check_float(tol, "tol", func, low=0.0)
     ref = A @ rs.reference_theta_ + a0
     m, d = A.shape
     if rs._degenerate:

@@ -301,7 +301,7 @@ class RashomonSet(SetQueries):
         return GammaSearch(prob, kind, tol, max_iter, theta_min=self.theta_min_)
 
     # ------------------------------------------------------------------ queries
-    @validate_params({"kind": Options(("ratio", "difference")), "conditional": Boolean(), "tol": Real(0.0, closed="left"), "max_iter": Integral(1), "n_starts": Integral(1), "random_state": RandomStateLike()}, func="RashomonSet.model_class_reliance")
+    @validate_params({"kind": Options(("ratio", "difference")), "conditional": Boolean(), "tol": Real(0.0, closed="neither"), "max_iter": Integral(1), "n_starts": Integral(1), "random_state": RandomStateLike()}, func="RashomonSet.model_class_reliance")
     def model_class_reliance(self, features: Any, *, kind: Literal["ratio", "difference"] = "ratio",
                              conditional: bool = False, strata: Any = None, tol: float = 2.0**-20,
                              max_iter: int = 100, n_starts: int = 5, random_state: Any = 0) -> MCRResult:
@@ -329,8 +329,6 @@ class RashomonSet(SetQueries):
         """
         func = "RashomonSet.model_class_reliance"
         self._check_fitted("model_class_reliance")
-        check_choice(kind, ("ratio", "difference"), "kind", func)
-        tol = check_float(tol, "tol", func, low=0.0)
         if self.loss_ != "squared_error":
             return self._convex_mcr(features, kind, conditional, tol, max_iter, n_starts, random_state, func)
         srch = self.searcher(features, kind, conditional=conditional, strata=strata, tol=tol, max_iter=max_iter, func=func)
@@ -357,7 +355,7 @@ class RashomonSet(SetQueries):
                                epsilon_abs=self.epsilon_abs_, reference_theta=self.reference_theta_, kind=kind, tol=tol,
                                max_iter=max_iter, n_starts=n_starts, random_state=random_state, func=func)
 
-    @validate_params({"epsilon_kind": Options(("relative", "additive", "absolute"), allow_none=True), "kind": Options(("ratio", "difference")), "conditional": Boolean(), "tol": Real(0.0, closed="left"), "max_iter": Integral(1), "progress": Boolean()}, func="RashomonSet.envelope")
+    @validate_params({"epsilon_kind": Options(("relative", "additive", "absolute"), allow_none=True), "kind": Options(("ratio", "difference")), "conditional": Boolean(), "tol": Real(0.0, closed="neither"), "max_iter": Integral(1), "progress": Boolean()}, func="RashomonSet.envelope")
     def envelope(self, features: Any, epsilons: Any = None, *, epsilon_kind: str | None = None,
                  kind: Literal["ratio", "difference"] = "ratio",
                  conditional: bool = False, strata: Any = None, tol: float = 2.0**-20, max_iter: int = 100,
@@ -369,8 +367,7 @@ class RashomonSet(SetQueries):
         """
         func = "RashomonSet.envelope"
         self._check_fitted("envelope")
-        check_choice(kind, ("ratio", "difference"), "kind", func)
-        epsilon_kind = self.epsilon_kind if epsilon_kind is None else check_choice(epsilon_kind, EPSILON_KINDS, "epsilon_kind", func)
+        epsilon_kind = self.epsilon_kind if epsilon_kind is None else epsilon_kind
         if self.loss_ != "squared_error":
             raise RashomonInputError(f"{func} needs loss='squared_error'. Got {self.loss!r} instead.")
         eps_in = np.geomspace(0.005, 0.5, 20) if epsilons is None else np.atleast_1d(np.asarray(epsilons, dtype=float))
@@ -401,7 +398,7 @@ class RashomonSet(SetQueries):
             results=results, steps=list(srch.steps), kind=kind, features=srch.prob.feature_names, e_ref=self.e_ref_,
             e_min=self.e_min_)
 
-    @validate_params({"grid_resolution": Integral(2), "tol": Real(0.0, closed="left")}, func="RashomonSet.pd_band")
+    @validate_params({"grid_resolution": Integral(2), "tol": Real(0.0, closed="neither")}, func="RashomonSet.pd_band")
     def pd_band(self, feature: Any, grid: Any = None, *, grid_resolution: int = 20,
                 percentiles: tuple[float, float] = (0.05, 0.95), tol: float = 1e-9):
         """Lowest and highest partial dependence of ``feature`` over the set (see :func:`rashomon.rashomon_pd_band`)."""

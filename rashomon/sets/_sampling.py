@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..utils.validation import RashomonInputError, check_choice, check_positive_int, seed_from
+from ..utils.validation import RashomonInputError, seed_from
 from ._functional import quadratic_roots
 
 __all__ = ["RashomonSample", "ImportanceCloud", "sample_members", "importance_cloud"]
@@ -195,8 +195,6 @@ def _rejection(eng, n_models, rng, budget):
 def sample_members(rs, n_models: int, method: str, random_state: Any, func: str) -> RashomonSample:
     from ._ranges import engine_of
 
-    n_models = check_positive_int(n_models, "n_models", func)
-    check_choice(method, ("auto", "rejection", "hit_and_run"), "method", func)
     rng = np.random.default_rng(seed_from(random_state, func))
     par = rs.parametrization_
     if rs._degenerate:
@@ -225,7 +223,6 @@ def sample_members(rs, n_models: int, method: str, random_state: Any, func: str)
 
 
 def importance_cloud(rs, features, n_models, kind, method, random_state, tol, func) -> ImportanceCloud:
-    check_choice(kind, ("ratio", "difference"), "kind", func)
     if features is None:
         features = list(rs._columns) if rs._columns else list(range(rs.n_features_in_))
     elif isinstance(features, (str, int, np.integer)):
