@@ -243,3 +243,20 @@ def test_kernel_multiplicity_and_functional_range():
     fr = rs.functional_range(Pm[0] - Pm[1], p0[0] - p0[1], return_models=True)
     assert fr.lower[0] <= (Pm[0] - Pm[1]) @ rs.reference_theta_ + p0[0] - p0[1] <= fr.upper[0]
     assert _in_set(rs, fr.upper_models[0]) and _in_set(rs, fr.lower_models[0])
+
+
+def test_prediction_range_in_blocks_equals_one_block(monkeypatch):
+    import rashomon.sets._ranges as ranges
+
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(150, 3))
+    y = X[:, 0] + rng.normal(size=150)
+    rs = RashomonSet(KernelModelClass(gamma=0.5), 0.1).fit(X, y)
+    Xn = rng.normal(size=(250, 3))
+    one = rs.prediction_range(Xn, return_models=True)
+    monkeypatch.setattr(ranges, "_BLOCK", 64)  # the prediction map is built 64 rows at a time
+    blocks = rs.prediction_range(Xn, return_models=True)
+    assert blocks.names == one.names
+    np.testing.assert_allclose(blocks.lower, one.lower, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(blocks.upper, one.upper, rtol=1e-10, atol=1e-12)
+    assert blocks.lower_models.shape == one.lower_models.shape

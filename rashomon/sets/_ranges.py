@@ -231,10 +231,26 @@ def prediction_range(rs, X, *, tol, return_models, func, return_map=False):
         if Xa.shape[1] != rs.n_features_in_:
             raise RashomonInputError(f"The 'X' parameter of {func} must have {rs.n_features_in_} columns (as the "
                                      f"data the set was fitted on). Got {Xa.shape[1]} instead.")
-    P, p0 = rs.parametrization_.prediction_map(Xa)
-    res = functional_ranges(rs, P, p0, [str(i) for i in range(len(Xa))], tol=tol, return_models=return_models,
-                            func=func, cls=PredictionRange)
-    return (res, P, p0) if return_map else res
+    par, m = rs.parametrization_, len(Xa)
+    if return_map:  # the caller needs the whole prediction map (multiplicity evaluates members on every row)
+        P, p0 = par.prediction_map(Xa)
+        res = functional_ranges(rs, P, p0, [str(i) for i in range(m)], tol=tol, return_models=return_models,
+                                func=func, cls=PredictionRange)
+        return res, P, p0
+    # bounded memory: the prediction map (rows x d, d up to the kernel dictionary's size) block by block
+    parts = []
+    for s in range(0, m, _BLOCK):
+        P, p0 = par.prediction_map(Xa[s:s + _BLOCK])
+        parts.append(functional_ranges(rs, P, p0, [str(i) for i in range(s, s + len(P))], tol=tol,
+                                       return_models=return_models, func=func, cls=PredictionRange))
+    if len(parts) == 1:
+        return parts[0]
+    cat = {k: np.concatenate([getattr(r, k) for r in parts])
+           for k in ("lower", "upper", "lower_attained", "upper_attained", "reference")}
+    models = {k: np.vstack([getattr(r, k) for r in parts]) if return_models else None
+              for k in ("lower_models", "upper_models")}
+    return PredictionRange(sum((r.names for r in parts), []), **cat, **models, epsilon_abs=rs.epsilon_abs_, tol=tol,
+                           parametrization=par)
 
 
 def coef_range(rs, tol, return_models, func, standardize=False) -> CoefRange:
