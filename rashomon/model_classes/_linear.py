@@ -222,6 +222,29 @@ class LinearModelClass(ModelClass):
             raise RashomonInputError("The 'penalty_matrix' parameter of LinearModelClass must be positive semi-definite.")
         return M if self.standardize else M / np.outer(sd, sd)
 
+    def ball(self, Ms: np.ndarray) -> np.ndarray:
+        """B of the constraint θ'Bθ <= r in θ = (intercept, β̃) coordinates (the intercept is not penalised)."""
+        o = 1 if self.fit_intercept else 0
+        p = Ms.shape[0]
+        B = np.zeros((p + o, p + o))
+        B[o:, o:] = Ms
+        return B
+
+    def alpha_grid(self) -> np.ndarray:
+        """The ridge penalties searched by leave-one-out (``alphas``, checked; default ``logspace(-4, 4, 81)``)."""
+        grid = check_positive_grid(self.alphas, "alphas", "LinearModelClass")
+        return np.logspace(-4, 4, 81) if grid is None else grid
+
+    def ridge_reference(self, beta: np.ndarray, intercept: float, Ms: np.ndarray, alpha: float, loo: float,
+                        info: dict, func: str) -> tuple[float, np.ndarray]:
+        """``(r, θ_ref)`` of the ridge reference: its norm defines the class; records α and the LOO error in ``info``."""
+        r = float(beta @ Ms @ beta)
+        info.update(ridge_alpha=float(alpha), ridge_loo_mse=float(loo))
+        if not r > 0:
+            raise RashomonInputError(f"The ridge reference of {func} has zero norm (y is not predicted by X at "
+                                     "any penalty); give LinearModelClass a norm_bound.")
+        return r, np.r_[[intercept] * (1 if self.fit_intercept else 0), beta]
+
     def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
                     columns: list[str] | None = None, func: str = "RashomonSet.fit",
                     loss: str = "squared_error") -> "LinearParametrization":
@@ -239,9 +262,7 @@ class LinearModelClass(ModelClass):
         """
         mean, sd, Z, Ms = self.coordinates(X, columns, func, sample_weight)
         o = 1 if self.fit_intercept else 0
-        p = X.shape[1]
-        B = np.zeros((p + o, p + o))
-        B[o:, o:] = Ms
+        B = self.ball(Ms)
         info: dict = {}
         ref = None
         if loss != "squared_error":
@@ -253,16 +274,8 @@ class LinearModelClass(ModelClass):
             info.update(norm_bound=r, loss=loss)
             return LinearParametrization(mean, sd, B, r, None, info, repr(self), o)
         if self.norm_bound is None:
-            grid = check_positive_grid(self.alphas, "alphas", "LinearModelClass")
-            alphas = np.logspace(-4, 4, 81) if grid is None else grid
-            Z = (X - mean) / sd
-            alpha, beta, icpt, loo = ridge_loo(Z, y, alphas, self.fit_intercept, sample_weight)
-            r = float(beta @ Ms @ beta)
-            ref = np.r_[[icpt] * o, beta]
-            info.update(ridge_alpha=alpha, ridge_loo_mse=loo)
-            if not r > 0:
-                raise RashomonInputError(f"The ridge reference of {func} has zero norm (y is not predicted by X at "
-                                         "any penalty); give LinearModelClass a norm_bound.")
+            alpha, beta, icpt, loo = ridge_loo(Z, y, self.alpha_grid(), self.fit_intercept, sample_weight)
+            r, ref = self.ridge_reference(beta, icpt, Ms, alpha, loo, info, func)
         else:
             r = check_norm_bound(self.norm_bound, "LinearModelClass")
         info["norm_bound"] = r

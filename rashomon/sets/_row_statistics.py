@@ -264,13 +264,11 @@ def statistics_parametrization(mc: LinearModelClass, st: RowStatistics, loo_erro
         raise RashomonInputError(f"The 'X' parameter of {func} has constant (or all-zero) column(s) {bad}; drop them.")
     Ms = mc.standard_penalty(sd)
     o = 1 if mc.fit_intercept else 0
-    B = np.zeros((p + o, p + o))
-    B[o:, o:] = Ms
+    B = mc.ball(Ms)
     info: dict = {}
     ref = None
     if mc.norm_bound is None:
-        alphas = np.logspace(-4, 4, 81) if mc.alphas is None else np.asarray(mc.alphas, dtype=float)
-        a_eff = alphas * (W / st.n_positive)
+        a_eff = mc.alpha_grid() * (W / st.n_positive)
         cz = (m[:p] - mu) / sd if mc.fit_intercept else np.zeros(p)
         cy = m[p] if mc.fit_intercept else 0.0
         dz, dy = (m[:p] - mu) / sd - cz, m[p] - cy
@@ -285,12 +283,7 @@ def statistics_parametrization(mc: LinearModelClass, st: RowStatistics, loo_erro
         loo = np.asarray(loo_errors(mu, sd, cz, cy, V, sv, uty, shrink, mc.fit_intercept), dtype=float) / W
         best = int(np.argmin(loo))
         beta = V @ (uty * sv / (s2 + a_eff[best]))
-        r = float(beta @ Ms @ beta)
-        ref = np.r_[[cy - float(cz @ beta)] * o, beta]
-        info.update(ridge_alpha=float(a_eff[best]), ridge_loo_mse=float(loo[best]))
-        if not r > 0:
-            raise RashomonInputError(f"The ridge reference of {func} has zero norm (y is not predicted by X at "
-                                     "any penalty); give LinearModelClass a norm_bound.")
+        r, ref = mc.ridge_reference(beta, cy - float(cz @ beta), Ms, a_eff[best], loo[best], info, func)
     else:
         from ..utils.validation import check_norm_bound
 
