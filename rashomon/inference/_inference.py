@@ -28,7 +28,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy import stats
 
-from ..utils.losses import get_loss
+from ..utils.losses import Predictor, default_loss, resolve_loss
 from ..utils import permutation_indices, permuted, single_blas_thread
 from ..utils.validation import (
     RashomonInputError,
@@ -50,16 +50,27 @@ def _frame(X, columns):
     return pd.DataFrame(X, columns=columns) if columns is not None else X
 
 
-def _pfi_rows(model, X, y, groups, perms, loss, columns):
-    """Per-row loss increase, averaged over the permutations: array (n_groups, n_rows)."""
-    base = loss(y, np.asarray(model.predict(_frame(X, columns))))
+def _pfi_rows(model, X, y, groups, perms, loss, columns, func):
+    """Per-row loss increase, averaged over the permutations: array (n_groups, n_rows).
+
+    The loss is applied to the response it needs (``predict_proba`` for log loss,
+    ``decision_function`` for hinge) with y encoded for it, as in :func:`rashomon.model_reliance`.
+    """
+    pred = Predictor(model, loss, columns, func)
+    y_enc = pred.encode_y(y, func)
+    base = pred.losses(y_enc, X)
     out = np.empty((len(groups), len(y)))
     for k, g in enumerate(groups):
         acc = np.zeros(len(y))
         for perm in perms:
-            acc += loss(y, np.asarray(model.predict(_frame(permuted(X, g, perm), columns))))
+            acc += pred.losses(y_enc, permuted(X, g, perm))
         out[k] = acc / len(perms) - base
     return out
+
+
+def _held_out_loss(model, X, y, loss, columns, func):
+    pred = Predictor(model, loss, columns, func)
+    return float(np.mean(pred.losses(pred.encode_y(y, func), X)))
 
 
 def _split(n, resampling, train_fraction, rng):
@@ -73,7 +84,8 @@ def _split(n, resampling, train_fraction, rng):
     return tr, te
 
 
-def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups, n_repeats, loss, pd_spec):
+def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups, n_repeats, loss, pd_spec,
+                func="learner_importance"):
     from sklearn.base import clone
 
     rng = np.random.RandomState(seed)
@@ -84,7 +96,7 @@ def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups
     out = {"n_train": len(tr), "n_test": len(te)}
     if groups is not None:
         perms = permutation_indices(len(te), n_repeats, int(rng.randint(2**31 - 1)))
-        out["pfi"] = _pfi_rows(model, X[te], y[te], groups, perms, loss, columns).mean(axis=1)
+        out["pfi"] = _pfi_rows(model, X[te], y[te], groups, perms, loss, columns, func).mean(axis=1)
     if pd_spec is not None:
         j, grid = pd_spec
         vals = []
@@ -93,7 +105,8 @@ def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups
             Z[:, j] = v
             vals.append(float(np.mean(model.predict(_frame(Z, columns)))))
         out["pd"] = np.asarray(vals)
-    out["loss"] = float(np.mean(loss(y[te], np.asarray(model.predict(_frame(X[te], columns))))))
+    if loss is not None:
+        out["loss"] = _held_out_loss(model, X[te], y[te], loss, columns, func)
     return out
 
 
@@ -101,7 +114,7 @@ def _run_refits(learner, X, y, columns, n_refits, resampling, train_fraction, gr
                 random_state, n_jobs, func, progress=False):
     seeds = np.random.RandomState(seed_from(random_state, func)).randint(0, 2**31 - 1, size=n_refits)
     tasks = (delayed(single_blas_thread)(_refit_task, learner, X, y, columns, int(s), resampling, train_fraction, groups,
-                                     n_repeats, loss, pd_spec) for s in seeds)
+                                     n_repeats, loss, pd_spec, func) for s in seeds)
     gen = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
     if progress:
         from tqdm.auto import tqdm
@@ -138,7 +151,7 @@ def learner_importance(
     train_fraction: float = 0.632,
     correction: bool = True,
     confidence_level: float = 0.95,
-    loss: str | Any = "squared_error",
+    loss: str | Any = "auto",
     n_repeats: int = 5,
     random_state: Any = None,
     n_jobs: int | None = None,
@@ -148,17 +161,22 @@ def learner_importance(
 
     Returns the mean over refits with a t interval whose variance is ``(1/m + c)·s²``,
     ``c = n_test / n_train`` when ``correction=True`` (Nadeau & Bengio 2003), else ``c = 0``.
+
+    ``loss="auto"`` (here and in :func:`model_importance_ci`, :func:`corrected_resampled_ttest`
+    and :func:`pimp`) fits the learner (:func:`rashomon.utils.losses.default_loss`): squared
+    error for a regressor, log loss on ``predict_proba`` for a classifier that has it, hinge on
+    ``decision_function`` (binary) or zero-one otherwise; the result records it as ``loss``.
     """
     func = "learner_importance"
     Xa, ya, columns = _check_data(X, y, func)
-    L = get_loss(loss, func)
+    L = resolve_loss(loss, learner, func, ya)
     items = resolve_features(features, columns, Xa.shape[1], func)
     outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, list(items.values()), n_repeats,
                        L, None, random_state, n_jobs, func, progress)
     vals = np.column_stack([o["pfi"] for o in outs])
     c = float(np.mean([o["n_test"] / o["n_train"] for o in outs])) if correction else 0.0
     mean, se, lo, hi = _corrected_ci(vals, c, confidence_level)
-    return LearnerImportanceResult(list(items), vals, mean, se, lo, hi, c, resampling, confidence_level)
+    return LearnerImportanceResult(list(items), vals, mean, se, lo, hi, c, resampling, confidence_level, L.name)
 
 
 @validate_params({"grid_resolution": Integral(2), "n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike(), "n_jobs": NJobs()})
@@ -189,8 +207,8 @@ def learner_pd(
         raise RashomonInputError(f"The 'feature' parameter of {func} must be one feature.")
     j = j[0]
     g = feature_grid(Xa[:, j], grid_resolution, percentiles, False) if grid is None else np.asarray(grid, dtype=float).ravel()
-    outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, get_loss("squared_error", func),
-                       (j, g), random_state, n_jobs, func)
+    outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, None, (j, g),
+                       random_state, n_jobs, func)
     curves = np.vstack([o["pd"] for o in outs])
     c = float(np.mean([o["n_test"] / o["n_train"] for o in outs])) if correction else 0.0
     mean, se, lo, hi = _corrected_ci(curves.T, c, confidence_level)
@@ -200,7 +218,7 @@ def learner_pd(
 
 @validate_params({"n_repeats": Integral(2), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike()})
 def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_repeats: int = 10,
-                        confidence_level: float = 0.95, loss: str | Any = "squared_error",
+                        confidence_level: float = 0.95, loss: str | Any = "auto",
                         random_state: Any = None) -> LearnerImportanceResult:
     """Model-PFI of one fitted model with a Monte-Carlo t interval.
 
@@ -210,21 +228,22 @@ def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_r
     func = "model_importance_ci"
     Xa, columns = check_X(X, func)
     ya = check_y(y, Xa.shape[0], func, numeric=False)
-    L = get_loss(loss, func)
+    L = resolve_loss(loss, model, func, ya)
     items = resolve_features(features, columns, Xa.shape[1], func)
     perms = permutation_indices(len(ya), n_repeats, seed_from(random_state, func))
-    rows = _pfi_rows(model, Xa, ya, list(items.values()), perms, L, columns)
+    rows = _pfi_rows(model, Xa, ya, list(items.values()), perms, L, columns, func)
     n = rows.shape[1]
     mean = rows.mean(1)
     se = rows.std(1, ddof=1) / math.sqrt(n)
     t = stats.t.ppf(0.5 + confidence_level / 2, n - 1)
-    return LearnerImportanceResult(list(items), rows, mean, se, mean - t * se, mean + t * se, 0.0, "rows", confidence_level)
+    return LearnerImportanceResult(list(items), rows, mean, se, mean - t * se, mean + t * se, 0.0, "rows", confidence_level,
+                                   L.name)
 
 
 @validate_params({"n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike(), "n_jobs": NJobs()})
 def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *, n_refits: int = 15,
                               resampling: Literal["bootstrap", "subsampling"] = "subsampling", train_fraction: float = 0.632,
-                              correction: bool = True, confidence_level: float = 0.95, loss: str | Any = "squared_error",
+                              correction: bool = True, confidence_level: float = 0.95, loss: str | Any = "auto",
                               random_state: Any = None, n_jobs: int | None = None) -> TTestResult:
     """Nadeau–Bengio corrected resampled t-test comparing two learners on the same resamples.
 
@@ -233,7 +252,14 @@ def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *,
     """
     func = "corrected_resampled_ttest"
     Xa, ya, columns = _check_data(X, y, func)
-    L = get_loss(loss, func)
+    if isinstance(loss, str) and loss == "auto":
+        la, lb = default_loss(learner_a, ya), default_loss(learner_b, ya)
+        if la != lb:
+            raise RashomonInputError(
+                f"The 'loss' parameter of {func} is 'auto', which picks {la!r} for learner_a and {lb!r} for learner_b; "
+                "the test compares the two learners on one loss: give it explicitly (e.g. loss='zero_one' for any two "
+                "classifiers).")
+    L = resolve_loss(loss, learner_a, func, ya)
     out = []
     for learner in (learner_a, learner_b):
         res = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, L, None,
@@ -244,7 +270,7 @@ def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *,
     mean, se, lo, hi = _corrected_ci(d, c, confidence_level)
     t = float(mean / se) if se > 0 else (math.inf if mean != 0 else 0.0)
     p = float(2 * stats.t.sf(abs(t), n_refits - 1))
-    return TTestResult(float(mean), t, p, d, c, float(lo), float(hi))
+    return TTestResult(float(mean), t, p, d, c, float(lo), float(hi), L.name)
 
 
 def _null_p(obs, null, kind):
@@ -278,20 +304,20 @@ def _adjust_p(p, correction):
     return p.copy()
 
 
-def _pimp_task(learner, X, y, columns, seed, groups, n_repeats, loss, permute_y):
+def _pimp_task(learner, X, y, columns, seed, groups, n_repeats, loss, permute_y, func="pimp"):
     from sklearn.base import clone
 
     rng = np.random.RandomState(seed)
     yy = y[rng.permutation(len(y))] if permute_y else y
     model = clone(learner).fit(_frame(X, columns), yy)
     perms = permutation_indices(len(y), n_repeats, int(rng.randint(2**31 - 1)))
-    return _pfi_rows(model, X, yy, groups, perms, loss, columns).mean(axis=1)
+    return _pfi_rows(model, X, yy, groups, perms, loss, columns, func).mean(axis=1)
 
 
 @validate_params({"n_permutations": Integral(2), "null": Options(("gaussian", "lognormal", "gamma", "empirical")), "correction": Options(("bonferroni", "holm"), allow_none=True), "n_repeats": Integral(1), "random_state": RandomStateLike(), "n_jobs": NJobs()})
 def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: int = 100,
          null: Literal["gaussian", "lognormal", "gamma", "empirical"] = "gaussian",
-         correction: Literal["bonferroni", "holm"] | None = "holm", n_repeats: int = 5, loss: str | Any = "squared_error",
+         correction: Literal["bonferroni", "holm"] | None = "holm", n_repeats: int = 5, loss: str | Any = "auto",
          random_state: Any = None, n_jobs: int | None = None) -> PIMPResult:
     """Permutation importance p-values (PIMP; Altmann et al. 2010).
 
@@ -302,7 +328,7 @@ def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: 
     func = "pimp"
     Xa, columns = check_X(X, func, min_rows=4)
     ya = check_y(y, Xa.shape[0], func, numeric=False)
-    L = get_loss(loss, func)
+    L = resolve_loss(loss, learner, func, ya)
     items = resolve_features(features, columns, Xa.shape[1], func)
     groups = list(items.values())
     seeds = np.random.RandomState(seed_from(random_state, func)).randint(0, 2**31 - 1, size=n_permutations + 1)
@@ -311,4 +337,4 @@ def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: 
                                     for s in seeds[1:])
     null_arr = np.column_stack(nulls)
     p = np.array([_null_p(o, nl, null) for o, nl in zip(obs, null_arr)])
-    return PIMPResult(list(items), obs, null_arr, p, _adjust_p(p, correction), null, correction)
+    return PIMPResult(list(items), obs, null_arr, p, _adjust_p(p, correction), null, correction, L.name)

@@ -24,6 +24,9 @@ class LearnerImportanceResult:
         c = n_test / n_train used in ``(1/m + c)·s²`` (0 without correction).
     resampling : str
     confidence_level : float
+    loss : str
+        The loss the PFI is measured with (what ``loss="auto"`` chose, see
+        :func:`rashomon.utils.losses.default_loss`).
     """
 
     names: list
@@ -35,6 +38,7 @@ class LearnerImportanceResult:
     correction: float
     resampling: str
     confidence_level: float
+    loss: str = "squared_error"
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"importance": self.importances_mean, "std_error": self.std_error,
@@ -74,7 +78,7 @@ class LearnerPDResult:
 
 @dataclass(frozen=True)
 class TTestResult:
-    """Corrected resampled t-test of the held-out loss difference (a - b)."""
+    """Corrected resampled t-test of the held-out loss difference (a - b); ``loss`` names the loss."""
 
     mean_difference: float
     t_statistic: float
@@ -83,11 +87,12 @@ class TTestResult:
     correction: float
     ci_lower: float
     ci_upper: float
+    loss: str = "squared_error"
 
 
 @dataclass(frozen=True)
 class PIMPResult:
-    """PIMP p-values per feature, with the null PFIs."""
+    """PIMP p-values per feature, with the null PFIs; ``loss`` names the loss of the PFIs."""
 
     names: list
     observed: np.ndarray
@@ -96,6 +101,7 @@ class PIMPResult:
     p_values_adjusted: np.ndarray
     null_kind: str
     correction: str | None
+    loss: str = "squared_error"
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"pfi": self.observed, "p_value": self.p_values, "p_adjusted": self.p_values_adjusted},

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from ..utils.losses import canonical_loss_name
 from ..utils.validation import RashomonInputError, check_float
 from ._linear import LinearModelClass, LinearParametrization
 
@@ -37,6 +38,7 @@ class MarginLoss:
     Attributes
     ----------
     name : {"logistic", "hinge"}
+        The solvers' internal name; the class's public ``loss`` is ``"log_loss"`` or ``"hinge"``.
     s, c : float
         Scale and centre (logistic: 1, 0; hinge smoothed at τ: τ, 1).
     """
@@ -132,7 +134,7 @@ def encode_margin_labels(y: np.ndarray, func: str) -> np.ndarray:
 class _MarginClass(LinearModelClass):
     """Shared parametrisation of the margin-loss classes (see the module docstring)."""
 
-    loss = "logistic"
+    loss = "log_loss"
 
     def margin_loss(self) -> MarginLoss:
         raise NotImplementedError
@@ -143,7 +145,7 @@ class _MarginClass(LinearModelClass):
         """Standardisation and norm bound (``norm_bound=None``: the norm of a cross-validated
         L2-regularised fit of the same loss); y may be {0, 1} or ±1. The reference is the loss
         minimiser over the ball, solved by the set."""
-        if loss not in (None, self.loss):
+        if canonical_loss_name(loss) not in (None, self.loss):
             raise RashomonInputError(f"The 'loss' parameter of {func} is {loss!r}, but {type(self).__name__} "
                                      f"uses the {self.loss} loss.")
         if sample_weight is not None:
@@ -166,7 +168,7 @@ class _MarginClass(LinearModelClass):
 
 
 class LogisticModelClass(_MarginClass):
-    """Linear classifiers ``f(x) = μ + x'β`` with ``β̃'Mβ̃ <= r`` under the logistic (log) loss.
+    """Linear classifiers ``f(x) = μ + x'β`` with ``β̃'Mβ̃ <= r`` under the logistic loss (``loss = "log_loss"``).
 
     ``e_orig(f) = mean log(1 + exp(-y f(x)))`` with labels y in {-1, +1} ({0, 1} accepted):
     the log loss of the probabilities ``σ(f(x))``.
@@ -194,7 +196,7 @@ class LogisticModelClass(_MarginClass):
     True
     """
 
-    loss = "logistic"
+    loss = "log_loss"
 
     def __init__(self, norm_bound: float | None = None, penalty_matrix: Any = None, fit_intercept: bool = True,
                  standardize: bool = True):

@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 
+from ..utils.losses import canonical_loss_name
 from ..utils.validation import RashomonInputError, check_norm_bound, check_positive_grid
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic, switched_design_moments
@@ -115,13 +116,14 @@ def convex_reference_norm(loss: str, Z: np.ndarray, y: np.ndarray, M: np.ndarray
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.model_selection import GridSearchCV
 
-    if loss in ("logistic", "hinge"):
+    loss = canonical_loss_name(loss)  # "logistic" is "log_loss"
+    if loss in ("log_loss", "hinge"):
         # scikit-learn's deprecation and convergence notices concern its own defaults, not the
         # norm chosen here (a cross-validated C); they must not leak to users.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             warnings.simplefilter("ignore", ConvergenceWarning)
-            if loss == "logistic":
+            if loss == "log_loss":
                 from sklearn.linear_model import LogisticRegressionCV
 
                 coef = LogisticRegressionCV(Cs=10, cv=5).fit(Z, y > 0).coef_.ravel()
@@ -255,7 +257,7 @@ class LinearModelClass(ModelClass):
         class's loss minimiser -- and the e_orig minimiser over the ball otherwise (computed by
         the set, which solves that problem once).
 
-        For ``loss`` "hinge", "logistic" (y already in {-1, +1}) or "absolute_error",
+        For ``loss`` "hinge", "log_loss" (alias "logistic"; y already in {-1, +1}) or "absolute_error",
         ``norm_bound=None`` takes r from a cross-validated L2-regularised fit of the same loss
         (:func:`convex_reference_norm`); the reference is always the loss minimiser over the
         ball, solved by the set.
@@ -265,6 +267,7 @@ class LinearModelClass(ModelClass):
         B = self.ball(Ms)
         info: dict = {}
         ref = None
+        loss = canonical_loss_name(loss)
         if loss != "squared_error":
             r = (convex_reference_norm(loss, Z, y, Ms) if self.norm_bound is None
                  else check_norm_bound(self.norm_bound, "LinearModelClass"))
@@ -357,7 +360,7 @@ class LinearParametrization(Parametrization):
         is applied to: ``decision_function`` for hinge / logistic when it has one (a
         classifier), ``predict`` otherwise.
         """
-        if loss in ("hinge", "logistic") and not isinstance(reference, ClassMember) \
+        if canonical_loss_name(loss) in ("hinge", "log_loss") and not isinstance(reference, ClassMember) \
                 and hasattr(reference, "decision_function"):
             reference = _Scores(reference)
         return self.project(reference, X, func, columns)

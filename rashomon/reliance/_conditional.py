@@ -84,7 +84,7 @@ def conditional_model_reliance(
     features: Any,
     *,
     strata: Any = None,
-    loss: str | Any = "squared_error",
+    loss: str | Any = "auto",
     method: Literal["exact", "permutation", "gaussian"] = "exact",
     n_repeats: int = 5,
     n_bins: int = 10,

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..utils.losses import Predictor, get_loss
+from ..utils.losses import Predictor, resolve_loss
 from ..utils.validation import RashomonInputError, resolve_features, resolve_group
 from ._linear import linear_coefficients
 from ._results import FeatureRelianceResult, ModelRelianceResult, _ratio
@@ -43,7 +43,7 @@ def dask_reliance(estimator: Any, X: Any, y: Any, features: Any, *, loss: Any, m
     """The exact MR of a linear model on Dask input (one feature/group, or every feature/group)."""
     import dask.dataframe as dd
 
-    lo = get_loss(loss, func)
+    lo = resolve_loss(loss, estimator, func)
     if method != "exact" or lo.name != "squared_error" or closed_form is False:
         raise RashomonInputError(
             f"The 'X' parameter of {func} is a Dask collection: out of core, {func} computes the exact MR of a linear "

@@ -33,7 +33,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ..utils import permutation_indices, permuted
-from ..utils.losses import Loss, Predictor, get_loss
+from ..utils.losses import Loss, Predictor, resolve_loss
 from ..utils.validation import (
     RashomonInputError,
     check_choice,
@@ -79,8 +79,8 @@ class _Prepared:
 
     def __init__(self, estimator, X, y, loss, func):
         self.X, self.columns = check_X(X, func)
-        self.loss: Loss = get_loss(loss, func)
-        numeric = self.loss.name in ("squared_error", "absolute_error", "hinge")
+        self.loss: Loss = resolve_loss(loss, estimator, func)
+        numeric = self.loss.name in ("squared_error", "absolute_error")
         self.y = check_y(y, self.X.shape[0], func, numeric=numeric)
         self.predictor = Predictor(estimator, self.loss, self.columns, func)
         self.y_enc = self.predictor.encode_y(self.y, func)
@@ -210,7 +210,7 @@ def model_reliance(
     y: Any,
     features: Any,
     *,
-    loss: str | Any = "squared_error",
+    loss: str | Any = "auto",
     method: Literal["exact", "divide", "permutation"] = "exact",
     n_repeats: int = 5,
     shuffle: bool = False,
@@ -232,9 +232,13 @@ def model_reliance(
     y : array-like of shape (n_samples,)
     features : int, str or list of int/str
         The column (index or name) or group of columns X1 to switch.
-    loss : {"squared_error", "absolute_error", "hinge", "log_loss", "zero_one"} or callable, default="squared_error"
-        A callable is ``L(y, prediction) -> ndarray of shape (n,)`` applied to
-        ``predict``. Hinge takes labels in {-1, +1} or {0, 1}.
+    loss : {"auto", "squared_error", "absolute_error", "hinge", "log_loss", "zero_one"} or callable, default="auto"
+        ``"auto"`` fits the estimator (:func:`rashomon.utils.losses.default_loss`): squared
+        error on ``predict`` for a regressor or a plain function, log loss on ``predict_proba``
+        for a classifier that has it, otherwise hinge on ``decision_function`` (binary) or
+        zero-one on ``predict``; the loss used is recorded as ``result.loss``. A callable is
+        ``L(y, prediction) -> ndarray of shape (n,)`` applied to ``predict``. Hinge takes a
+        binary classifier's labels (``classes_[1]`` is +1), or labels in {-1, +1} or {0, 1}.
     method : {"exact", "divide", "permutation"}, default="exact"
         The all-pairs U-statistic, the divide estimator, or Breiman's
         permutations.
@@ -297,7 +301,7 @@ def feature_reliance(
     y: Any,
     features: Any = None,
     *,
-    loss: str | Any = "squared_error",
+    loss: str | Any = "auto",
     method: Literal["exact", "divide", "permutation"] = "exact",
     n_repeats: int = 5,
     shuffle: bool = False,

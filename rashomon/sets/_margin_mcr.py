@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from ..solvers import SmoothBallProgram
+from ..utils.losses import canonical_loss_name
 from ._margin_bounds import ScoreRanges, intercept_interval, surrogate_bound
 from ._margin_terms import MarginTerms
 from ._results import MCRResult
@@ -218,7 +219,7 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
         gamma_lower=float(max(steps, key=lambda s: np.nan_to_num(step_bound(s, eps, kind), nan=-np.inf)).gamma),
         gamma_upper=math.nan, kind=kind, features=names, epsilon_abs=eps, e_ref=float(e_ref), e_min=float(ms.e_min),
         reference_model=ref, steps=steps, model_class=ms.par.class_name, tol=tol, certified=bool(lo_ok and up_ok),
-        lower_certified=bool(lo_ok), upper_certified=bool(up_ok), loss=loss.name, notes="; ".join(notes))
+        lower_certified=bool(lo_ok), upper_certified=bool(up_ok), loss=canonical_loss_name(loss.name), notes="; ".join(notes))
 
 
 def _bound_loss(loss):
@@ -244,7 +245,7 @@ def fit_margin_set(rs, Xa, ya, columns, func) -> None:
 
     mc = rs.model_class
     if not isinstance(mc, (LogisticModelClass, HingeModelClass)):  # LinearModelClass with loss=...
-        cls = LogisticModelClass if rs.loss_ == "logistic" else HingeModelClass
+        cls = HingeModelClass if rs.loss_ == "hinge" else LogisticModelClass
         mc = cls(mc.norm_bound, mc.penalty_matrix, mc.fit_intercept, mc.standardize)
     ye = encode_margin_labels(ya, func)
     ref = rs.reference

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..model_classes.base import ClassMember, ModelClass
 from ..solvers import QCQPSequence
+from ..utils.losses import canonical_loss_name
 from ..utils.validation import (
     Boolean,
     Integral,
@@ -39,8 +40,7 @@ from ._search import GammaSearch, search_result
 
 __all__ = ["RashomonSet"]
 
-_LOSSES = ("squared_error", "hinge", "logistic", "absolute_error")
-_LOSS_ALIASES = {"squared": "squared_error", "log_loss": "logistic"}
+_LOSSES = ("squared_error", "hinge", "log_loss", "absolute_error")
 
 
 class RashomonSet(SetQueries):
@@ -61,9 +61,10 @@ class RashomonSet(SetQueries):
         parametrisation, which the set then uses. Any other fitted estimator is
         projected into the class; one that is not a member is an error saying how far
         outside it lies.
-    loss : {"squared_error", "hinge", "logistic", "absolute_error"}, default="squared_error"
-        ("squared" and "log_loss" are accepted aliases.) Non-quadratic losses need a
-        ``LinearModelClass`` and answer ``model_class_reliance`` only.
+    loss : {"squared_error", "hinge", "log_loss", "absolute_error"}, default="squared_error"
+        ("squared" and "logistic" are accepted aliases; ``loss_`` holds the package's name.)
+        Non-quadratic losses need a ``LinearModelClass``; a classifier class
+        (``LogisticModelClass``, ``HingeModelClass``) carries its own loss.
 
     Attributes
     ----------
@@ -109,9 +110,9 @@ class RashomonSet(SetQueries):
             raise RashomonInputError(f"The 'model_class' parameter of {func} must be a model class such as "
                                      f"LinearModelClass or KernelModelClass. Got {self.model_class!r} instead.")
         check_choice(self.epsilon_kind, EPSILON_KINDS, "epsilon_kind", func)
-        loss = _LOSS_ALIASES.get(self.loss, self.loss)
+        loss = canonical_loss_name(self.loss)  # "logistic" is "log_loss" (rashomon.utils.losses)
         check_choice(loss, _LOSSES, "loss", func)
-        cls_loss = getattr(self.model_class, "loss", "squared_error")  # a classifier class carries its loss
+        cls_loss = canonical_loss_name(getattr(self.model_class, "loss", "squared_error"))  # a classifier class carries its loss
         if cls_loss != "squared_error":
             if loss not in ("squared_error", cls_loss):
                 raise RashomonInputError(f"The 'loss' parameter of {func} is {loss!r}, but {type(self.model_class).__name__} "
@@ -180,7 +181,7 @@ class RashomonSet(SetQueries):
                 f"'model_class'. Got {type(self.model_class).__name__} instead.")
         if w is not None:
             raise RashomonInputError(f"The 'sample_weight' parameter of {func} needs loss='squared_error'.")
-        if self.loss_ in ("logistic", "hinge"):  # classifier classes: rashomon/sets/_margin_mcr.py
+        if self.loss_ in ("log_loss", "hinge"):  # classifier classes: rashomon/sets/_margin_mcr.py
             from ._margin_mcr import fit_margin_set
 
             return fit_margin_set(self, Xa, ya, columns, func)

@@ -14,9 +14,64 @@ import pandas as pd
 
 from .validation import RashomonInputError
 
-__all__ = ["Loss", "get_loss", "Predictor"]
+__all__ = ["Loss", "get_loss", "default_loss", "resolve_loss", "canonical_loss_name", "Predictor"]
 
 LOSS_NAMES = ("squared_error", "absolute_error", "hinge", "log_loss", "zero_one")
+#: the one place where other spellings of a loss are mapped to the package's name (scikit-learn's words)
+LOSS_ALIASES = {"logistic": "log_loss", "squared": "squared_error"}
+
+
+def canonical_loss_name(name: Any) -> Any:
+    """The package's name of a loss: ``"logistic"`` is ``"log_loss"``, ``"squared"`` is ``"squared_error"``.
+
+    Anything that is not a known alias (other names, callables) is returned unchanged.
+    """
+    return LOSS_ALIASES.get(name, name) if isinstance(name, str) else name
+
+
+def default_loss(estimator: Any, y: Any = None) -> str:
+    """The loss ``loss="auto"`` chooses for a (fitted or unfitted) estimator.
+
+    * a regressor (``sklearn.base.is_regressor``, pipelines included): ``"squared_error"`` on ``predict``;
+    * a classifier (``is_classifier``) with ``predict_proba``: ``"log_loss"`` on ``predict_proba``;
+    * a classifier without ``predict_proba`` (``LinearSVC``, ``SVC(probability=False)``, hard voting):
+      ``"hinge"`` on ``decision_function`` when it has one and the problem is binary, else
+      ``"zero_one"`` on ``predict``;
+    * anything else (a plain function, an object that is neither): ``"squared_error"`` on ``predict``.
+
+    Parameters
+    ----------
+    estimator : estimator or callable
+    y : array-like, default=None
+        Labels, used to count classes only when the estimator has no ``classes_`` (an unfitted
+        learner). Without either, a classifier is taken as binary.
+
+    Returns
+    -------
+    str
+        One of :data:`LOSS_NAMES`. The functions that take ``loss="auto"`` record it on their
+        result (``result.loss``) instead of printing a message.
+    """
+    from sklearn.base import is_classifier
+
+    if not any(hasattr(estimator, m) for m in ("predict", "predict_proba", "decision_function")):
+        return "squared_error"  # a plain function f(X) -> predictions
+    try:
+        classifier = is_classifier(estimator)
+    except (AttributeError, TypeError):  # not a scikit-learn estimator (no tags): its declared type, if any
+        classifier = getattr(estimator, "_estimator_type", None) == "classifier"
+    if not classifier:
+        return "squared_error"
+    if hasattr(estimator, "predict_proba"):
+        return "log_loss"
+    classes = getattr(estimator, "classes_", None)
+    if classes is not None:
+        n_classes = len(np.asarray(classes))
+    elif y is not None:
+        n_classes = len(np.unique(np.asarray(y)))
+    else:
+        n_classes = 2
+    return "hinge" if n_classes <= 2 and hasattr(estimator, "decision_function") else "zero_one"
 
 
 @dataclass(frozen=True)
@@ -73,18 +128,26 @@ _NAMED = {
 
 
 def get_loss(loss: Any, func: str) -> Loss:
-    """Resolve a loss name, a :class:`Loss` or a callable ``L(y, prediction)``."""
+    """Resolve a loss name (or an alias of one, :data:`LOSS_ALIASES`), a :class:`Loss` or a callable ``L(y, prediction)``."""
     if isinstance(loss, Loss):
         return loss
     if isinstance(loss, str):
+        loss = canonical_loss_name(loss)
         if loss not in _NAMED:
             raise RashomonInputError(
-                f"The 'loss' parameter of {func} must be one of {list(LOSS_NAMES)} or a callable. Got {loss!r} instead."
+                f"The 'loss' parameter of {func} must be 'auto', one of {list(LOSS_NAMES)} or a callable. Got {loss!r} instead."
             )
         return _NAMED[loss]
     if callable(loss):
         return Loss(getattr(loss, "__name__", "custom"), loss, "predict")
-    raise RashomonInputError(f"The 'loss' parameter of {func} must be one of {list(LOSS_NAMES)} or a callable. Got {loss!r} instead.")
+    raise RashomonInputError(f"The 'loss' parameter of {func} must be 'auto', one of {list(LOSS_NAMES)} or a callable. Got {loss!r} instead.")
+
+
+def resolve_loss(loss: Any, estimator: Any, func: str, y: Any = None) -> Loss:
+    """:func:`get_loss`, with ``"auto"`` replaced by :func:`default_loss` of ``estimator``."""
+    if isinstance(loss, str) and loss == "auto":
+        loss = default_loss(estimator, y)
+    return get_loss(loss, func)
 
 
 class Predictor:
@@ -130,6 +193,10 @@ class Predictor:
     def encode_y(self, y: np.ndarray, func: str) -> np.ndarray:
         name = self.loss.name
         if name == "hinge":
+            classes = getattr(self.estimator, "classes_", None)
+            if classes is not None and len(np.asarray(classes)) == 2 and np.isin(y, classes).all():
+                # a binary classifier's decision_function is positive for classes_[1]
+                return np.where(y == np.asarray(classes)[1], 1.0, -1.0)
             vals = set(np.unique(y).tolist())
             if vals <= {-1.0, 1.0}:
                 return y.astype(float)
