@@ -38,6 +38,7 @@ def old_path(X, y, loss, feature):
     """The pre-issue-18 path: cvxpy lower end, inner upper value (rashomon.sets._convex)."""
     from rashomon.sets._convex import convex_loss_mcr, e_orig_program, encode_labels
 
+    loss = {"log_loss": "logistic"}.get(loss, loss)  # the cvxpy path's own name of the logistic loss
     Xa = X.to_numpy(float)
     ye = encode_labels(np.asarray(y, float), loss, "bench")
     par = LinearModelClass().parametrize(Xa, ye, None, columns=list(X.columns), loss=loss)
