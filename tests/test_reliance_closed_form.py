@@ -133,3 +133,86 @@ def test_zero_coefficient_feature_has_no_reliance():
     fr = feature_reliance(m, X, y)
     assert fr.e_switch[2] == fr.e_orig
     assert fr.ratio[2] == 1.0
+
+
+def _count_passes(monkeypatch):
+    import rashomon.reliance._linear as lin
+
+    calls = []
+    real = lin._sums
+    monkeypatch.setattr(lin, "_sums", lambda *a: calls.append(a[4] is None) or real(*a))
+    return calls
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_misleading_sample_takes_the_sums_again_about_the_means(order, monkeypatch):
+    # The origin comes from sampled rows; here the two sampled rows (first and last) sit 1e3 away from
+    # the rest of a column centred at 1e6: the first pass would cancel ~6 digits, so the sums are taken
+    # again about the exact means (two passes) and match the exact rational U-statistic (1e-12).
+    import rashomon.reliance._linear as lin
+
+    X, y, beta = _dyadic_data(300, 1e6, seed=5)
+    X[[0, -1], 0] += 1024.0
+    y = y + 1024.0 * np.isin(np.arange(300), [0, 299])  # keep these rows' residuals ordinary
+    X = np.asarray(X, order=order)
+    pred = X @ beta + 2.0
+    monkeypatch.setattr(lin, "_SAMPLE_ROWS", 2)
+    monkeypatch.setattr(lin, "_CHUNK_BYTES", 8 * 5 * 16)
+    calls = _count_passes(monkeypatch)
+    stats = LinearSwitchStats(X, y, beta, 2.0, GROUPS)
+    assert len(calls) == 2 and stats.bounded
+    for g in GROUPS:
+        assert stats.e_switch(g) == pytest.approx(_exact_rational(X, y, pred, beta, g), rel=1e-12)
+    assert stats.e_orig == pytest.approx(float(np.mean((y - pred) ** 2)), rel=1e-14)
+
+
+def test_origin_without_copy_for_centred_columns_and_one_pass(monkeypatch):
+    # Columns centred near 0 (and a column of zeros) are summed about 0 (no shifted copy of X); a
+    # constant non-zero column (an added column of ones) is summed about its value: one pass either way.
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(2000, 4))
+    X[:, 3] = 0.0
+    beta = np.array([1.0, -2.0, 0.5, 3.0])
+    y = X @ beta + 1.0 + rng.normal(size=2000)
+    calls = _count_passes(monkeypatch)
+    for const, shifted in [(0.0, False), (1.0, True)]:
+        X[:, 3] = const
+        stats = LinearSwitchStats(X, y, beta, 1.0, [[0], [1], [2], [3]])
+        assert calls.pop() is not shifted and not calls
+        pred = X @ beta + 1.0
+        for j in range(3):
+            assert stats.e_switch([j]) == pytest.approx(linear_squared_e_switch(X, y, pred, beta, [j])[1], rel=1e-12)
+        assert stats.e_switch([3]) == stats.e_orig  # a constant column: switching it changes nothing
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 2e150, -1e151, 1e300])
+@pytest.mark.parametrize("offset", [0.0, 1e6])
+def test_the_pass_proves_x_finite_and_bounded(bad, offset, monkeypatch):
+    # A NaN, ±inf or a value beyond MAX_MAGNITUDE anywhere (here a row the origin's sample does not
+    # see) makes the pass unable to prove X bounded: the check is called (it raises the clear error).
+    import rashomon.reliance._linear as lin
+
+    monkeypatch.setattr(lin, "_CHUNK_BYTES", 8 * 3 * 64)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 3)) + offset
+    beta = np.array([1.0, 2.0, 3.0])
+    y = X @ beta + rng.normal(size=5000)
+    called = []
+    clean = LinearSwitchStats(X, y, beta, 0.0, GROUPS[:3], check=lambda: called.append(1))
+    assert clean.bounded and not called
+    X[2501, 1] = bad
+    with pytest.raises(ValueError, match="checked"):
+        LinearSwitchStats(X, y, beta, 0.0, GROUPS[:3], check=lambda: (_ for _ in ()).throw(ValueError("checked")))
+
+
+def test_values_at_the_magnitude_limit():
+    # Sums of squares beyond MAX_MAGNITUDE² prove nothing: the exact check is made (and passes here,
+    # every value is within the limit), the statistics are those of the data.
+    X = np.array([[1e150, 0.0], [-1e150, 1.0], [0.5e150, 2.0], [0.0, 3.0]])
+    beta, y = np.array([1e-150, 1.0]), np.array([0.0, 1.5, 1.0, 4.0])
+    called = []
+    stats = LinearSwitchStats(X, y, beta, 0.0, [[0], [1]], check=lambda: called.append(1))
+    assert called and not stats.bounded
+    pred = X @ beta
+    for j in range(2):
+        assert stats.e_switch([j]) == pytest.approx(_exact_rational(X, y, pred, beta, [j]), rel=1e-12)

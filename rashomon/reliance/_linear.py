@@ -12,21 +12,27 @@ with the residual (``c = Xc'e``), ``S_uu = β_G' C_GG β_G`` and ``S_eu = β_G' 
 one pass over the data gives every feature (only the diagonal of C) and every
 group (the block of C on the grouped columns), each then in O(|G|²).
 
-Sums are taken about the column means (computed first, then the data is
-centred chunk by chunk), so a large offset in a column does not cancel.
+Sums are taken about an origin near the column means (sampled rows; the exact
+means in a second pass when the sample misled), so a large offset in a column
+does not cancel, and the same pass proves X finite and bounded.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from ..utils.losses import Predictor
+from ..utils.validation import MAX_MAGNITUDE, RashomonInputError
 
 __all__ = ["linear_coefficients", "linear_squared_e_switch", "LinearSwitchStats"]
 
 _AFFINE_STEPS = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler")
 _CHUNK_BYTES = 2**20
+#: rows sampled (evenly spaced) to choose the origin of the sums
+_SAMPLE_ROWS = 1024
+#: Σ(x − s)² / Σ(x − x̄)² allowed before the sums are taken again about the exact means
+_MAX_CANCELLATION = 10.0
 
 
 def linear_coefficients(estimator: Any, X: np.ndarray, predictor: Predictor) -> tuple[np.ndarray, float] | None:
@@ -86,6 +92,59 @@ def linear_squared_e_switch(X: np.ndarray, y: np.ndarray, pred: np.ndarray, beta
     return diag / n, (total - diag) / (n * (n - 1))
 
 
+def _origin(X: np.ndarray, y: np.ndarray, beta: np.ndarray, b: float) -> tuple[np.ndarray | None, float]:
+    """Origin ``(s, t)`` of the sums of X's columns and of the residual, from evenly spaced sample rows.
+
+    ``s`` is None (no shift, no copy of X) when every column's sampled mean is within three sampled
+    standard deviations of 0 (sums about 0 then lose at most one digit) or the column is 0 on the
+    sample; otherwise the sampled means, a column constant on the sample taking its value (its sums
+    are then exactly 0 when it is constant).
+    """
+    n = X.shape[0]
+    rows = np.unique(np.linspace(0, n - 1, min(n, _SAMPLE_ROWS)).astype(np.intp))
+    S = X[rows]
+    e = y[rows] - (S @ beta + b)
+    lo, hi = S.min(axis=0), S.max(axis=0)
+    mean = np.where(lo == hi, lo, S.mean(axis=0))
+    if np.all((mean * mean <= 9.0 * S.var(axis=0)) | (mean == 0)):  # False on NaN: the pass then finds it
+        return None, float(e.mean())
+    return mean, float(e.mean())
+
+
+def _sums(X: np.ndarray, y: np.ndarray, beta: np.ndarray, b: float, s: np.ndarray | None, t: float,
+          multi: np.ndarray) -> tuple:
+    """Sums over the rows of ``a = x − s`` and ``r = y − f(x) − t``: Σa, Σa², Σ r·a, Σr, Σr², Σ a_M a_M'.
+
+    Row chunks of about ``_CHUNK_BYTES`` stay in cache while they are used four times (the residual,
+    the column sums, the squares, the cross-products with the residual): X is read from memory once.
+    """
+    n, p = X.shape
+    step = max(1, _CHUNK_BYTES // (8 * p))
+    ones = np.ones(min(step, n))
+    buf = None if s is None else np.empty((min(step, n), p))
+    sa, saa, sra = np.zeros(p), np.zeros(p), np.zeros(p)
+    sr = srr = 0.0
+    gram = np.zeros((len(multi), len(multi)))
+    for i in range(0, n, step):
+        A = X[i:i + step]
+        m = A.shape[0]
+        r = A @ beta  # the residual from the data itself, as y - predict(X) is
+        r += b
+        np.subtract(y[i:i + m], r, out=r)
+        r -= t
+        if s is not None:
+            A = np.subtract(A, s, out=buf[:m])
+        sr += float(r.sum())
+        srr += float(r @ r)
+        sa += ones[:m] @ A
+        sra += r @ A
+        saa += np.einsum("ij,ij->j", A, A)
+        if len(multi):
+            Am = A[:, multi]
+            gram += Am.T @ Am
+    return sa, saa, sra, sr, srr, gram
+
+
 class LinearSwitchStats:
     """Sufficient statistics of a linear model's exact e_switch for many groups.
 
@@ -99,56 +158,61 @@ class LinearSwitchStats:
     groups : iterable of sequences of int
         The groups that will be asked for; the cross-products between columns
         are formed only for the columns of groups of two or more.
+    check : callable, optional
+        Called when the pass cannot prove every value of X finite and of magnitude at most
+        ``MAX_MAGNITUDE`` (so X need not be checked beforehand): it raises the caller's clear
+        error, or returns when the values are fine after all. ``bounded`` records the proof.
+    func : str, default="feature_reliance"
+        Named in the error raised when a sum of squares overflows.
 
     Notes
     -----
-    One pass over X in row chunks of about 1 MiB: per chunk the residuals, the
-    chunk means and the sums about them, merged with the pairwise update of
-    Chan, Golub & LeVeque (1979). The data is first shifted by the first chunk's
-    means, so neither a sum nor a chunk mean is taken about a distant origin.
-    O(n·(p + m²)) for m columns in multi-column groups; each :meth:`e_switch`
-    is then O(|G|²). ``e_orig`` is the mean squared residual.
+    One pass over X in row chunks of about 1 MiB, each used while it is in cache: the
+    residuals ``r = y − f(x)``, and for ``a = x − s`` the sums Σa, Σa², Σr·a (and Σa a' on
+    the columns of multi-column groups). The origin ``s`` (and ``t`` for r) comes from evenly
+    spaced sample rows; s = 0, without copying X, when the columns are centred near 0. The
+    centred sums follow as ``Σa² − n ā²``; when that cancels more than one digit
+    (``Σa² > 10 (Σa² − n ā²)``: a sample unlike the data) the pass is made again about the exact
+    means. O(n·(p + m²)) for m columns in multi-column groups; each :meth:`e_switch` is then
+    O(|G|²). ``e_orig`` is the mean squared residual.
+
+    The pass also validates X: a NaN or ±inf in column j makes Σa_j² NaN or +inf, and a
+    finite ``Σa_j² ≤ 0.99 (MAX_MAGNITUDE − |s_j|)²`` proves every ``|x_ij| ≤ MAX_MAGNITUDE``.
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, beta: np.ndarray, intercept: float,
-                 groups: Iterable[Sequence[int]]):
+                 groups: Iterable[Sequence[int]], *, check: Callable[[], None] | None = None,
+                 func: str = "feature_reliance"):
         groups = [tuple(int(j) for j in g) for g in groups]
         n, p = X.shape
         multi = np.array(sorted({j for g in groups if len(g) > 1 for j in g}), dtype=np.intp)
         self.n = n
         self.beta = np.asarray(beta, dtype=float)
         y = np.asarray(y, dtype=float)
-        mean, e_mean, count = np.zeros(p), 0.0, 0
-        ss, xe, gram = np.zeros(p), np.zeros(p), np.zeros((len(multi), len(multi)))
-        sq = 0.0
-        step = max(1, _CHUNK_BYTES // (8 * p))
-        buf, ones = np.empty((min(step, n), p)), np.ones(min(step, n))
-        shift = e_shift = None
-        for s in range(0, n, step):
-            Xc = X[s:s + step]
-            m = Xc.shape[0]
-            e = y[s:s + m] - (Xc @ self.beta + intercept)
-            sq += float(e @ e)
-            if shift is None:  # the first chunk's means: later means are taken of the shifted data
-                shift, e_shift = (ones[:m] @ Xc) / m, float(e.sum()) / m
-            A = np.subtract(Xc, shift, out=buf[:m])
-            e = e - e_shift
-            cm, ce = (ones[:m] @ A) / m, float(e.sum()) / m
-            A -= cm
-            ec = e - ce
-            # merge the chunk's centred sums into the running ones (Chan et al.)
-            f = count * m / (count + m)
-            d, de = cm - mean, ce - e_mean
-            ss += np.einsum("ij,ij->j", A, A) + f * d * d
-            xe += ec @ A + f * de * d
-            if len(multi):
-                Am = A[:, multi]
-                gram += Am.T @ Am + f * np.outer(d[multi], d[multi])
-            mean += d * (m / (count + m))
-            e_mean += de * (m / (count + m))
-            count += m
-        self.e_orig = sq / n
-        self._ss, self._xe, self._gram = ss, xe, gram
+        b = float(intercept)
+        with np.errstate(all="ignore"):  # non-finite values and overflow: found by the checks below
+            s, t = _origin(X, y, self.beta, b)
+            sums = _sums(X, y, self.beta, b, s, t, multi)
+            room = np.maximum(MAX_MAGNITUDE - (0.0 if s is None else np.abs(s)), 0.0)
+            self.bounded = bool(np.all(sums[1] <= 0.99 * room * room))  # False for NaN and inf
+            if not self.bounded and check is not None:
+                check()
+            sa, saa, sra, sr, srr, gram = sums
+            d, dr = sa / n, sr / n
+            if np.any(saa > _MAX_CANCELLATION * (saa - n * d * d)) or srr > _MAX_CANCELLATION * (srr - n * dr * dr):
+                s = (0.0 if s is None else s) + d  # the sample was unlike the data: sums about the exact means
+                t += dr
+                sa, saa, sra, sr, srr, gram = _sums(X, y, self.beta, b, s, t, multi)
+                d, dr = sa / n, sr / n
+            self._ss = np.maximum(saa - n * d * d, 0.0)
+            self._xe = sra - n * dr * d
+            self._gram = gram - n * np.outer(d[multi], d[multi])
+            self.e_orig = max(srr - n * dr * dr, 0.0) / n + (t + dr) ** 2
+        if not (np.all(np.isfinite(self._ss)) and np.all(np.isfinite(self._xe)) and np.all(np.isfinite(self._gram))
+                and np.isfinite(self.e_orig)):
+            raise RashomonInputError(
+                f"The 'X' parameter of {func} must give sums of squares (of its centred columns and of the residuals "
+                "y - f(X)) that fit in double precision; rescale X, y or the model. Got an overflow instead.")
         self._mpos = {int(j): k for k, j in enumerate(multi)}
 
     def covers(self, groups: Iterable[Sequence[int]]) -> bool:

@@ -29,11 +29,13 @@ def _param_error(param: str, func: str, expected: str, got: Any) -> RashomonInpu
     return RashomonInputError(f"The '{param}' parameter of {func} must be {expected}. Got {got} instead.")
 
 
-def check_X(X: Any, func: str, param: str = "X", min_rows: int = 2) -> tuple[np.ndarray, list[str] | None]:
+def check_X(X: Any, func: str, param: str = "X", min_rows: int = 2, finite: bool = True) -> tuple[np.ndarray, list[str] | None]:
     """Return ``(X as float64 2-D array, column names or None)``.
 
     Raises a clear error for non-numeric columns, NaN/inf, wrong dimension and
-    too few rows.
+    too few rows. ``finite=False`` leaves the values unchecked: the caller then
+    proves them finite and bounded in its own pass over X, or calls
+    :func:`check_finite` before any other use.
     """
     columns = None
     if isinstance(X, pd.DataFrame):
@@ -53,14 +55,21 @@ def check_X(X: Any, func: str, param: str = "X", min_rows: int = 2) -> tuple[np.
         raise _param_error(param, func, f"an array with at least {min_rows} rows", f"{arr.shape[0]} row(s)")
     if arr.shape[1] < 1:
         raise _param_error(param, func, "an array with at least one column", "0 columns")
+    if finite:
+        check_finite(arr, func, param, columns)
+    return arr, columns
+
+
+def check_finite(arr: np.ndarray, func: str, param: str = "X", columns: list[str] | None = None) -> None:
+    """Raise a clear error unless every value of the float array is finite and of magnitude at most MAX_MAGNITUDE."""
     # fast path, one BLAS pass: a finite sum of squares <= MAX_MAGNITUDE² means every value is finite and
     # of magnitude <= MAX_MAGNITUDE (a NaN or inf makes the sum NaN or inf)
-    if arr.flags.c_contiguous and arr.size:
-        flat = arr.reshape(-1)
+    if (arr.flags.c_contiguous or arr.flags.f_contiguous) and arr.size:
+        flat = arr.ravel(order="K")  # a view for C- or F-ordered data
         with np.errstate(over="ignore", invalid="ignore"):
             ss = float(np.dot(flat, flat))
         if math.isfinite(ss) and ss <= MAX_MAGNITUDE**2:
-            return arr, columns
+            return
     # one pass: the largest |value| is NaN or inf exactly when some value is
     big = float(max(np.max(arr, initial=-np.inf), -np.min(arr, initial=np.inf))) if arr.size else 0.0
     if not math.isfinite(big):
@@ -70,7 +79,6 @@ def check_X(X: Any, func: str, param: str = "X", min_rows: int = 2) -> tuple[np.
     if big > MAX_MAGNITUDE:
         raise _param_error(param, func, f"of magnitude at most {MAX_MAGNITUDE:g} (squares and sums of squares must "
                            "fit in double precision; rescale the columns)", f"values up to {big:.3g}")
-    return arr, columns
 
 
 def check_y(y: Any, n: int, func: str, param: str = "y", numeric: bool = True) -> np.ndarray:
