@@ -16,8 +16,9 @@ reported is the γ = 0 minimiser (its MR minus the bound is the reported gap).
 
 **Upper end (MCR+).** Inner value: Dinkelbach's method with the convex e_switch linearised
 (convex–concave procedure) from several starts; every iterate is a member of S and MR never
-decreases. Outer bound: :func:`._margin_bounds.surrogate_bound` (proof in its module). The
-result reports both, the gap, and flags gaps above 5%.
+decreases. Outer bound: the smaller of :func:`._margin_bounds.surrogate_bound` and, for one
+feature, :func:`._margin_secant.secant_upper_bound` (row envelopes on slabs of the switched
+coefficient; proofs in their modules). The result reports both, the gap, and flags gaps above 5%.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ import numpy as np
 from ..solvers import SmoothBallProgram
 from ..utils.losses import canonical_loss_name
 from ._margin_bounds import ScoreRanges, intercept_interval, surrogate_bound
+from ._margin_secant import secant_upper_bound
 from ._margin_terms import MarginTerms
 from ._results import MCRResult
 from ._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
@@ -35,6 +37,7 @@ from ._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
 __all__ = ["MarginSet", "margin_mcr", "fit_margin_set"]
 
 _TAUS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+_SECANT_BUDGET = 1.0  # seconds of slab refinement for the outer bound of MCR+
 
 
 class MarginSet:
@@ -187,6 +190,9 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
         add(th)
     uth, umr = best("upper")
     upper = min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
+    if uth is not None and len(gi) == 1:  # row envelopes on slabs of the switched coefficient (._margin_secant)
+        sec = secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, umr, budget=_SECANT_BUDGET)
+        upper = min(upper, sec) if np.isfinite(sec) else upper
     upper = max(upper, umr)  # rounding guard: the outer bound is never below an attained value
     lower = min(lower, lmr)
     lgap, ugap = max(lmr - lower, 0.0), max(upper - umr, 0.0)

@@ -1,0 +1,359 @@
+"""Certified outer bound on MCR+ of one feature of a linear classifier: row envelopes and slabs of β_k.
+
+Notation: S = {θ ∈ K : e_orig(θ) <= ε} (K: the ball with the intercept interval), one switched feature
+with coordinate k (b = θ_k), row margins ``m_j = y_j d_j'θ``. The switched pair (v, j) has margin
+``m_j + c_vj·b`` with ``c_vj = y_j (G_v - g_j)`` (G_v: the V distinct values, g_j: row j's value), so
+
+    e_switch - Λ·e_orig = (1/n) Σ_j φ_j(m_j, b),   φ_j(m, b) = Σ_v w_vj ℓ(m + c_vj b) - Λ ℓ(m)
+
+(``w_vj = n·W_vj``, Σ_v w_vj = 1). Rows with the same (y_j, g_j) share φ_j.
+
+**Bound on one slab** ``A = S ∩ {a <= b <= a'}``. (i) Every m_j stays in an interval ``[lo_j, hi_j]``
+on A: the intersection of its ranges on ``E ∩ slab`` and ``ball ∩ slab`` (E ⊇ S: the ellipsoid of
+:class:`._margin_bounds.ScoreRanges`; the range of a linear function on an ellipsoid cut by a slab of
+one coordinate is closed form, slice formula below). (ii) φ_j is convex in b (the switched losses
+are), so on the slab ``φ_j(m, b) <= max(φ_j(m, a), φ_j(m, a'))``. (iii) For ``Λ' = Λ + τ₁`` (τ₁ >= 0)
+let ψ_j be the least concave majorant, on a grid of [lo_j, hi_j], of ``f_j = max over the two ends of
+φ'_j`` (φ with Λ'), raised by the interpolation error: the switched part is replaced by its linear
+interpolation on a finer per-class grid (>= it: it is convex), after which ``-f_j'' <= Λ' max ℓ''``
+on each cell, so ``f_j <= lin. interpolation + Λ' max_cell ℓ''·h²/8`` (logistic); for the hinge the
+kink of ℓ at 1 is a grid node and the correction is 0. ψ_j is a minimum of affine functions, concave
+on R and >= f_j on [lo_j, hi_j]. (iv) For θ ∈ A and τ₂ >= 0, using ``e_orig <= ε`` twice,
+
+    e_switch - Λ e_orig = (1/n) Σ_j φ'_j(m_j, b) + τ₁ e_orig
+                        <= (1/n) Σ_j ψ_j(m_j) + τ₁ ε + τ₂ (ε - ẽ_orig(θ)) - μ·pen(b) =: G(θ),
+
+with ẽ_orig <= e_orig + σ log 2 handled by subtracting the offset (hinge: smoothed at σ; logistic
+exact) and ``pen(b) = dist(b, [a, a'])²`` (zero on the slab). The soft-min ``-T log Σ e^{-l/T}`` of the
+affine pieces is >= their minimum minus ``T log P`` (P pieces), so G with each ψ_j smoothed and ``T log P``
+added is smooth, concave and >= the objective on A. Its maximum over K (⊇ A) is bounded by projected
+Newton's Frank–Wolfe certificate (valid at any point). Hence ``max_A (e_switch - Λ e_orig) <= U_A``.
+
+**From U to MR.** Difference (Λ = 1): ``MR <= U``. Ratio: on A, ``e_switch <= Λ e_orig + U_A``, so
+``MR <= Λ + U_A/ε`` if U_A <= 0 and ``<= Λ + U_A/e_lo`` otherwise (e_lo: a certified lower bound on
+e_orig over K). **Slabs.** The b-range of S is covered by slabs (its ends from E and the ball); the
+slab with the largest bound is halved until the gap to the best member is below the target or the
+budget is spent; the outer bound is the largest slab bound (every member of S lies in some slab).
+
+Floating point: the pieces are raised by 1e-12 relative, and the certified solver value is lowered by
+``1e-10·max(1, |U|)``; these exceed the rounding of the sums involved by orders of magnitude.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..solvers import SmoothBallProgram
+
+__all__ = ["slab_ranges", "upper_hull", "SecantBound", "secant_upper_bound"]
+
+_PAD = 1e-12
+
+
+def slab_ranges(C, centre, P, delta, k, a, b):
+    """Range of each row c of C of ``c'θ`` on ``{(θ-centre)'P⁻¹(θ-centre) <= δ, a <= θ_k <= b}``.
+
+    Slice formula: on the hyperplane θ_k = t the ellipsoid is the ellipsoid with centre
+    ``centre + P e_k (t - centre_k)/P_kk``, shape ``P - P e_k e_k'P/P_kk`` and level ``δ - (t - centre_k)²/P_kk``.
+    The maximum of ``c'θ`` over the ellipsoid is at θ*; if θ*_k leaves [a, b] the maximum over the cut
+    ellipsoid is on the violated face (concavity of the slice maximum in t). Returns ``(lo, hi)``; rows
+    where the cut is empty get ``lo > hi``.
+    """
+    s = C @ centre
+    cPc = np.maximum(np.einsum("ij,jk,ik->i", C, P, C), 0.0)
+    cPe = C @ P[:, k]
+    Pkk = float(P[k, k])
+    h = np.sqrt(delta * cPc)
+    lo, hi = s - h, s + h
+    q = np.maximum(cPc - cPe ** 2 / Pkk, 0.0)
+    root = np.sqrt(np.maximum(cPc, 1e-300))
+    for sign in (1.0, -1.0):
+        tk = centre[k] + sign * math.sqrt(delta) * cPe / root  # θ_k of the extreme point
+        for t, mask in ((a, tk < a), (b, tk > b)):
+            if not (np.isfinite(t) and mask.any()):
+                continue
+            rem = delta - (t - centre[k]) ** 2 / Pkk
+            val = s + cPe * (t - centre[k]) / Pkk + sign * np.sqrt(max(rem, 0.0) * q)
+            if rem < 0:
+                val = np.full_like(s, -np.inf if sign > 0 else np.inf)
+            if sign > 0:
+                hi = np.where(mask, val, hi)
+            else:
+                lo = np.where(mask, val, lo)
+    return lo, hi
+
+
+def upper_hull(X, F):
+    """Least concave majorant of the points ``(X[j, i], F[j, i])`` (X sorted along each row), all rows at once.
+
+    Returns ``(x0, f0, slope)`` of shape (n, K - 1): piece i of row j is ``f0 + slope·(m - x0)``; the
+    minimum over i is the majorant on [X[j, 0], X[j, -1]] (and a concave extension beyond).
+    """
+    n, K = X.shape
+    ar = np.arange(n)
+    stack = np.zeros((n, K), dtype=int)
+    top = np.zeros(n, dtype=int)
+    for i in range(1, K):
+        while True:
+            i1, i2 = stack[ar, np.maximum(top - 1, 0)], stack[ar, top]
+            x1, x2, xi = X[ar, i1], X[ar, i2], X[:, i]
+            pop = (top >= 1) & ((F[ar, i2] - F[ar, i1]) * (xi - x1) <= (F[:, i] - F[ar, i1]) * (x2 - x1))
+            if not pop.any():
+                break
+            top = top - pop
+        top = top + 1
+        stack[ar, top] = i
+    cols = np.minimum(np.arange(K - 1)[None, :], np.maximum(top - 1, 0)[:, None])
+    left = np.take_along_axis(stack, cols, axis=1)
+    right = np.take_along_axis(stack, cols + 1, axis=1)
+    right = np.where(top[:, None] >= 1, right, left)
+    xl, xr = np.take_along_axis(X, left, axis=1), np.take_along_axis(X, right, axis=1)
+    fl, fr = np.take_along_axis(F, left, axis=1), np.take_along_axis(F, right, axis=1)
+    dx = xr - xl
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.where(dx > 0, (fr - fl) / np.where(dx > 0, dx, 1.0), 0.0)
+    f0 = np.where(dx > 0, fl, np.maximum(fl, fr))
+    return xl, f0, slope
+
+
+class SecantBound:
+    """Outer bound on MCR+ of one feature by row envelopes on slabs of b = θ_k (see the module docstring).
+
+    Parameters
+    ----------
+    ms : MarginSet
+    T : MarginTerms of the feature (one coordinate).
+    ranges : ScoreRanges (its ellipsoid and the row ranges on S).
+    loss : MarginLoss (exact for the hinge: ``loss.name`` decides).
+    eps, e_lo : float
+        ε and a certified lower bound on e_orig over K.
+    lo, hi : intercept interval.
+    """
+
+    def __init__(self, ms, T, ranges, loss, eps, e_lo, lo, hi, *, grid=48, fine=128):
+        self.ms, self.T, self.R, self.eps, self.e_lo = ms, T, ranges, float(eps), float(e_lo)
+        self.hinge = loss.name == "hinge"
+        self.lo, self.hi = lo, hi
+        self.grid, self.fine = grid, fine
+        D, y = ms.D, ms.y
+        self.n, self.d = D.shape
+        self.k = int(T.gi[0])
+        self.C = y[:, None] * D
+        self.lossv = (lambda m: np.maximum(0.0, 1.0 - m)) if self.hinge else (lambda m: np.logaddexp(0.0, -m))
+        self.sm = loss.smoothed(1e-3) if self.hinge else loss  # for ẽ_orig in G
+        # classes of rows sharing the switched part: (y_j, g_j)
+        g = D[:, self.k]
+        G = T.G[:, 0]
+        gidx = np.searchsorted(G, g)
+        key = gidx * 2 + (y > 0)
+        self.cls, self.row_cls = np.unique(key, return_inverse=True)
+        self.cls_y = np.where(self.cls % 2 == 1, 1.0, -1.0)
+        self.cls_g = G[self.cls // 2]
+        V = len(G)
+        cnt = np.bincount(gidx, minlength=V).astype(float)
+        Wc = np.repeat(cnt[None, :], len(self.cls), axis=0)
+        Wc[np.arange(len(self.cls)), self.cls // 2] -= 1.0
+        self.Wc = Wc / (self.n - 1.0)  # w_v for each class (sums to 1)
+        self.G = G
+        # ball: penalised coordinates, P = B_P^{-1}, centre 0, level r; the intercept adds an interval
+        o = ms.o
+        self.o = o
+        Pb = np.zeros((self.d, self.d))
+        Pb[o:, o:] = np.linalg.inv(ms.B[o:, o:])
+        self.Pball = Pb
+        self.ell = ranges.ellipsoid
+
+    # ------------------------------------------------------------------ ranges on a slab
+    def b_range(self):
+        e = np.zeros((1, self.d))
+        e[0, self.k] = 1.0
+        lo, hi = self._ranges(e, -math.inf, math.inf)
+        return float(lo[0]), float(hi[0])
+
+    def _ranges(self, C, a, b, ilo=None, ihi=None):
+        o, k = self.o, self.k
+        ilo = self.lo if ilo is None else ilo
+        ihi = self.hi if ihi is None else ihi
+        Cp = C.copy()
+        Cp[:, :o] = 0.0
+        lo, hi = slab_ranges(Cp, np.zeros(self.d), self.Pball, self.ms.r, k, a, b)
+        if o:
+            ci = C[:, 0]
+            lo = lo + np.minimum(ci * ilo[0], ci * ihi[0])
+            hi = hi + np.maximum(ci * ilo[0], ci * ihi[0])
+        if self.ell is not None:
+            c0, P, delta = self.ell
+            l2, h2 = slab_ranges(C, c0, P, delta, k, a, b)
+            lo, hi = np.maximum(lo, l2), np.minimum(hi, h2)
+        return lo, hi
+
+    # ------------------------------------------------------------------ envelope pieces on a slab
+    def _switch_part(self, M, b):
+        """Upper bound on ``Σ_v w_v ℓ(m + c_v b)`` at M (n × K) for row classes: interpolation on a per-class
+        fine grid (>= the convex function)."""
+        cls = self.row_cls
+        nc = len(self.cls)
+        lo_c = np.full(nc, np.inf)
+        hi_c = np.full(nc, -np.inf)
+        np.minimum.at(lo_c, cls, M[:, 0])
+        np.maximum.at(hi_c, cls, M[:, -1])
+        t = np.linspace(0.0, 1.0, self.fine)
+        xf = lo_c[:, None] + (hi_c - lo_c)[:, None] * t[None, :]  # nc × fine
+        shifts = self.cls_y[:, None] * (self.G[None, :] - self.cls_g[:, None]) * b  # nc × V
+        vals = np.einsum("cv,cvf->cf", self.Wc, self.lossv(xf[:, None, :] + shifts[:, :, None]))
+        # linear interpolation per row
+        width = np.maximum(hi_c - lo_c, 1e-300)
+        pos = (M - lo_c[cls][:, None]) / width[cls][:, None] * (self.fine - 1)
+        i0 = np.clip(np.floor(pos).astype(int), 0, self.fine - 2)
+        fr = np.clip(pos - i0, 0.0, 1.0)
+        v0 = vals[cls[:, None], i0]
+        v1 = vals[cls[:, None], i0 + 1]
+        return v0 + fr * (v1 - v0)
+
+    def pieces(self, a, b, lam, ilo=None, ihi=None):
+        """Affine pieces ``(x0, f0, slope)`` of ψ_j on the cell (b in [a, b], intercept in [ilo, ihi]) for
+        Λ' = lam, or None if the cell misses S."""
+        mlo, mhi = self._ranges(self.C, a, b, ilo, ihi)
+        mlo, mhi = np.maximum(mlo, self.R.lo_o), np.minimum(mhi, self.R.hi_o)
+        if np.any(~(mlo <= mhi)):
+            return None
+        K = self.grid
+        w = mhi - mlo
+        if self.hinge:
+            t = np.linspace(0.0, 1.0, K - 1)
+            X = mlo[:, None] + w[:, None] * t[None, :]
+            kink = np.clip(1.0, mlo, mhi)
+            X = np.sort(np.concatenate([X, kink[:, None]], axis=1), axis=1)
+            corr = np.zeros((self.n, K))
+        else:
+            t = np.linspace(0.0, 1.0, K)
+            X = mlo[:, None] + w[:, None] * t[None, :]
+            h = w / (K - 1)
+            # max of ℓ'' = σ(m)σ(-m) on each cell: at the point of the cell nearest 0
+            near = np.clip(0.0, X[:, :-1], X[:, 1:])
+            en = np.exp(-np.abs(near))
+            cell = lam * en / (1.0 + en) ** 2 * (h[:, None] ** 2) / 8.0
+            corr = np.zeros((self.n, K))
+            corr[:, :-1] = cell
+            corr[:, 1:] = np.maximum(corr[:, 1:], cell)
+        own = lam * self.lossv(X)
+        F = np.maximum(self._switch_part(X, a), self._switch_part(X, b)) - own + corr
+        F = F + _PAD * (1.0 + np.abs(F))
+        return upper_hull(X, F)
+
+    # ------------------------------------------------------------------ the smooth concave programme
+    def slab_value(self, a, b, lam, tau1, tau2, x0, ilo=None, ihi=None, temp=(1e-3,)):
+        """Certified ``U_A`` (see the module docstring) on the cell and the maximiser, or ``(-inf, None)``."""
+        ilo = self.lo if ilo is None else ilo
+        ihi = self.hi if ihi is None else ihi
+        pc = self.pieces(a, b, lam + tau1, ilo, ihi)
+        if pc is None:
+            return -math.inf, None
+        x0p, f0, sl = pc
+        n, C, eps = self.n, self.C, self.eps
+        Tn = self.ms.orig
+        sm = self.sm
+        off = sm.offset if self.hinge else 0.0
+        width = max(b - a, 1e-12)
+        mu = 10.0 / width ** 2
+        k = self.k
+        P = x0p.shape[1]
+
+        def make(temp):
+            def f(theta, order):
+                m = C @ theta
+                L = f0 + sl * (m[:, None] - x0p)
+                lmin = L.min(axis=1)
+                z = np.exp(-(L - lmin[:, None]) / temp)
+                Z = z.sum(axis=1)
+                psi = lmin - temp * np.log(Z)
+                val = float(psi.mean()) + temp * math.log(P) + tau1 * eps + tau2 * (eps + off)
+                bk = theta[k]
+                viol = max(bk - b, 0.0) - max(a - bk, 0.0)
+                val -= mu * viol * viol
+                parts = Tn.orig_parts(theta, sm, order)
+                val -= tau2 * parts[0]
+                if order == 0:
+                    return (-val,)
+                p = z / Z[:, None]
+                d1 = (p * sl).sum(axis=1)
+                grad = C.T @ d1 / n - tau2 * parts[1]
+                grad[k] -= 2 * mu * viol
+                if order == 1:
+                    return -val, -grad
+                d2 = -((p * sl * sl).sum(axis=1) - d1 * d1) / temp
+                H = (C.T * (d2 / n)) @ C - tau2 * parts[2]
+                H[k, k] -= 2 * mu * (viol != 0.0)
+                return -val, -grad, -H
+            return f
+
+        x = x0
+        for i, t in enumerate(temp):
+            prog = SmoothBallProgram(self.ms.B, self.ms.r, ilo, ihi, tol=1e-9, max_iter=40)
+            res = prog.minimize(make(t), x)
+            x = res.x
+        ub = -res.info["lower_bound"]
+        ub += 1e-10 * max(1.0, abs(ub))
+        return ub, x
+
+    # ------------------------------------------------------------------ branch and bound over slabs
+    def bound(self, kind, inner, budget=1.0, rel_tol=0.01, max_slabs=64, x_start=None):
+        """Certified outer bound on MCR+ (kind "ratio" or "difference") given the best member value ``inner``."""
+        t_end = time.perf_counter() + budget
+        b_lo, b_hi = self.b_range()
+        if not b_lo <= b_hi:
+            return math.nan
+        lam = inner if kind == "ratio" else 1.0
+        if kind == "ratio" and not (self.e_lo > 0):
+            return math.nan
+        x_start = self.ms.theta_min if x_start is None else x_start
+
+        def to_mr(u):
+            if kind == "difference":
+                return u
+            return lam + (u / self.eps if u <= 0 else u / self.e_lo)
+
+        def evaluate(cell, x0):
+            a, b, ilo, ihi = cell
+            best, xb = math.inf, None
+            for tau1, tau2 in ((1.0, 0.5), (2.0, 2.0), (3.0, 1.0)):
+                u, x = self.slab_value(a, b, lam, tau1, tau2, x0, ilo, ihi)
+                if u < best:
+                    best, xb = u, x
+                if u == -math.inf or to_mr(u) <= inner or time.perf_counter() > t_end:
+                    break
+            return to_mr(best), (xb if xb is not None else x0)
+
+        n0 = 4
+        edges = np.linspace(b_lo, b_hi, n0 + 1)
+        slabs = []
+        for i in range(n0):
+            cell = (edges[i], edges[i + 1], self.lo, self.hi)
+            v, x = evaluate(cell, x_start)
+            slabs.append((v, cell, x))
+        while len(slabs) < max_slabs and time.perf_counter() < t_end:
+            slabs.sort(key=lambda s: s[0])
+            v, (a, b, ilo, ihi), x = slabs[-1]
+            if not np.isfinite(v) or v - inner <= rel_tol * max(abs(v), 1e-300):
+                break
+            slabs.pop()
+            mid = 0.5 * (a + b)
+            kids = ((a, mid, ilo, ihi), (mid, b, ilo, ihi))
+            for cell in kids:
+                vv, xx = evaluate(cell, x)
+                slabs.append((min(vv, v), cell, xx))
+        return max(s[0] for s in slabs)
+
+
+def secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, inner, budget=1.0):
+    """The outer bound of :class:`SecantBound` for one switched coordinate (``nan`` when it gives none)."""
+    if len(T.gi) != 1 or not np.isfinite(inner):
+        return math.nan
+    try:
+        with np.errstate(all="ignore"):
+            v = SecantBound(ms, T, ranges, loss, eps, ms.e_min_lower, lo, hi).bound(kind, inner, budget=budget)
+    except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+        return math.nan
+    return v if np.isfinite(v) else math.nan

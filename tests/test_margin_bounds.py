@@ -1,0 +1,149 @@
+"""Certified outer bound on classifier MCR+ from row envelopes on slabs (rashomon/sets/_margin_secant.py):
+valid on members sampled from the set (MR by brute force from the definition), above the maximum found
+by a grid over a 2-D set, and its building blocks (slab ranges, concave majorants) checked directly."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from rashomon import HingeModelClass, LogisticModelClass, RashomonSet
+from rashomon.sets._margin_bounds import ScoreRanges, intercept_interval
+from rashomon.sets._margin_mcr import _bound_loss
+from rashomon.sets._margin_sample import sample_margin_members
+from rashomon.sets._margin_secant import SecantBound, slab_ranges, upper_hull
+from rashomon.sets._margin_terms import MarginTerms
+
+TOL = 1e-9  # rounding of the brute-force sums; the bounds themselves carry their own (smaller) safety margin
+
+
+def _loss(name, m):
+    return np.logaddexp(0.0, -m) if name == "logistic" else np.maximum(0.0, 1.0 - m)
+
+
+def _brute_mr(D, y, k, theta, name, kind):
+    """MR of θ from the definition: mean loss over the n(n-1) pairs i != j of row j with x_k taken from row i."""
+    n = len(y)
+    s = D @ theta  # original scores
+    sw = s[None, :] + (D[:, k][:, None] - D[:, k][None, :]) * theta[k]  # [i, j]: row j with row i's x_k
+    L = _loss(name, y[None, :] * sw)
+    e_s = (L.sum() - np.trace(L)) / (n * (n - 1))
+    e_o = float(np.mean(_loss(name, y * s)))
+    return (e_s / e_o if kind == "ratio" else e_s - e_o), e_o
+
+
+def _secant(rs, k, kind, inner, max_slabs=8):
+    ms = rs._margin
+    eps = rs.epsilon_abs_
+    lo, hi = intercept_interval(ms.D, ms.y, ms.o, ms.B, ms.r, ms.loss, eps)
+    bl = _bound_loss(ms.loss)
+    R = ScoreRanges(ms.D, ms.y, ms.B, ms.r, lo, hi, bl, bl.offset, eps, ms.theta_min)
+    T = MarginTerms(ms.D, ms.y, np.array([k]))
+    sb = SecantBound(ms, T, R, ms.loss, eps, ms.e_min_lower, lo, hi)
+    return sb.bound(kind, inner, budget=math.inf, max_slabs=max_slabs)
+
+
+def _small(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, 3)), 1)
+    X[:, 1] += 0.6 * X[:, 0]
+    y = (X @ [1.0, -0.7, 0.4] + rng.logistic(size=n) > 0).astype(float)
+    return X, y
+
+
+@pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
+@pytest.mark.parametrize("kind", ["ratio", "difference"])
+def test_sampled_members_below_secant_bound(cls, kind):
+    X, y = _small()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rs = RashomonSet(cls(norm_bound=3.0), 0.15).fit(X, y)
+        thetas = sample_margin_members(rs, 1000, random_state=1)
+        ms = rs._margin
+        name = ms.loss.name
+        for feat in (1,):
+            k = feat + ms.o
+            res = rs.model_class_reliance(feat, kind=kind)
+            sec = _secant(rs, k, kind, res.upper_model.mr, max_slabs=6)
+            assert np.isfinite(sec) and sec >= res.upper_model.mr - TOL
+            vals = np.array([_brute_mr(ms.D, ms.y, k, th, name, kind) for th in thetas])
+            mrs, eos = vals[:, 0], vals[:, 1]
+            assert len(thetas) == 1000 and np.all(eos <= rs.epsilon_abs_ * (1 + 1e-12))
+            assert np.all(mrs <= sec + TOL)  # the new bound alone
+            assert np.all(mrs <= res.upper + TOL) and np.all(mrs >= res.lower - TOL)
+            # the attaining member is in the set and has the reported MR
+            th = res.upper_model.theta
+            mr, eo = _brute_mr(ms.D, ms.y, k, th, name, kind)
+            assert eo <= rs.epsilon_abs_ and th @ ms.B @ th <= ms.r * (1 + 1e-9)
+            assert mr == pytest.approx(res.upper_model.mr, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
+@pytest.mark.parametrize("kind", ["ratio", "difference"])
+def test_two_dimensional_grid_reference(cls, kind):
+    """One feature and an intercept: a 401 x 401 grid over (μ, β) inside S gives the true maximum to the grid's
+    resolution; it lies below the certified bound, and the new bound is tighter than the surrogate one."""
+    rng = np.random.default_rng(1)
+    x = np.round(rng.normal(size=40), 1)
+    y = (x + rng.logistic(size=40) > 0).astype(float)
+    rs = RashomonSet(cls(norm_bound=4.0), 0.2).fit(x[:, None], y)
+    ms, eps = rs._margin, rs.epsilon_abs_
+    res = rs.model_class_reliance(0, kind=kind)
+    mu, beta = np.meshgrid(np.linspace(-4, 4, 401), np.linspace(-2.1, 2.1, 401))
+    th = np.stack([mu.ravel(), beta.ravel()], 1)
+    inside = (th[:, 1] ** 2 * ms.B[1, 1] <= ms.r) & (_loss(ms.loss.name, ms.y[None, :] * (th @ ms.D.T)).mean(1) <= eps)
+    assert inside.sum() > 1000
+    grid = np.array([_brute_mr(ms.D, ms.y, 1, t, ms.loss.name, kind)[0] for t in th[inside]])
+    sec = _secant(rs, 1, kind, res.upper_model.mr)
+    assert grid.max() <= sec + TOL and grid.max() <= res.upper + TOL
+    assert grid.min() >= res.lower - TOL
+    th_u = res.upper_model.theta
+    assert _brute_mr(ms.D, ms.y, 1, th_u, ms.loss.name, kind)[1] <= eps
+    lo, hi = intercept_interval(ms.D, ms.y, ms.o, ms.B, ms.r, ms.loss, eps)
+    bl = _bound_loss(ms.loss)
+    from rashomon.sets._margin_bounds import surrogate_bound
+
+    R = ScoreRanges(ms.D, ms.y, ms.B, ms.r, lo, hi, bl, bl.offset, eps, ms.theta_min)
+    T = MarginTerms(ms.D, ms.y, np.array([1]))
+    old, _ = surrogate_bound(T, R, bl, bl.offset, th_u, eps, kind, "upper", ms.B, ms.r)
+    assert sec < old  # measurably tighter (figures in the module's report)
+
+
+def test_slab_ranges_against_sampled_points():
+    rng = np.random.default_rng(2)
+    d, k = 4, 2
+    A = rng.normal(size=(d, d))
+    P = A @ A.T + 0.1 * np.eye(d)
+    centre, delta = rng.normal(size=d), 0.7
+    C = rng.normal(size=(30, d))
+    a, b = centre[k] - 0.1, centre[k] + 0.4
+    lo, hi = slab_ranges(C, centre, P, delta, k, a, b)
+    # points of the cut ellipsoid: uniform directions, radii, kept when inside the slab
+    L = np.linalg.cholesky(P)
+    z = rng.normal(size=(200000, d))
+    z *= (rng.uniform(size=(200000, 1)) ** (1 / d)) / np.linalg.norm(z, axis=1, keepdims=True)
+    pts = centre + math.sqrt(delta) * z @ L.T
+    pts = pts[(pts[:, k] >= a) & (pts[:, k] <= b)]
+    vals = pts @ C.T
+    assert np.all(vals.min(0) >= lo - 1e-9) and np.all(vals.max(0) <= hi + 1e-9)
+    assert np.all(vals.max(0) >= hi - 0.05 * (hi - lo)) and np.all(vals.min(0) <= lo + 0.05 * (hi - lo))
+    # a slab outside the ellipsoid is empty
+    r = math.sqrt(delta * P[k, k])
+    lo2, hi2 = slab_ranges(C, centre, P, delta, k, centre[k] + 1.1 * r, centre[k] + 2 * r)
+    assert np.all(lo2 > hi2)
+
+
+def test_upper_hull_is_least_concave_majorant():
+    rng = np.random.default_rng(3)
+    X = np.sort(rng.uniform(-3, 3, size=(50, 12)), axis=1)
+    F = rng.normal(size=(50, 12))
+    x0, f0, sl = upper_hull(X, F)
+    vals = (f0[:, None, :] + sl[:, None, :] * (X[:, :, None] - x0[:, None, :])).min(axis=2)
+    assert np.all(vals >= F - 1e-12)  # a majorant at the points
+    t = np.linspace(0, 1, 7)
+    for j in range(50):  # concave, and equal to the points at the hull's vertices (least)
+        m = X[j, 0] + (X[j, -1] - X[j, 0]) * t
+        v = (f0[j][None, :] + sl[j][None, :] * (m[:, None] - x0[j][None, :])).min(axis=1)
+        assert np.all(np.diff(v, 2) <= 1e-9)
+        assert np.isclose(vals[j, 0], F[j, 0]) and np.isclose(vals[j, -1], F[j, -1])
+        assert np.isclose(vals[j].max(), F[j].max())
