@@ -6,6 +6,6 @@ from ..utils.lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "audit": "._audit",
-    "AuditResult": "._audit",
-    "GroupAudit": "._audit",
+    "AuditResult": "._results",
+    "GroupAudit": "._results",
 })

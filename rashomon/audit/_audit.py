@@ -34,144 +34,23 @@ Figure files are named from the slug, never from the raw name.
 """
 from __future__ import annotations
 
-import json
 import time
-from datetime import datetime, timezone
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..sets import MCRResult, RashomonSet
+from ..sets import RashomonSet
 from ..utils.validation import RashomonInputError, check_choice, check_float, check_positive_int, seed_from
-from . import _report
 from ._checks import _Progress, _check_train_size, check_writable_dir, group_slug, prepare
+from ._fit import MCR_TOL as _TOL
 from ._fit import _fit_reference, _preprocess
+from ._results import AuditResult, GroupAudit, audit_meta
 
 from ..utils.validation import Boolean, NJobs, RandomStateLike, validate_params
 
 __all__ = ["audit", "AuditResult", "GroupAudit", "group_slug", "check_writable_dir"]
-
-_TOL = 2.0**-20  # MCR search tolerance, as model_class_reliance's default
-
-
-@dataclass(frozen=True)
-class GroupAudit:
-    """Audit figures for one feature group (ratios; CIs are percentile bootstrap intervals)."""
-
-    name: str
-    features: tuple
-    mr_ref: float
-    mcr_lower: float
-    mcr_upper: float
-    refit_loss_ratio: float
-    mcr: MCRResult = field(repr=False)
-    ci: dict = field(default_factory=dict)
-    bootstrap_draws: dict = field(default_factory=dict, repr=False)
-
-    def __repr__(self) -> str:
-        feats = ", ".join(self.features)
-        if len(feats) > 60:
-            feats = feats[:57] + "..."
-        return (f"GroupAudit({self.name!r}, features=[{feats}], mr_ref={self.mr_ref:.4g}, "
-                f"mcr=[{self.mcr_lower:.4g}, {self.mcr_upper:.4g}], refit_loss_ratio={self.refit_loss_ratio:.4g})")
-
-    def to_dict(self) -> dict:
-        d = {"features": list(self.features), "mr_ref": self.mr_ref, "mcr_lower": self.mcr_lower,
-             "mcr_upper": self.mcr_upper, "refit_loss_ratio": self.refit_loss_ratio,
-             "lower_tight": self.mcr.lower_tight, "upper_tight": self.mcr.upper_tight,
-             "lower_gap": self.mcr.lower_gap, "upper_gap": self.mcr.upper_gap}
-        for k, (lo, hi) in self.ci.items():
-            d[f"{k}_ci"] = [lo, hi]
-        return d
-
-
-@dataclass(frozen=True)
-class AuditResult:
-    """Result of :func:`audit`; ``to_frame``, ``to_json``, ``to_html``, ``plot``."""
-
-    groups: dict
-    target: str
-    features: tuple
-    model_class: str
-    n_train: int
-    n_test: int
-    epsilon_abs: float
-    e_ref: float
-    cv_loss: float
-    reference: dict
-    seed: int
-    bootstrap: int
-    confidence_level: float
-    timings: dict
-    provenance: str = ""
-    rashomon_set: Any = field(default=None, repr=False, compare=False)
-    meta: dict = field(default_factory=dict, repr=False, compare=False)
-
-    def __repr__(self) -> str:
-        gs = "; ".join(f"{g.name}: MR {g.mr_ref:.3g}, MCR [{g.mcr_lower:.3g}, {g.mcr_upper:.3g}]"
-                       for g in list(self.groups.values())[:3])
-        if len(self.groups) > 3:
-            gs += f"; ... ({len(self.groups)} groups)"
-        text = (f"AuditResult(target={self.target!r}, model_class={self.model_class!r}, n_train={self.n_train}, "
-                f"n_test={self.n_test}, epsilon_abs={self.epsilon_abs:.4g}, {gs})")
-        return text if len(text) <= 290 else text[:286] + "...)"
-
-    def to_frame(self) -> pd.DataFrame:
-        rows = []
-        for g in self.groups.values():
-            row = {"group": g.name, "features": ", ".join(g.features), "MR(f_ref)": g.mr_ref,
-                   "MCR-": g.mcr_lower, "MCR+": g.mcr_upper, "refit loss ratio": g.refit_loss_ratio}
-            for k, (lo, hi) in g.ci.items():
-                row[f"{k} CI"] = f"[{lo:.3f}, {hi:.3f}]"
-            rows.append(row)
-        return pd.DataFrame(rows).set_index("group")
-
-    def to_dict(self) -> dict:
-        out = {name: g.to_dict() for name, g in self.groups.items()}
-        out["_meta"] = {"target": self.target, "features": list(self.features), "model_class": self.model_class,
-                        "n_train": self.n_train, "n_test": self.n_test, "epsilon_abs": self.epsilon_abs,
-                        "e_ref": self.e_ref, "cv_loss": self.cv_loss, "reference": self.reference, "seed": self.seed,
-                        "bootstrap": self.bootstrap, "confidence_level": self.confidence_level, "timings": self.timings,
-                        **{k: v for k, v in self.meta.items() if k not in ("target", "features")}}
-        return out
-
-    def to_json(self, path: str | Path) -> None:
-        """Write the results as JSON (the folder is created if needed)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=2, default=float))
-
-    def save(self, *, out_dir: str | Path | None = None, json_path: str | Path | None = None) -> Path | None:
-        """Write the JSON results and/or the HTML report with its PNG/SVG figures; returns the report path."""
-        if json_path is not None:
-            self.to_json(json_path)
-        if out_dir is None:
-            return None
-        report = Path(out_dir) / "report.html"
-        self.to_html(report)
-        return report
-
-    def plot(self, group: str, *, ax: Any = None):
-        """Envelope figure of one group; returns an MCREnvelopeDisplay."""
-        if group not in self.groups:
-            raise RashomonInputError(f"The 'group' parameter of AuditResult.plot must be one of {list(self.groups)}. "
-                                     f"Got {group!r} instead.")
-        return self.groups[group].mcr.plot(ax=ax)
-
-    def plot_summary(self, *, ax: Any = None):
-        """MR of the reference and the MCR interval (with CIs) for each group."""
-        return _report.plot_summary(self, ax=ax)
-
-    def write_figures(self, out_dir: str | Path) -> dict:
-        """Write each figure as PNG and SVG; returns {name: base64 PNG} for embedding."""
-        return _report.write_figures(self, out_dir)
-
-    def to_html(self, path: str | Path, figures: dict | None = None) -> None:
-        """A self-contained HTML report (figures embedded as base64 PNG)."""
-        _report.to_html(self, path, figures)
 
 
 @validate_params({"random_state": RandomStateLike(), "n_jobs": NJobs(), "progress": Boolean(), "drop_missing": Boolean()})
@@ -194,6 +73,7 @@ def audit(
     provenance: str = "",
     drop_missing: bool = False,
     sep: str | None = None,
+    split: str | None = None,
 ) -> AuditResult:
     """Run a model-class-reliance audit on a table.
 
@@ -202,8 +82,11 @@ def audit(
 
     Parameters
     ----------
-    data : DataFrame or str or Path
-        The table, or the path of a CSV file.
+    data : DataFrame, Dask DataFrame, str or Path
+        The table, or the path of a CSV file, or of a Parquet file or folder
+        (read by ``dask.dataframe.read_parquet`` when Dask is installed, by
+        pandas otherwise). A Dask DataFrame is audited out of core: see
+        Notes.
     target : str
         Numeric, finite outcome column (squared loss); it may not be a feature
         or in a group.
@@ -227,7 +110,8 @@ def audit(
         Rows (seeded random) that fit the reference; the rest are held out. An
         int >= 10 is a count, a float in (0, 1) a fraction of the usable rows.
         Default ``min(500, n // 2)``: 500 rows, but never more than half, so
-        at least half the rows are held out. Both sides need >= 10 rows.
+        at least half the rows are held out (on Dask: ``n // 2``). Both sides
+        need >= 10 rows.
     cv : int, default=10
         Folds for the reference's hyper-parameters.
     bootstrap : int, default=0
@@ -250,16 +134,43 @@ def audit(
     sep : str, default=None
         CSV separator when ``data`` is a path; None sniffs it from the first
         lines (``,``, ``;``, tab or ``|``; falls back to ``,``).
+    split : str, default=None
+        A column of True/False (or 0/1) values marking the training rows
+        (True); the others are held out. It is neither a feature nor the
+        target, and replaces the seeded split (``train_size`` must be None).
 
     Returns
     -------
     AuditResult
         ``result.meta`` records what a report needs (loss, ε rule, encoding,
         standardised columns, row counts, input checksum, date, versions).
+
+    Notes
+    -----
+    Out of core (``data`` a Dask DataFrame or a Parquet path with Dask
+    installed), the rows are never gathered: three passes over the
+    partitions (checks; the statistics of both parts; the ridge
+    leave-one-out errors), on whatever Dask scheduler is active. Only
+    ``model_class="linear"`` and ``bootstrap=0``. The split: a row fits the
+    reference iff a 64-bit hash of its values mixed with the seed, as a
+    number in [0, 1), is below ``train_size / n`` (the same seed gives the
+    same split whatever the partitioning; identical rows fall on the same
+    side), unless ``split`` names the rows. The ridge penalty is chosen by
+    exact leave-one-out MSE instead of ``cv`` folds, and that MSE is the CV
+    loss of the ε rule; ``n_jobs`` is not used. ``result.meta`` records the
+    engine, partitions, passes and the split rule. See ``docs/scaling.md``.
     """
     func = "audit"
     t_start = time.perf_counter()
-    prep = prepare(data, target, groups, features, sep=sep, drop_missing=drop_missing, func=func)
+    digest = input_name = None
+    if isinstance(data, (str, Path)):
+        from ._dask_table import is_parquet_path, read_parquet
+
+        if is_parquet_path(data):
+            data, digest, input_name = read_parquet(data, func)
+    dask_input = callable(getattr(data, "__dask_graph__", None))
+    prep = None if dask_input else prepare(data, target, groups, features, sep=sep, drop_missing=drop_missing,
+                                           func=func, split=split)
     # ---------------------------------------------------------------- scalar options
     check_choice(model_class, ("kernel", "linear"), "model_class", func)
     check_choice(epsilon_kind, ("cv", "absolute"), "epsilon_kind", func)
@@ -267,17 +178,37 @@ def audit(
     bootstrap = check_positive_int(bootstrap, "bootstrap", func, minimum=0)
     cv = check_positive_int(cv, "cv", func, minimum=2)
     confidence_level = check_float(confidence_level, "confidence_level", func, low=0.0, high=1.0)
+    if dask_input:
+        from ._dask_audit import audit_dask
+
+        return audit_dask(data, target, groups, features=features, model_class=model_class, epsilon=epsilon,
+                          epsilon_kind=epsilon_kind, train_size=train_size, bootstrap=bootstrap,
+                          confidence_level=confidence_level, random_state=random_state, progress=_Progress(progress),
+                          provenance=provenance, drop_missing=drop_missing, split=split, digest=digest,
+                          input_name=input_name or "Dask DataFrame", t_start=t_start, func=func)
+    if digest is not None:  # a Parquet file read by pandas: its checksum and name, not the frame's
+        prep["digest"], prep["input_name"] = digest, input_name
     work, features, groups, encoding = prep["work"], prep["features"], prep["groups"], prep["encoding"]
     n_input, missing_by_column, digest, input_name = prep["n_input"], prep["missing_by_column"], prep["digest"], prep["input_name"]
     n = len(work)
-    train_count = _check_train_size(train_size, n, func)
+    mask = prep["train_mask"]
+    if mask is not None and train_size is not None:
+        raise RashomonInputError(f"The 'train_size' parameter of {func} must be None when 'split' names the training "
+                                 f"rows. Got {train_size!r} instead.")
+    if mask is not None and min(mask.sum(), (~mask).sum()) < 10:
+        raise RashomonInputError(f"The 'split' parameter of {func} must leave at least 10 rows on each side (n = {n} "
+                                 f"usable rows). Got {split!r} instead: {int(mask.sum())} training and "
+                                 f"{int((~mask).sum())} held-out rows.")
+    train_count = _check_train_size(train_size, n, func) if mask is None else int(mask.sum())
     if cv > train_count:
         raise RashomonInputError(f"The 'cv' parameter of {func} must be at most the number of training rows ({train_count}). Got {cv} instead.")
     pg = _Progress(progress)
     # ---------------------------------------------------------------- computing
     rng = np.random.RandomState(seed_from(random_state, func))
-    perm = rng.permutation(n)
+    perm = rng.permutation(n)  # drawn with a split column too: the later seeds stay the same
     tr, te = np.sort(perm[:train_count]), np.sort(perm[train_count:])
+    if mask is not None:
+        tr, te = np.flatnonzero(mask), np.flatnonzero(~mask)
     X, scaled = _preprocess(work, features, tr)
     y = work[target].to_numpy(dtype=float)
     Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
@@ -339,35 +270,17 @@ def audit(
         groups_out[name] = GroupAudit(name, tuple(features[j] for j in g), float(r["mr"]), r["mcr"].lower, r["mcr"].upper,
                                       r["refit"], r["mcr"], ci, {k: np.asarray(v) for k, v in draws[name].items()})
     timings["total_s"] = time.perf_counter() - t_start
-    from .. import __version__
-
     if model_class == "kernel":
         hyper = {"kernel": "rbf", "gamma": ref_info["gamma"], "penalty_alpha": ref_info["alpha"],
                  "dictionary_size": ref_info["dictionary_size"], "norm_bound": ref_info["rkhs_norm"]}
     else:
         hyper = {"kernel": "linear", "gamma": None, "penalty_alpha": ref_info["alpha"], "dictionary_size": None,
                  "norm_bound": ref_info["norm"]}
-    eps_rule = (f"held-out loss of the reference + {epsilon:g} × its {cv}-fold CV loss" if epsilon_kind == "cv"
-                else f"absolute threshold {epsilon:g} on the held-out loss")
-    meta = {
-        "loss": "squared error",
-        "epsilon_rule": eps_rule,
-        "epsilon_value": epsilon,
-        "hyperparameters": hyper,
-        "encoding": encoding,
-        "standardised": list(scaled),
-        "n_rows_input": int(n_input),
-        "n_rows_used": int(n),
-        "n_rows_dropped": int(n_input - n),
-        "missing_by_column": missing_by_column,
-        "train_size": int(len(tr)),
-        "package_version": __version__,
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "input_sha256": digest,
-        "input_name": input_name,
-        "ci_method": "percentile bootstrap over held-out rows" if bootstrap else None,
-        "n_bootstrap": int(bootstrap),
-    }
+    meta = audit_meta(epsilon, epsilon_kind, f"{cv}-fold", hyper, encoding, scaled, n_input, n, missing_by_column,
+                      len(tr), digest, input_name, bootstrap)
+    if mask is not None:
+        meta.update(split_rule=f"a row fits the reference iff the column {split!r} is True (or 1)",
+                    split_rule_short=f"column {split}")
     return AuditResult(groups_out, target, tuple(features), model_class, len(tr), len(te), float(eps_abs), e_ref, cv_loss,
                        ref_info, int(random_state) if isinstance(random_state, (int, np.integer)) else -1, bootstrap,
                        float(confidence_level), timings, provenance, rs, meta)

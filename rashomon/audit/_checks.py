@@ -158,35 +158,14 @@ def _frame_sha256(df: pd.DataFrame) -> str:
     return hashlib.sha256(df.to_csv(index=False).encode("utf-8")).hexdigest()
 
 
-
-def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep: str | None, drop_missing: bool,
-            func: str = "audit") -> dict:
-    """Read and check the table, the target, the groups and the features; one-hot encode; handle missing values.
-
-    Returns a dict: ``work`` (numeric frame: encoded features then the target), ``features`` and ``groups``
-    (encoded column names), ``encoding``, ``n_input``, ``missing_by_column``, ``digest``, ``input_name``.
-    No model is fitted here.
-    """
-    # ---------------------------------------------------------------- the table
-    original = data
-    if isinstance(data, (str, Path)):
-        data, digest, input_name, sep_used = _read_table(data, sep, func)
-    elif isinstance(data, pd.DataFrame):
-        digest, input_name, sep_used = None, "DataFrame", None
-    else:
-        raise RashomonInputError(f"The 'data' parameter of {func} must be a DataFrame or a CSV path. Got {type(data).__name__} instead.")
-    if data.shape[0] == 0 or data.shape[1] == 0:
-        raise RashomonInputError(f"The 'data' parameter of {func} must have rows and columns. Got a table of shape {data.shape} instead.")
-    data = data.rename(columns=lambda c: str(c).strip() if isinstance(c, str) else c)
-    dup = sorted({str(c) for c in data.columns[data.columns.duplicated()]})
-    if dup:
-        raise RashomonInputError(f"The 'data' parameter of {func} must have distinct column names. Got duplicated {dup} instead.")
-    cols_hint = ""
-    if sep_used is not None and data.shape[1] == 1:
-        cols_hint = f" (the file was read as a single column with separator {sep_used!r}; pass sep / --sep)"
+def check_columns(data: Any, target: Any, groups: Any, features: Any, func: str, cols_hint: str = "",
+                  split: Any = None) -> tuple[dict, list]:
+    """Check the target, groups, features (and the ``split`` column) against the columns of ``data`` (a pandas
+    or Dask DataFrame: only its column names and dtypes are read); returns ``(groups, features)`` normalised."""
+    ncols = len(data.columns)
 
     def unknown(param, c, extra=""):
-        shown = list(map(str, data.columns[:12])) + (["..."] if data.shape[1] > 12 else [])
+        shown = list(map(str, data.columns[:12])) + (["..."] if ncols > 12 else [])
         return RashomonInputError(f"The '{param}' parameter of {func} must name columns of the data{extra}. "
                                   f"Got unknown column {c!r} instead; columns are {shown}{cols_hint}.")
 
@@ -223,11 +202,58 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
                                      f"which are not in 'features', instead.")
         if len(set(features)) != len(features):
             raise RashomonInputError(f"The 'features' parameter of {func} must not repeat a column. Got {features} instead.")
-    if not (pd.api.types.is_numeric_dtype(data[target]) or pd.api.types.is_bool_dtype(data[target])):
-        raise RashomonInputError(f"The 'target' parameter of {func} must name a numeric column. Got {target!r} with dtype {data[target].dtype} instead.")
+    if not (pd.api.types.is_numeric_dtype(data.dtypes[target]) or pd.api.types.is_bool_dtype(data.dtypes[target])):
+        raise RashomonInputError(f"The 'target' parameter of {func} must name a numeric column. Got {target!r} with dtype {data.dtypes[target]} instead.")
+    if split is not None:
+        if not isinstance(split, str) or split not in data.columns:
+            raise unknown("split", split)
+        if split == target or split in features:
+            raise RashomonInputError(f"The 'split' parameter of {func} must name a column that is neither the target "
+                                     f"nor a feature. Got {split!r} instead.")
+    return groups, features
+
+
+def split_mask(values: Any, column: str, func: str) -> np.ndarray:
+    """The training rows marked by a ``split`` column: True/False or 0/1 values (True, 1: a training row)."""
+    s = pd.Series(values)
+    ok = pd.api.types.is_bool_dtype(s) or (pd.api.types.is_numeric_dtype(s) and bool(s.isin([0, 1]).all()))
+    if not ok:
+        shown = sorted(map(str, pd.unique(s.astype(str))))[:4]
+        raise RashomonInputError(f"The 'split' parameter of {func} must name a column of True/False or 0/1 values (True: "
+                                 f"a training row). Got column {column!r} with values {shown} instead.")
+    return s.to_numpy(dtype=bool)
+
+
+def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep: str | None, drop_missing: bool,
+            func: str = "audit", split: str | None = None) -> dict:
+    """Read and check the table, the target, the groups and the features; one-hot encode; handle missing values.
+
+    Returns a dict: ``work`` (numeric frame: encoded features then the target), ``features`` and ``groups``
+    (encoded column names), ``encoding``, ``n_input``, ``missing_by_column``, ``digest``, ``input_name``,
+    ``train_mask`` (from the ``split`` column, else None). No model is fitted here.
+    """
+    # ---------------------------------------------------------------- the table
+    original = data
+    if isinstance(data, (str, Path)):
+        data, digest, input_name, sep_used = _read_table(data, sep, func)
+    elif isinstance(data, pd.DataFrame):
+        digest, input_name, sep_used = None, "DataFrame", None
+    else:
+        raise RashomonInputError(f"The 'data' parameter of {func} must be a DataFrame or a CSV path. Got {type(data).__name__} instead.")
+    if data.shape[0] == 0 or data.shape[1] == 0:
+        raise RashomonInputError(f"The 'data' parameter of {func} must have rows and columns. Got a table of shape {data.shape} instead.")
+    data = data.rename(columns=lambda c: str(c).strip() if isinstance(c, str) else c)
+    dup = sorted({str(c) for c in data.columns[data.columns.duplicated()]})
+    if dup:
+        raise RashomonInputError(f"The 'data' parameter of {func} must have distinct column names. Got duplicated {dup} instead.")
+    cols_hint = ""
+    if sep_used is not None and data.shape[1] == 1:
+        cols_hint = f" (the file was read as a single column with separator {sep_used!r}; pass sep / --sep)"
+
+    groups, features = check_columns(data, target, groups, features, func, cols_hint, split)
     if not isinstance(drop_missing, (bool, np.bool_)):
         raise RashomonInputError(f"The 'drop_missing' parameter of {func} must be True or False. Got {drop_missing!r} instead.")
-    df = data[features + [target]].copy()
+    df = data[features + [target] + ([split] if split is not None else [])].copy()
     n_input = len(df)
     na = df.isna()
     missing_by_column = {str(c): int(k) for c, k in na.sum().items() if k}
@@ -238,6 +264,7 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
                                  f"values; per column: {missing_by_column} instead.")
     if rows_na:
         df = df[~na.any(axis=1)].reset_index(drop=True)
+    train_mask = None if split is None else split_mask(df[split], split, func)
     y_all = df[target].to_numpy(dtype=float)
     if not np.all(np.isfinite(y_all)):
         raise RashomonInputError(f"The 'target' parameter of {func} must name a finite column. Got {int(np.sum(~np.isfinite(y_all)))} "
@@ -283,4 +310,5 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
     if digest is None:
         digest = _frame_sha256(original)
     return {"work": work, "features": enc_features, "groups": groups_enc, "encoding": encoding, "n_input": n_input,
-            "missing_by_column": missing_by_column, "digest": digest, "input_name": input_name}
+            "missing_by_column": missing_by_column, "digest": digest, "input_name": input_name,
+            "train_mask": train_mask}

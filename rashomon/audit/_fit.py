@@ -9,6 +9,9 @@ from ..utils.validation import RashomonInputError
 
 __all__: list = []
 
+MCR_TOL = 2.0**-20  # MCR search tolerance, as model_class_reliance's default
+RIDGE_ALPHAS = np.logspace(-3, 3, 25)  # the linear reference's penalties (k-fold CV in memory, leave-one-out on Dask)
+
 
 def _preprocess(df: pd.DataFrame, features: list[str], train_idx: np.ndarray):
     X = df[features].to_numpy(dtype=float, copy=True)
@@ -52,7 +55,7 @@ def _fit_reference(Xtr, ytr, model_class, cv, seed, n_jobs=None):
         from sklearn.linear_model import Ridge
         from sklearn.model_selection import GridSearchCV
 
-        gs = GridSearchCV(Ridge(), {"alpha": list(np.logspace(-3, 3, 25))}, cv=folds, scoring="neg_mean_squared_error", n_jobs=n_jobs).fit(Xtr, ytr)
+        gs = GridSearchCV(Ridge(), {"alpha": list(RIDGE_ALPHAS)}, cv=folds, scoring="neg_mean_squared_error", n_jobs=n_jobs).fit(Xtr, ytr)
         ref = gs.best_estimator_
         norm = float(ref.coef_ @ ref.coef_)
         info = {"kind": "ridge", "alpha": float(ref.alpha), "norm": norm}

@@ -11,11 +11,26 @@ from __future__ import annotations
 import base64
 import html
 import io
-import math
 import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from ._report_text import (
+    _HP_LABELS,
+    _LOSS_TEXT,
+    _ci_text,
+    _computation_text,
+    _encoding_text,
+    _epsilon_text,
+    _f,
+    _g,
+    _hyperparameters,
+    _package_version,
+    _rows_text,
+    certification_sentence,
+    headline,
+)
 
 __all__ = ["plot_summary", "write_figures", "to_html", "figure_slug"]
 
@@ -107,176 +122,6 @@ def write_figures(result, out_dir: str | Path) -> dict:
             plt.close(fig)
         figs[stem] = base64.b64encode(png).decode()
     return figs
-
-
-# ----------------------------------------------------------------------------- sentences
-
-
-def _f(v: float) -> str:
-    """Numbers as in the results table."""
-    return f"{v:.4f}"
-
-
-def _g(v: Any, digits: int = 4) -> str:
-    if isinstance(v, bool) or v is None:
-        return str(v)
-    if isinstance(v, int):
-        return f"{v:,}"
-    if isinstance(v, float):
-        return "nan" if math.isnan(v) else f"{v:.{digits}g}"
-    return str(v)
-
-
-def _tol_text(tol: float) -> str:
-    if tol > 0:
-        k = math.log2(tol)
-        if abs(k - round(k)) < 1e-12:
-            return f"2<sup>{int(round(k))}</sup> (≈ {tol:.2g}, relative to the bound)".replace("<sup>-", "<sup>−")
-    return f"{tol:.2g} (relative to the bound)"
-
-
-def _end_sentence(end: str, bound: float, gap: float, tight: bool, certified: bool) -> str:
-    """What is known of one end of the interval."""
-    label = "MCR−" if end == "lower" else "MCR+"
-    if not certified:
-        return (f"{label} = {_f(bound)} is <b>not certified</b>: it is the MR of the best model found, so the true "
-                f"{label} is {'at most' if end == 'lower' else 'at least'} this value.")
-    if tight:
-        return ""
-    if not math.isfinite(gap):
-        return f"{label} = {_f(bound)} is certified but <b>not tight</b>: no model of the set attaining it was found."
-    found = bound + gap if end == "lower" else bound - gap
-    return (f"{label} is <b>not tight</b>: the certified bound is {_f(bound)}, the best model found has MR "
-            f"{_f(found)} ({_g(gap, 3)} {'above' if end == 'lower' else 'below'}); the true {label} lies between them.")
-
-
-def certification_sentence(g) -> str:
-    """One sentence per group on the tightness and certification of both ends."""
-    m = g.mcr
-    lo_c, up_c = bool(getattr(m, "lower_certified", True)), bool(getattr(m, "upper_certified", True))
-    if m.lower_tight and m.upper_tight and lo_c and up_c:
-        return (f"Both ends are tight: a model of the set attains each bound within {_tol_text(m.tol)} "
-                f"(gaps {_g(m.lower_gap, 2)} and {_g(m.upper_gap, 2)}), and both bounds are certified.")
-    parts = [_end_sentence("lower", m.lower, m.lower_gap, m.lower_tight, lo_c),
-             _end_sentence("upper", m.upper, m.upper_gap, m.upper_tight, up_c)]
-    ok = [lab for lab, t, c in (("MCR−", m.lower_tight, lo_c), ("MCR+", m.upper_tight, up_c)) if t and c]
-    if ok:
-        parts.append(f"{ok[0]} is tight within {_tol_text(m.tol)} and certified.")
-    if getattr(m, "notes", ""):
-        parts.append(f"Solver notes: {html.escape(m.notes)}.")
-    return " ".join(p for p in parts if p)
-
-
-def headline(g) -> str:
-    feats = html.escape(", ".join(g.features))
-    s = (f"<b>{html.escape(g.name)}</b> ({feats}): the reference model's MR is {_f(g.mr_ref)}; every model of the "
-         f"class whose held-out loss is at most ε has MR between <b>{_f(g.mcr_lower)}</b> and <b>{_f(g.mcr_upper)}</b>. ")
-    if g.mcr_lower > 1:
-        s += "Every good model relies on this group (MCR− &gt; 1)."
-    elif g.mcr_upper <= 1:
-        s += "No good model relies on this group in a helpful way (MCR+ ≤ 1)."
-    else:
-        s += ("Some good models rely on this group (MCR+ &gt; 1) while others do not need it "
-              f"(MCR− {'≤' if g.mcr_lower <= 1 else '&gt;'} 1).")
-    return s
-
-
-_LOSS_TEXT = {"squared_error": "squared error, the mean of (y − prediction)² over the held-out rows",
-              "absolute_error": "absolute error, the mean of |y − prediction| over the held-out rows"}
-_LOSS_TEXT.update({k.replace("_", " "): v for k, v in _LOSS_TEXT.items()})
-
-_HP_LABELS = {
-    "kind": "reference model", "kernel": "kernel", "gamma": "bandwidth γ (kernel exp(−γ‖x − x′‖²))",
-    "bandwidth": "bandwidth", "alpha": "penalty α (ridge)", "penalty": "penalty α (ridge)",
-    "dictionary_size": "dictionary size (unique training rows)", "rkhs_norm": "norm bound (RKHS norm of the reference)",
-    "norm_bound": "norm bound", "penalty_alpha": "penalty α (ridge)", "norm": "norm bound (‖β‖² of the reference)", "intercept": "intercept μ (training mean)",
-    "cv": "cross-validation folds",
-}
-
-
-def _hyperparameters(result, meta: dict) -> dict:
-    hp = meta.get("hyperparameters")
-    if not isinstance(hp, dict) or not hp:
-        hp = {k: v for k, v in (result.reference or {}).items() if k != "standardised_features"}
-    return {k: v for k, v in hp.items() if v is not None}
-
-
-def _package_version(meta: dict) -> str:
-    v = meta.get("package_version")
-    if v:
-        return str(v)
-    try:
-        from .. import __version__
-
-        return str(__version__)
-    except Exception:  # pragma: no cover - version is always defined in the package
-        return "unknown"
-
-
-def _epsilon_text(result, meta: dict) -> str:
-    eps, e_ref, cv = result.epsilon_abs, result.e_ref, result.cv_loss
-    rule, value = meta.get("epsilon_rule"), meta.get("epsilon_value")
-    margin = eps - e_ref
-    arith = f"ε = {_g(eps)}: the reference's held-out loss {_g(e_ref)} plus {_g(margin)}"
-    rule_s = str(rule).lower() if rule is not None else ""
-    if rule_s in ("cv", "additive"):
-        k = value if isinstance(value, (int, float)) else (margin / cv if cv else math.nan)
-        return (f"Rule: the reference's held-out loss plus a margin of {_g(k)} × its {_g(cv)} cross-validated "
-                f"loss (Fisher, Rudin &amp; Dominici's rule). {arith}.")
-    if rule_s == "absolute":
-        return f"Rule: ε given as an absolute loss ({_g(value if value is not None else eps)}). {arith}."
-    if rule is not None:
-        extra = f" (parameter value {_g(value)})" if value is not None else ""
-        return f"Rule: {html.escape(str(rule))}{extra}. {arith}."
-    ratio = f" (= {_g(margin / cv)} × its cross-validated loss {_g(cv)})" if cv else ""
-    return f"{arith}{ratio}."
-
-
-def _rows_text(result, meta: dict) -> str:
-    n_used = meta.get("n_rows_used", result.n_train + result.n_test)
-    n_in, n_drop = meta.get("n_rows_input"), meta.get("n_rows_dropped")
-    if n_drop is None and n_in is not None:
-        n_drop = int(n_in) - int(n_used)
-    train = meta.get("train_size", result.n_train)
-    s = f"The input table had {_g(int(n_in))} rows. " if n_in is not None else ""
-    if n_drop:
-        miss = meta.get("missing_by_column") or {}
-        miss = {k: v for k, v in miss.items() if v}
-        by = (" (missing values: " + ", ".join(f"{html.escape(str(k))} {_g(int(v))}" for k, v in miss.items()) + ")") if miss else ""
-        s += f"{_g(int(n_drop))} rows with missing values were dropped{by}. "
-    s += (f"{_g(int(n_used))} rows were used: {_g(int(train))} (seeded random) fitted the reference model and chose its "
-          f"hyper-parameters; the other {_g(int(result.n_test))} were held out, and all losses, MR and MCR are measured on them.")
-    return s
-
-
-def _encoding_text(result, meta: dict) -> str:
-    enc = meta.get("encoding")
-    std = meta.get("standardised")
-    if std is None:
-        std = (result.reference or {}).get("standardised_features", [])
-    if enc:
-        s = ("Categorical columns were one-hot encoded with all their levels (no level dropped; a group naming the "
-             "column scrambles all its dummies together): "
-             + "; ".join(f"{html.escape(str(c))} → {html.escape(', '.join(map(str, lv)))}" for c, lv in enc.items()) + ". ")
-    else:
-        s = "No categorical column needed encoding: all features were numeric. "
-    if std:
-        s += ("Numeric columns other than 0/1 were standardised with the training rows' mean and standard deviation: "
-              f"{html.escape(', '.join(map(str, std)))}; 0/1 columns were kept as they are.")
-    else:
-        s += "No column was standardised (all were 0/1 or already on a common scale)."
-    return s
-
-
-def _ci_text(result, meta: dict) -> str:
-    nb = meta.get("n_bootstrap", result.bootstrap)
-    if not nb:
-        return ("No bootstrap was run (bootstrap = 0), so the table carries no sampling-uncertainty intervals; the "
-                "MCR interval itself is not a confidence interval.")
-    method = meta.get("ci_method") or "percentile bootstrap over held-out rows"
-    return (f"Intervals: {result.confidence_level:.0%} intervals by {html.escape(str(method))}, from {_g(int(nb))} "
-            "bootstrap resamples of the held-out rows; the reference fit, its hyper-parameters and ε's margin are "
-            "held fixed, so the intervals reflect which held-out rows were drawn, not the training split.")
 
 
 # ----------------------------------------------------------------------------- page
@@ -375,6 +220,7 @@ model needs the group; an MCR− above 1 says every good model uses it.</li>
 <dt>Rows</dt><dd>{_rows_text(result, meta)}</dd>
 <dt>Encoding</dt><dd>{_encoding_text(result, meta)}</dd>
 <dt>Intervals</dt><dd>{_ci_text(result, meta)}</dd>
+<dt>Computation</dt><dd>{_computation_text(result, meta)}</dd>
 </dl>
 <h3>Hyper-parameters of the reference and the class</h3>
 <dl class="kv">{hp_rows}</dl>

@@ -6,6 +6,8 @@ Example::
         --group inadmissible=race,sex --group admissible=priors_count,felony,age \\
         --epsilon 0.1 --bootstrap 200 --seed 0 --out report/ --json results.json
 
+    rashomon audit --data table/ --model-class linear ...   # a folder of Parquet files, out of core (Dask)
+
 Every input (including the ``--out`` folder, created and test-written) is checked
 before any computing; a bad one prints ``rashomon audit: error: ...`` on stderr
 and exits with status 2.
@@ -51,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="rashomon", description="Model class reliance audits (Fisher, Rudin & Dominici 2019).")
     sub = ap.add_subparsers(dest="command", required=True)
     a = sub.add_parser("audit", help="audit how much any good model of a class could rely on feature groups")
-    a.add_argument("--data", required=True, help="CSV file")
+    a.add_argument("--data", required=True,
+                   help="CSV file, or a Parquet file or folder of Parquet files (audited out of core through "
+                        "dask.dataframe.read_parquet when Dask is installed: --model-class linear, no bootstrap)")
     a.add_argument("--sep", type=_sep, default=None,
                    help="CSV separator (default: sniffed from the first lines among , ; tab |, else ','; '\\t' or 'tab' for tab)")
     a.add_argument("--target", required=True, help="numeric outcome column")
@@ -67,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--train-size", type=str, default=None,
                    help="rows fitting the reference: a count >= 10 or a fraction in (0, 1) "
                         "(default: min(500, half the rows))")
+    a.add_argument("--split", metavar="COLUMN", default=None,
+                   help="a True/False (or 0/1) column marking the rows that fit the reference (instead of the "
+                        "seeded split; not with --train-size)")
     a.add_argument("--cv", type=int, default=10, help="folds for the reference's hyper-parameters")
     a.add_argument("--drop-missing", action="store_true",
                    help="drop rows with missing values (default: missing values are an error)")
@@ -101,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         res = audit(args.data, args.target, groups, features=features, model_class=args.model_class,
                     epsilon=args.epsilon, epsilon_kind=args.epsilon_kind, train_size=train_size, cv=args.cv,
                     bootstrap=args.bootstrap, random_state=args.seed, n_jobs=args.n_jobs,
-                    progress=not args.quiet, provenance=args.provenance, drop_missing=args.drop_missing, sep=args.sep)
+                    progress=not args.quiet, provenance=args.provenance, drop_missing=args.drop_missing, sep=args.sep,
+                    split=args.split)
     except RashomonInputError as exc:
         print(f"rashomon audit: error: {_as_option(str(exc))}", file=sys.stderr)
         return 2
@@ -123,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 _OPTIONS = {"data": "--data", "target": "--target", "groups": "--group", "features": "--features",
             "model_class": "--model-class", "epsilon": "--epsilon", "epsilon_kind": "--epsilon-kind",
             "train_size": "--train-size", "cv": "--cv", "bootstrap": "--bootstrap", "random_state": "--seed",
-            "n_jobs": "--n-jobs", "sep": "--sep"}
+            "n_jobs": "--n-jobs", "sep": "--sep", "split": "--split"}
 
 
 def _as_option(message: str) -> str:

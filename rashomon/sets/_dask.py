@@ -214,6 +214,12 @@ def _loo_pass(data, st: RowStatistics):
 
 def fit_dask(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> Any:
     """The body of :meth:`RashomonSet.fit` for Dask input (squared loss, :class:`LinearModelClass`)."""
+    _check_statistics_fit(rs, func)
+    st, data, columns = dask_row_statistics(X, y, sample_weight, func=func)
+    return fit_statistics(rs, st, columns, func, data)
+
+
+def _check_statistics_fit(rs: Any, func: str) -> None:
     if rs.loss_ != "squared_error":
         raise RashomonInputError(f"The 'loss' parameter of {func} must be 'squared_error' when X is a Dask "
                                  f"collection (only quadratic losses reduce to sufficient statistics). Got "
@@ -227,7 +233,18 @@ def fit_dask(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> Any:
         raise RashomonInputError(f"The 'reference' parameter of {func} must be None or a member fitted by the class "
                                  "(model_class.fit_reference) when X is a Dask collection. Got "
                                  f"{type(ref).__name__} instead.")
-    st, data, columns = dask_row_statistics(X, y, sample_weight, func=func)
+
+
+def fit_statistics(rs: Any, st: RowStatistics, columns: list[str] | None, func: str, data: Any = None) -> Any:
+    """Finish :meth:`RashomonSet.fit` from the rows' :class:`RowStatistics` (no pass over the rows).
+
+    ``data`` (the dask arrays the statistics came from) is needed only for the ridge reference's
+    leave-one-out pass (``norm_bound=None`` and no ``reference``).
+    """
+    if not hasattr(rs, "loss_"):
+        rs.loss_ = rs._check_params(func)
+        _check_statistics_fit(rs, func)
+    ref = rs.reference
     rs.n_features_in_ = st.shape[1]
     if columns is not None:
         rs.feature_names_in_ = np.asarray(columns, dtype=object)
@@ -241,7 +258,8 @@ def fit_dask(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> Any:
                                      f"when X is a Dask collection. Got a member of {par.class_name} instead.")
         par = StatisticsParametrization.wrap(par)
     else:
-        par = statistics_parametrization(rs.model_class, st, _loo_pass(data, st), func, columns)
+        par = statistics_parametrization(rs.model_class, st, None if data is None else _loo_pass(data, st), func,
+                                         columns)
     # the rows are summarised: X_ and y_ are the O(p²) statistics (no weights left to apply)
     rs._columns, rs.X_, rs.y_, rs.sample_weight_ = columns, st, st, None
     rs._cache = {}

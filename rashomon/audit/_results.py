@@ -1,0 +1,164 @@
+"""The audit's result objects: one :class:`GroupAudit` per feature group inside an :class:`AuditResult`
+(``to_frame``, ``to_json``, ``to_html``, ``plot``), for the in-memory and the out-of-core (Dask) audits."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..sets import MCRResult
+from ..utils.validation import RashomonInputError
+from . import _report
+
+__all__ = ["AuditResult", "GroupAudit"]
+
+
+@dataclass(frozen=True)
+class GroupAudit:
+    """Audit figures for one feature group (ratios; CIs are percentile bootstrap intervals)."""
+
+    name: str
+    features: tuple
+    mr_ref: float
+    mcr_lower: float
+    mcr_upper: float
+    refit_loss_ratio: float
+    mcr: MCRResult = field(repr=False)
+    ci: dict = field(default_factory=dict)
+    bootstrap_draws: dict = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        feats = ", ".join(self.features)
+        if len(feats) > 60:
+            feats = feats[:57] + "..."
+        return (f"GroupAudit({self.name!r}, features=[{feats}], mr_ref={self.mr_ref:.4g}, "
+                f"mcr=[{self.mcr_lower:.4g}, {self.mcr_upper:.4g}], refit_loss_ratio={self.refit_loss_ratio:.4g})")
+
+    def to_dict(self) -> dict:
+        d = {"features": list(self.features), "mr_ref": self.mr_ref, "mcr_lower": self.mcr_lower,
+             "mcr_upper": self.mcr_upper, "refit_loss_ratio": self.refit_loss_ratio,
+             "lower_tight": self.mcr.lower_tight, "upper_tight": self.mcr.upper_tight,
+             "lower_gap": self.mcr.lower_gap, "upper_gap": self.mcr.upper_gap}
+        for k, (lo, hi) in self.ci.items():
+            d[f"{k}_ci"] = [lo, hi]
+        return d
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Result of :func:`audit`; ``to_frame``, ``to_json``, ``to_html``, ``plot``."""
+
+    groups: dict
+    target: str
+    features: tuple
+    model_class: str
+    n_train: int
+    n_test: int
+    epsilon_abs: float
+    e_ref: float
+    cv_loss: float
+    reference: dict
+    seed: int
+    bootstrap: int
+    confidence_level: float
+    timings: dict
+    provenance: str = ""
+    rashomon_set: Any = field(default=None, repr=False, compare=False)
+    meta: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        gs = "; ".join(f"{g.name}: MR {g.mr_ref:.3g}, MCR [{g.mcr_lower:.3g}, {g.mcr_upper:.3g}]"
+                       for g in list(self.groups.values())[:3])
+        if len(self.groups) > 3:
+            gs += f"; ... ({len(self.groups)} groups)"
+        text = (f"AuditResult(target={self.target!r}, model_class={self.model_class!r}, n_train={self.n_train}, "
+                f"n_test={self.n_test}, epsilon_abs={self.epsilon_abs:.4g}, {gs})")
+        return text if len(text) <= 290 else text[:286] + "...)"
+
+    def to_frame(self) -> pd.DataFrame:
+        rows = []
+        for g in self.groups.values():
+            row = {"group": g.name, "features": ", ".join(g.features), "MR(f_ref)": g.mr_ref,
+                   "MCR-": g.mcr_lower, "MCR+": g.mcr_upper, "refit loss ratio": g.refit_loss_ratio}
+            for k, (lo, hi) in g.ci.items():
+                row[f"{k} CI"] = f"[{lo:.3f}, {hi:.3f}]"
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("group")
+
+    def to_dict(self) -> dict:
+        out = {name: g.to_dict() for name, g in self.groups.items()}
+        out["_meta"] = {"target": self.target, "features": list(self.features), "model_class": self.model_class,
+                        "n_train": self.n_train, "n_test": self.n_test, "epsilon_abs": self.epsilon_abs,
+                        "e_ref": self.e_ref, "cv_loss": self.cv_loss, "reference": self.reference, "seed": self.seed,
+                        "bootstrap": self.bootstrap, "confidence_level": self.confidence_level, "timings": self.timings,
+                        **{k: v for k, v in self.meta.items() if k not in ("target", "features")}}
+        return out
+
+    def to_json(self, path: str | Path) -> None:
+        """Write the results as JSON (the folder is created if needed)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict(), indent=2, default=float))
+
+    def save(self, *, out_dir: str | Path | None = None, json_path: str | Path | None = None) -> Path | None:
+        """Write the JSON results and/or the HTML report with its PNG/SVG figures; returns the report path."""
+        if json_path is not None:
+            self.to_json(json_path)
+        if out_dir is None:
+            return None
+        report = Path(out_dir) / "report.html"
+        self.to_html(report)
+        return report
+
+    def plot(self, group: str, *, ax: Any = None):
+        """Envelope figure of one group; returns an MCREnvelopeDisplay."""
+        if group not in self.groups:
+            raise RashomonInputError(f"The 'group' parameter of AuditResult.plot must be one of {list(self.groups)}. "
+                                     f"Got {group!r} instead.")
+        return self.groups[group].mcr.plot(ax=ax)
+
+    def plot_summary(self, *, ax: Any = None):
+        """MR of the reference and the MCR interval (with CIs) for each group."""
+        return _report.plot_summary(self, ax=ax)
+
+    def write_figures(self, out_dir: str | Path) -> dict:
+        """Write each figure as PNG and SVG; returns {name: base64 PNG} for embedding."""
+        return _report.write_figures(self, out_dir)
+
+    def to_html(self, path: str | Path, figures: dict | None = None) -> None:
+        """A self-contained HTML report (figures embedded as base64 PNG)."""
+        _report.to_html(self, path, figures)
+
+
+def audit_meta(epsilon: float, epsilon_kind: str, cv_text: str, hyper: dict, encoding: dict, scaled: list,
+               n_input: int, n_used: int, missing_by_column: dict, n_train: int, digest: str | None,
+               input_name: str, bootstrap: int) -> dict:
+    """``AuditResult.meta``: what a report needs (loss, ε rule, encoding, rows, checksum, date, version)."""
+    from datetime import datetime, timezone
+
+    from .. import __version__
+
+    eps_rule = (f"held-out loss of the reference + {epsilon:g} × its {cv_text} CV loss" if epsilon_kind == "cv"
+                else f"absolute threshold {epsilon:g} on the held-out loss")
+    return {
+        "loss": "squared error",
+        "epsilon_rule": eps_rule,
+        "epsilon_value": epsilon,
+        "hyperparameters": hyper,
+        "encoding": encoding,
+        "standardised": list(scaled),
+        "n_rows_input": int(n_input),
+        "n_rows_used": int(n_used),
+        "n_rows_dropped": int(n_input - n_used),
+        "missing_by_column": missing_by_column,
+        "train_size": int(n_train),
+        "package_version": __version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "input_sha256": digest,
+        "input_name": input_name,
+        "ci_method": "percentile bootstrap over held-out rows" if bootstrap else None,
+        "n_bootstrap": int(bootstrap),
+    }
