@@ -157,6 +157,9 @@ class SecantBound:
         Wc[np.arange(len(self.cls)), self.cls // 2] -= 1.0
         self.Wc = Wc / (self.n - 1.0)  # w_v for each class (sums to 1)
         self.G = G
+        # bounded work per envelope: the per-class grid shrinks with the number of classes x values
+        self.fine = int(min(fine, max(16, 2e6 // max(len(self.cls) * V, 1))))
+        self.too_big = len(self.cls) * V * 16 > 2e7
         # ball: penalised coordinates, P = B_P^{-1}, centre 0, level r; the intercept adds an interval
         o = ms.o
         self.o = o
@@ -302,6 +305,8 @@ class SecantBound:
     def bound(self, kind, inner, budget=1.0, rel_tol=0.01, max_slabs=64, x_start=None):
         """Certified outer bound on MCR+ (kind "ratio" or "difference") given the best member value ``inner``."""
         t_end = time.perf_counter() + budget
+        if self.too_big:
+            return math.nan
         b_lo, b_hi = self.b_range()
         if not b_lo <= b_hi:
             return math.nan
