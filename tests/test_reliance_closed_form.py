@@ -216,3 +216,65 @@ def test_values_at_the_magnitude_limit():
     pred = X @ beta
     for j in range(2):
         assert stats.e_switch([j]) == pytest.approx(_exact_rational(X, y, pred, beta, [j]), rel=1e-12)
+
+
+@pytest.mark.parametrize("x_offset, y_offset", [(1e6, 0.0), (0.0, 1e6), (1e6, 1e6), (-3e4, 2e8)])
+def test_badly_centred_data(x_offset, y_offset):
+    # Columns and target far from 0 (a model fitted elsewhere, so the residuals do not average 0 either):
+    # every feature and group equals the U-statistic in exact rational arithmetic (of the model's own
+    # predictions) to 1e-10, the generic path to 1e-9 and the per-feature formula to 1e-9 (that formula
+    # itself loses digits here: it centres u = X_G β_G after forming it about the offset).
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1500, 5)) * np.array([1.0, 30.0, 0.01, 1.0, 5.0]) + x_offset
+    y = (X - x_offset) @ np.array([1.0, -0.2, 30.0, 0.8, 0.5]) + rng.normal(size=1500) + y_offset
+    m = LinearRegression().fit(X[:1000], y[:1000])
+    m.intercept_ += 0.3  # biased on the rows used
+    Xt, yt = X[1000:], y[1000:]
+    fr = feature_reliance(m, Xt, yt, features=GROUPS)
+    slow = feature_reliance(m, Xt, yt, features=GROUPS, closed_form=False)
+    pred = m.predict(Xt)
+    for g, r, s in zip(GROUPS, fr.results, slow.results):
+        assert r.exact_algorithm == "linear"
+        assert r.e_switch == pytest.approx(_exact_rational(Xt, yt, pred, m.coef_, g), rel=1e-10)
+        assert r.e_switch == pytest.approx(s.e_switch, rel=1e-9)
+        assert r.e_switch == pytest.approx(linear_squared_e_switch(Xt, yt, pred, m.coef_, g)[1], rel=1e-9)
+    assert fr.e_orig == pytest.approx(float(np.mean((yt - pred) ** 2)), rel=1e-12)
+
+
+def test_pipeline_with_a_large_intercept():
+    # A Pipeline's coefficients are probed with steps as large as the data: an intercept of ~1e8 does not
+    # cost them their digits (probing with unit steps gave ~1e-6 relative errors in e_switch here).
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(1500, 4)) * np.array([1.0, 0.01, 30.0, 2.0]) + 1e6
+    y = (X - 1e6) @ np.array([1.0, 30.0, -0.2, 0.5]) + rng.normal(size=1500)
+    m = make_pipeline(StandardScaler(), Ridge(alpha=1.0)).fit(X, y)
+    fr = feature_reliance(m, X, y)
+    slow = feature_reliance(m, X, y, closed_form=False)
+    assert [r.exact_algorithm for r in fr.results] == ["linear"] * 4
+    np.testing.assert_allclose(fr.e_switch, slow.e_switch, rtol=1e-8)
+
+
+def test_the_linear_path_validates_x_in_its_own_pass(monkeypatch):
+    # Clean data: no separate check of X (the statistics' pass proves it finite and bounded). A NaN,
+    # inf or too large value anywhere (the first rows, which the model is probed on, or deep in X)
+    # is the same clear error as before, naming the column.
+    import rashomon.reliance._reliance as rel
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.normal(size=20_000)
+    m, md = LinearRegression().fit(X, y), LinearRegression().fit(pd.DataFrame(X, columns=["a", "b", "c"]), y)
+    real = rel.check_finite
+    monkeypatch.setattr(rel, "check_finite", lambda *a, **k: pytest.fail("X checked twice"))
+    fr = feature_reliance(md, pd.DataFrame(X, columns=["a", "b", "c"]), y)
+    assert [r.exact_algorithm for r in fr.results] == ["linear"] * 3
+    monkeypatch.setattr(rel, "check_finite", real)
+    for row in (3, 12_345):
+        for bad, match in [(np.nan, r"NaN or inf in column\(s\) \['b'\]"), (-np.inf, r"NaN or inf in column\(s\) \['b'\]"),
+                           (3e150, "of magnitude at most 1e\\+150")]:
+            Xb = X.copy()
+            Xb[row, 1] = bad
+            with pytest.raises(ValueError, match=match):
+                feature_reliance(md, pd.DataFrame(Xb, columns=["a", "b", "c"]), y)
+            with pytest.raises(ValueError, match="'X' parameter of model_reliance"):
+                model_reliance(m, Xb, y, 1)

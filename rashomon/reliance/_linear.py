@@ -39,10 +39,14 @@ def linear_coefficients(estimator: Any, X: np.ndarray, predictor: Predictor) -> 
     """Effective ``(coef, intercept)`` when ``estimator.predict`` is affine in x, else None.
 
     Accepts a regressor with ``coef_`` and ``intercept_`` or a Pipeline whose
-    earlier steps are column-wise affine scalers. The effective coefficients are
-    read off by probing the model at 0 and the unit vectors, then verified on
-    up to 256 data rows (relative tolerance 1e-9), so a wrongly whitelisted step
-    can never give a silent wrong answer.
+    earlier steps are column-wise affine scalers. A regressor's own ``coef_`` and
+    ``intercept_`` are used as they are; a Pipeline's effective coefficients are
+    read off by probing it at 0 and at steps ``h_j e_j`` as large as the data
+    (``h_j`` a power of 2 ≥ max |x_j|: the error of a difference of two
+    predictions, relative to the larger, is divided by ``h_j``, not by 1, so a
+    large intercept does not cost the coefficients their digits). Then verified
+    on up to 256 data rows (relative tolerance 1e-9), so a wrongly whitelisted
+    step can never give a silent wrong answer.
     """
     from sklearn.base import is_regressor
     from sklearn.pipeline import Pipeline
@@ -61,13 +65,17 @@ def linear_coefficients(estimator: Any, X: np.ndarray, predictor: Predictor) -> 
     if coef.ndim == 2 and coef.shape[0] != 1:
         return None
     p = X.shape[1]
-    probe = np.vstack([np.zeros((1, p)), np.eye(p)])
-    out = np.asarray(predictor(probe), dtype=float).ravel()
-    if out.shape[0] != p + 1:
-        return None
-    b = float(out[0])
-    beta = out[1:] - b
     rows = X[: min(256, X.shape[0])]
+    intercept = np.asarray(final.intercept_, dtype=float)
+    if final is estimator and coef.size == p and intercept.size == 1:
+        beta, b = coef.ravel(), float(intercept.ravel()[0])
+    else:
+        h = 2.0 ** np.ceil(np.log2(np.maximum(np.max(np.abs(rows), axis=0), 1.0)))
+        out = np.asarray(predictor(np.vstack([np.zeros((1, p)), np.diag(h)])), dtype=float).ravel()
+        if out.shape[0] != p + 1:
+            return None
+        b = float(out[0])
+        beta = (out[1:] - b) / h
     direct = np.asarray(predictor(rows), dtype=float).ravel()
     scale = np.max(np.abs(direct)) + np.abs(rows) @ np.abs(beta) + abs(b) + 1.0
     if not np.all(np.abs(rows @ beta + b - direct) <= 1e-9 * scale):

@@ -35,8 +35,10 @@ from joblib import Parallel, delayed
 from ..utils import permutation_indices, permuted
 from ..utils.losses import Loss, Predictor, resolve_loss
 from ..utils.validation import (
+    MAX_MAGNITUDE,
     RashomonInputError,
     check_choice,
+    check_finite,
     check_X,
     check_y,
     resolve_features,
@@ -78,15 +80,27 @@ class _Prepared:
     """Validated inputs shared by model_reliance and feature_reliance."""
 
     def __init__(self, estimator, X, y, loss, func):
-        self.X, self.columns = check_X(X, func)
+        # X's values are checked on first use of .X, unless the linear closed form's pass proves them
+        # finite and bounded first (one pass over X instead of two)
+        self._X, self.columns = check_X(X, func, finite=False)
+        self._func, self._finite = func, False
+        self.n_samples, self.n_features = self._X.shape
         self.loss: Loss = resolve_loss(loss, estimator, func)
         numeric = self.loss.name in ("squared_error", "absolute_error")
-        self.y = check_y(y, self.X.shape[0], func, numeric=numeric)
+        self.y = check_y(y, self.n_samples, func, numeric=numeric)
         self.predictor = Predictor(estimator, self.loss, self.columns, func)
         self.y_enc = self.predictor.encode_y(self.y, func)
         self.estimator = estimator
         self._e_orig: float | None = None
         self._linear: Any = False
+
+    @property
+    def X(self) -> np.ndarray:
+        """X as float64, its values checked (finite, of magnitude at most MAX_MAGNITUDE)."""
+        if not self._finite:
+            check_finite(self._X, self._func, "X", self.columns)
+            self._finite = True
+        return self._X
 
     @property
     def e_orig(self) -> float:
@@ -106,7 +120,10 @@ class _Prepared:
     def coefficients(self) -> tuple[np.ndarray, float] | None:
         """``(coef, intercept)`` of a linear regressor under squared loss, else None."""
         if self._linear is False:
-            self._linear = linear_coefficients(self.estimator, self.X, self.predictor) if self.loss.name == "squared_error" else None
+            head = self._X[:256]  # the rows linear_coefficients predicts on: checked first (the full check if bad)
+            if not (self._finite or np.all(np.abs(head) <= MAX_MAGNITUDE)):
+                _ = self.X
+            self._linear = linear_coefficients(self.estimator, self._X, self.predictor) if self.loss.name == "squared_error" else None
         return self._linear
 
     def linear(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -126,8 +143,12 @@ class _Prepared:
         if lin is None:
             return None
         cached = getattr(self, "_stats", None)
-        if cached is None or not cached.covers(groups):
-            self._stats = LinearSwitchStats(self.X, self.y, lin[0], lin[1], groups)
+        if cached is None or not (groups is self._stats_groups or cached.covers(groups)):
+            # the pass proves X finite and bounded, or makes the full check (which raises the clear error)
+            self._stats = LinearSwitchStats(self._X, self.y, lin[0], lin[1], groups, check=lambda: self.X,
+                                            func=self._func)
+            self._stats_groups = groups
+            self._finite = self._finite or self._stats.bounded
             if self._e_orig is None:
                 self._e_orig = self._stats.e_orig
         return self._stats
@@ -136,7 +157,6 @@ class _Prepared:
 def _exact_value(prep: _Prepared, group: tuple[int, ...], closed_form: Any, memory_limit: int,
                  n_jobs: int | None, func: str, groups: Sequence[tuple[int, ...]] | None = None) -> tuple[float, str]:
     """Exact e_switch and the algorithm used: linear closed form, tree paths, tree cells or distinct values."""
-    X = prep.X
     stats = prep.linear_stats(groups or [group]) if closed_form in ("auto", True) else None
     if closed_form is True and stats is None:
         raise RashomonInputError(
@@ -145,6 +165,7 @@ def _exact_value(prep: _Prepared, group: tuple[int, ...], closed_form: Any, memo
         )
     if stats is not None:
         return stats.e_switch(group), "linear"
+    X = prep.X
     max_rows = max(1, int(memory_limit // (8 * (X.shape[1] + 4))))
     if closed_form == "auto" and not prep.predictor.is_callable:
         value = forest_path_e_switch(prep.estimator, prep.predictor, X, prep.y_enc, group, prep.prediction, memory_limit)
@@ -159,7 +180,7 @@ def _exact_value(prep: _Prepared, group: tuple[int, ...], closed_form: Any, memo
 def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeats: int, seed: int | None,
                   shuffle: bool, closed_form: Any, memory_limit: int, n_jobs: int | None, func: str,
                   groups: Sequence[tuple[int, ...]] | None = None) -> ModelRelianceResult:
-    X, y_enc, n = prep.X, prep.y_enc, prep.X.shape[0]
+    y_enc, n = prep.y_enc, prep.n_samples
     names = tuple(prep.columns[i] if prep.columns else f"x{i}" for i in group)
     reps = None
     algorithm = None
@@ -170,9 +191,9 @@ def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeat
         order = np.arange(n)
         if shuffle:
             order = np.random.RandomState(seed).permutation(n)
-        e_switch = _divide_e_switch(prep.predictor, X, y_enc, group, order)
+        e_switch = _divide_e_switch(prep.predictor, prep.X, y_enc, group, order)
     elif method == "permutation":
-        perms = permutation_indices(n, n_repeats, seed)
+        perms, X = permutation_indices(n, n_repeats, seed), prep.X
         if n_jobs in (None, 1):
             vals = [_permuted_loss(prep.predictor, X, y_enc, group, p) for p in perms]
         else:
@@ -289,7 +310,7 @@ def model_reliance(
         return dask_reliance(estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func,
                              single=True)
     prep = _Prepared(estimator, X, y, loss, func)
-    group = resolve_group(features, prep.columns, prep.X.shape[1], func)
+    group = resolve_group(features, prep.columns, prep.n_features, func)
     seed = seed_from(random_state, func) if method in ("permutation", "divide") else None
     return _reliance_one(prep, group, method, n_repeats, seed, shuffle, closed_form, memory_limit, n_jobs, func)
 
@@ -333,7 +354,7 @@ def feature_reliance(
     prep = _Prepared(estimator, X, y, loss, func)
     if not (features is None or isinstance(features, (dict, list, tuple))):
         raise RashomonInputError(f"The 'features' parameter of {func} must be None, a list or a dict. Got {features!r} instead.")
-    items = resolve_features(features, prep.columns, prep.X.shape[1], func)
+    items = resolve_features(features, prep.columns, prep.n_features, func)
     seed = seed_from(random_state, func) if method in ("permutation", "divide") else None
     groups = list(items.values())
     results = [
