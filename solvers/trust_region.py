@@ -12,32 +12,35 @@ Method
    ``Ã_ww d = 0`` must also have ``Ã_zw d = 0`` and ``d'b̃_w = 0``, otherwise the
    problem is unbounded. Eliminating w (Schur complement) leaves a
    trust-region subproblem ``min z'Sz - 2c'z, ||z||² <= r``.
-3. *Trust-region subproblem.* One symmetric eigendecomposition ``S = QΛQ'``;
-   the multiplier solves the secular equation ``||(S + νI)^{-1}c|| = √r``,
-   written in the shift ``δ = ν + λ_min`` (so nearly-hard cases keep full
-   relative precision) and solved by safeguarded Newton on
-   ``1/||z(δ)|| - 1/√r`` (Moré & Sorensen 1983), which converges monotonically.
-   The *hard case* (c orthogonal to the lowest eigenspace and the pseudo-
-   inverse solution inside the ball) adds the eigenvector that reaches the
-   boundary.
+3. *Trust-region subproblem* (:mod:`._secular`): the multiplier solves the secular equation
+   ``||(S + νI)^{-1}c|| = √r``. First by Moré & Sorensen's (1983) safeguarded Newton with one
+   Cholesky factorisation of ``S + νI`` per iteration, started from the multiplier the previous
+   solves of the sequence predict (a secant in γ), usually 1–4 factorisations; a successful
+   factorisation proves ``S + νI ≻ 0``. Where that does not settle (the *hard case*, S singular at
+   the answer) or misses the certificate: one symmetric eigendecomposition ``S = QΛQ'`` and
+   safeguarded Newton on the diagonalised equation in the shift ``δ = ν + λ_min`` (so nearly-hard
+   cases keep full relative precision); the hard case (c orthogonal to the lowest eigenspace and
+   the pseudo-inverse solution inside the ball) adds the eigenvector that reaches the boundary.
 4. *Certificate* in the original coordinates (no trust in the transformation):
    stationarity, complementarity, feasibility and the smallest eigenvalue of
-   ``A + νB``.
+   ``A + νB`` (``"reduced"``: its sign from the factorisation of step 3).
 
 Cost: setting up a :class:`QCQPSequence` costs one ``eigh`` of B and forming
 ``T'A₀T, T'A₁T`` (O(p³)); each solve for a new γ forms ``Ã₀ + γÃ₁`` (O(p²)),
-one Schur elimination over the nullity k of B (O(p²k)), one ``eigh`` of the
-reduced p−k matrix (≈ 9(p−k)³ flops) and, for the certificate, one
-eigenvalues-only ``eigvalsh`` of ``A + νB`` (≈ 4/3 p³ flops).
+one Schur elimination over the nullity k of B (O(p²k)), a few Cholesky factorisations of the
+reduced p−k matrix (≈ (p−k)³/3 flops each; the eigendecomposition it replaces is ≈ 9(p−k)³)
+and, for the full certificate, one eigenvalues-only ``eigvalsh`` of ``A + νB`` (≈ 4/3 p³ flops).
 """
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 from scipy import linalg
 
 from ._base import DEFAULT_TOL, Certificate, Solver, SolverResult, SolverStatus
+from ._secular import eigh, trust_region_cholesky, trust_region_eigh
 
 __all__ = ["QCQPSequence", "solve_qcqp", "qcqp_certificate"]
 
@@ -46,27 +49,6 @@ _EPS = np.finfo(float).eps
 
 def _sym(M: np.ndarray) -> np.ndarray:
     return 0.5 * (M + M.T)
-
-
-_SYEVR, _SYEVR_LWORK = linalg.get_lapack_funcs(("syevr", "syevr_lwork"), (np.empty((1, 1)),))
-_LWORK: dict[int, dict] = {}
-
-
-def _eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``scipy.linalg.eigh(M)`` (LAPACK ``dsyevr``, the same call and workspace, so the same bits),
-    without the per-call argument handling and workspace query: it is half the cost of a γ-step's
-    eigendecomposition at p ≈ 50. M must be finite and symmetric (only its lower triangle is read)."""
-    n = M.shape[0]
-    lw = _LWORK.get(n)
-    if lw is None:
-        lwork, liwork, info = _SYEVR_LWORK(n=n, lower=1)
-        if info != 0:
-            return linalg.eigh(M)
-        lw = _LWORK[n] = {"lwork": int(lwork), "liwork": int(liwork)}
-    w, v, _, _, info = _SYEVR(a=M, compute_v=1, lower=1, overwrite_a=0, **lw)
-    if info != 0:  # let scipy raise its own error
-        return linalg.eigh(M)
-    return w, v
 
 
 def _quad_form_factor(B: np.ndarray) -> np.ndarray:
@@ -161,6 +143,8 @@ class QCQPSequence(Solver):
         self._At1 = _sym(self.T.T @ self.A1 @ self.T)
         self._bt0 = self.T.T @ b0
         self._bt1 = self.T.T @ b1
+        self._hist: list[tuple[float, float]] = []  # (γ, ν) of the last certified solves: warm starts
+        self._b_norm = float(np.sum(self.B_factor * self.B_factor, axis=0).max(initial=0.0))  # λ_max(B)
 
     def swapped(self) -> "QCQPSequence":
         """The family ``A1 + γA0, b1 + γb0`` on the same constraint, sharing this one's factorisation of B
@@ -168,6 +152,7 @@ class QCQPSequence(Solver):
         out = copy.copy(self)
         out.A0, out.A1, out.b0, out.b1 = self.A1, self.A0, self.b1, self.b0
         out._At0, out._At1, out._bt0, out._bt1 = self._At1, self._At0, self._bt1, self._bt0
+        out._hist = []
         return out
 
     def problem(self, gamma: float) -> tuple[np.ndarray, np.ndarray]:
@@ -179,7 +164,7 @@ class QCQPSequence(Solver):
 
         ``certificate="full"`` (default) checks the KKT conditions in the original
         coordinates, including ``eigvalsh(A + νB)``. ``"reduced"`` takes the
-        smallest eigenvalue of ``A + νB`` from the decomposition already made
+        smallest eigenvalue of ``A + νB`` from the factorisation already made
         (the reduced matrix ``S + νI`` and the free block), costing O(p²) instead
         of two more O(p³) eigenvalue solves; callers re-check the solutions they
         report with :func:`qcqp_certificate`.
@@ -198,7 +183,7 @@ class QCQPSequence(Solver):
             if not np.all(np.isfinite(At)):
                 raise ValueError(f"The problem at gamma={gamma!r} is not finite (overflow in A0 + gamma*A1).")
             # one free direction (an unpenalised intercept): the 1x1 eigendecomposition is the entry itself
-            mu, U = (Aww.diagonal().copy(), np.ones((1, 1))) if k == 1 else _eigh(Aww)
+            mu, U = (Aww.diagonal().copy(), np.ones((1, 1))) if k == 1 else eigh(Aww)
             scale = max(np.abs(At).max(), _EPS)
             tiny = 1e3 * max(k, m) * _EPS * scale
             if mu[0] < -tiny:
@@ -211,50 +196,83 @@ class QCQPSequence(Solver):
                 if np.abs(Azw @ D).max(initial=0.0) > tiny or np.abs(D.T @ bw).max(initial=0.0) > 1e3 * max(k, m) * _EPS * b_scale:
                     return SolverResult(None, -np.inf, np.nan, SolverStatus.UNBOUNDED, None, 0, self.backend, info)
             Up, mup = U[:, pos], mu[pos]
-            G = (Azw @ Up) / mup  # Ã_zw Ã_ww^+ (on its range)
-            S = _sym(Szz - G @ (Up.T @ Azw.T))
-            c = bz - G @ (Up.T @ bw)
+            if k == 1 and mup.size == 1:  # a rank-one update, symmetric as computed
+                a = Azw[:, 0]
+                S = Szz - np.multiply.outer(a / mup[0], a)
+                c = bz - a * (bw[0] / mup[0])
+            else:
+                G = (Azw @ Up) / mup  # Ã_zw Ã_ww^+ (on its range)
+                S = _sym(Szz - G @ (Up.T @ Azw.T))
+                c = bz - G @ (Up.T @ bw)
         else:
             S, c = Szz, bz
-        z, nu, hard, its, lam_s = _trust_region(S, c, self.r)
-        if k:
-            w = Up @ ((Up.T @ (bw - Azw.T @ z)) / mup)
-            x = self.T @ np.concatenate([z, w])
-        else:
-            x = self.T @ z
+            if not np.all(np.isfinite(S)):
+                raise ValueError(f"The problem at gamma={gamma!r} is not finite (overflow in A0 + gamma*A1).")
         A, b = self.problem(gamma)
-        if certificate == "reduced":
-            cert = self._reduced_certificate(A, b, x, nu, lam_s, mu if k else None)
-        else:
-            cert = qcqp_certificate(A, b, self.B, self.r, x, nu, self.B_factor)
+        # Moré–Sorensen (Cholesky factorisations) from the multiplier predicted by the previous solves;
+        # one eigendecomposition where it does not settle (the hard case) or misses the certificate.
+        for use_chol in (True, False):
+            sol = trust_region_cholesky(S, c, self.r, self._guess(gamma)) if use_chol else None
+            if sol is not None:
+                z, nu, its, hard, lam_s = *sol, False, None
+            elif use_chol:
+                continue
+            else:
+                z, nu, hard, its, lam_s = trust_region_eigh(S, c, self.r)
+            x = self.T @ (np.concatenate([z, Up @ ((Up.T @ (bw - Azw.T @ z)) / mup)]) if k else z)
+            if certificate == "reduced":
+                cert = self._reduced_certificate(A, b, x, nu, lam_s, mu if k else None)
+            else:
+                cert = qcqp_certificate(A, b, self.B, self.r, x, nu, self.B_factor)
+            if cert.passed(self.tol):
+                break
+        info["cholesky"] = sol is not None
         if not cert.passed(self.tol):
             x, nu, cert = self._polish(A, b, x, nu, cert)
             info["polished"] = True
-        obj = float(x @ A @ x - 2 * b @ x)
+        Ax = A @ x
+        obj = float(x @ Ax - 2 * b @ x)
         status = SolverStatus.OPTIMAL if cert.passed(self.tol) else SolverStatus.INACCURATE
         info["hard_case"] = hard
-        res = SolverResult(x, obj, float(nu), status, cert, its, self.backend, info)
-        return res
+        if status is SolverStatus.OPTIMAL:
+            self._hist = (self._hist + [(float(gamma), float(nu))])[-32:]
+        return SolverResult(x, obj, float(nu), status, cert, its, self.backend, info)
+
+    def _guess(self, gamma: float) -> float:
+        """The multiplier at γ predicted by the secant through the two nearest solved γ (0 for a first solve or
+        next to an interior solution)."""
+        h = self._hist
+        if not h:
+            return 0.0
+        d = [abs(g - gamma) for g, _ in h]
+        i = min(range(len(h)), key=d.__getitem__)
+        g1, nu1 = h[i]
+        if nu1 == 0.0 or len(h) == 1:
+            return nu1
+        d[i] = math.inf
+        g2, nu2 = h[min(range(len(h)), key=d.__getitem__)]
+        return max(nu1 + (nu2 - nu1) / (g2 - g1) * (gamma - g1), 0.0) if g2 != g1 else nu1
 
     def _reduced_certificate(self, A, b, x, nu, lam_s, mu_w):
-        """KKT residuals in original coordinates, with the PSD check taken from the reduced spectra.
+        """KKT residuals in original coordinates, with the PSD check taken from the reduced factorisation.
 
         ``T'(A+νB)T = [[Ã_zz + νI, Ã_zw], [Ã_wz, Ã_ww]]`` is PSD iff ``Ã_ww ⪰ 0`` and its
         Schur complement ``S + νI ⪰ 0`` (T invertible), so ``min(λ(S) + ν, λ(Ã_ww))``
-        decides the sign; it is scaled by the largest of these magnitudes.
+        decides the sign; it is scaled by the largest of these magnitudes. ``lam_s=None``: the
+        Cholesky factorisation of ``S + νI`` succeeded, which proves it positive definite.
         """
         F = self.B_factor
-        H = A @ x + nu * (self.B @ x)
-        scale_a = float(np.linalg.norm(A, "fro"))
-        bnorm = float(np.sum(F * F, axis=0).max(initial=0.0))
-        x_norm = float(np.linalg.norm(x))
-        stat = float(np.linalg.norm(H - b)) / ((scale_a + nu * bnorm) * x_norm + float(np.linalg.norm(b)) + 1e-300)
         Fx = F.T @ x
+        Ax = A @ x
+        scale_a = float(np.linalg.norm(A, "fro"))
+        x_norm = float(np.linalg.norm(x))
+        stat = float(np.linalg.norm(Ax + nu * (F @ Fx) - b)) / ((scale_a + nu * self._b_norm) * x_norm
+                                                                 + float(np.linalg.norm(b)) + 1e-300)
         xBx = float(Fx @ Fx)
-        xAx = float(x @ A @ x)
+        xAx = float(x @ Ax)
         comp = nu * abs(self.r - xBx) / (abs(xAx) + 2 * abs(float(b @ x)) + nu * self.r + 1e-300)
         feas = max(0.0, xBx - self.r) / self.r
-        eigs = lam_s + nu if lam_s.size else np.zeros(0)
+        eigs = np.zeros(1) if lam_s is None else (lam_s + nu if lam_s.size else np.zeros(0))
         if mu_w is not None:
             eigs = np.concatenate([eigs, mu_w])
         top = float(np.max(np.abs(eigs), initial=0.0)) + 1e-300
@@ -294,87 +312,6 @@ class QCQPSequence(Solver):
             if cert.passed(self.tol):
                 break
         return x, nu, cert
-
-
-def _trust_region(S: np.ndarray, c: np.ndarray, r: float) -> tuple[np.ndarray, float, bool, int]:
-    """Global minimiser of ``z'Sz - 2c'z`` over ``||z||² <= r``: returns (z, ν, hard_case, iterations)."""
-    m = S.shape[0]
-    if m == 0:
-        return np.zeros(0), 0.0, False, 0, np.zeros(0)
-    if not np.all(np.isfinite(S)):
-        raise ValueError("The reduced trust-region matrix is not finite (overflow).")
-    lam, Q = _eigh(S)
-    ct = Q.T @ c
-    l1 = lam[0]
-    scale = max(abs(lam[0]), abs(lam[-1]), _EPS)
-    sr = np.sqrt(r)
-    d = lam - l1  # >= 0, exact zeros on the lowest eigenspace
-    low = d <= 1e3 * m * _EPS * scale
-    c_scale = float(np.linalg.norm(ct)) + 1e-300
-    # Interior solution (ν = 0): S ⪰ 0 and the (pseudo-inverse) Newton point lies inside.
-    if l1 >= -1e3 * m * _EPS * scale:
-        if l1 > 1e3 * m * _EPS * scale:
-            z0 = ct / lam
-            if z0 @ z0 <= r:
-                return Q @ z0, 0.0, False, 0, lam
-        else:
-            null = lam <= 1e3 * m * _EPS * scale
-            if np.linalg.norm(ct[null]) <= 1e3 * m * _EPS * c_scale:
-                z0 = np.where(null, 0.0, ct / np.where(null, 1.0, lam))
-                if z0 @ z0 <= r:
-                    return Q @ z0, 0.0, False, 0, lam
-    # Boundary solution: ν = δ - λ₁ with δ > max(0, ... ) solving ||z(δ)|| = √r.
-    delta_lo = max(l1, 0.0)  # ν >= 0  <=>  δ >= λ₁ ; and δ > 0 for S + νI ≻ 0
-    # Hard case: c ⟂ lowest eigenspace and the pseudo-inverse point at δ = 0 is inside.
-    if l1 <= 0 and np.linalg.norm(ct[low]) <= 1e3 * m * _EPS * c_scale:
-        zp = np.where(low, 0.0, ct / np.where(low, 1.0, d))
-        nz = zp @ zp
-        if nz <= r:
-            tau = np.sqrt(max(r - nz, 0.0))
-            zp = zp.copy()
-            zp[np.argmax(low)] = tau
-            return Q @ zp, float(-l1), True, 0, lam
-
-    def norm_z(delta):
-        return float(np.linalg.norm(ct / (d + delta)))  # scaled 2-norm: no overflow of the squares
-
-    hi = delta_lo + c_scale / sr + scale * _EPS
-    while norm_z(hi) > sr:  # guard: the bound above is exact in theory
-        hi *= 2.0
-    lo = delta_lo
-    its = 0
-    # Newton on φ(δ) = 1/||z(δ)|| - 1/√r (concave, increasing): from the left of the root it
-    # converges monotonically; any step leaving the bracket [lo, hi] is replaced by bisection.
-    delta = lo if lo > 0 else 0.5 * (lo + hi)
-    for its in range(1, 200):
-        dd = d + delta
-        zc = ct / dd
-        nz = float(np.linalg.norm(zc))
-        if nz > sr:
-            lo = delta
-        else:
-            hi = delta
-        if abs(nz - sr) <= 4 * _EPS * sr:
-            break
-        # φ'(δ) = (Σ zc_i²/(d_i+δ)) / ||z||³
-        # φ'(δ) = Σ (z_i/||z||)² / (d_i+δ) / ||z||, in the scaled form (no overflow or underflow of ||z||³)
-        if nz > 0 and np.isfinite(nz):
-            u = zc / nz
-            dphi = float((u * u / dd).sum()) / nz
-        else:
-            dphi = 0.0  # bisect
-        step = (1.0 / nz - 1.0 / sr) / dphi if dphi > 0 else np.inf
-        new = delta + step
-        if not (lo < new < hi):
-            new = 0.5 * (lo + hi)
-        if new == delta or hi - lo <= 4 * _EPS * max(abs(hi), 1e-300):
-            break
-        delta = new
-    z = ct / (d + delta)
-    nz = np.linalg.norm(z)
-    if nz > 0:
-        z = z * (sr / nz)  # land exactly on the sphere (relative change ~ eps)
-    return Q @ z, float(max(delta - l1, 0.0)), False, its, lam
 
 
 def solve_qcqp(A, b, B, r, *, tol: float = DEFAULT_TOL, check: bool = True) -> SolverResult:

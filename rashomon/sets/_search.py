@@ -39,7 +39,7 @@ import numpy as np
 from ..model_classes.quadratics import MCRProblem
 from ..solvers import QCQPSequence, SolverStatus, qcqp_certificate
 from ._results import MCRResult
-from ._steps import MCRModel, MCRStep, mr_value, step_bound, step_bounds
+from ._steps import MCRModel, MCRStep, mr_value, step_bound
 from ..utils.validation import RashomonInputError
 
 __all__ = ["GammaSearch", "search_result"]
@@ -56,9 +56,9 @@ class GammaSearch:
         self.seq = {"lower": lower, "upper": lower.swapped()}  # one factorisation of B for both ends
         self.steps: list[MCRStep] = []
         self.cache: dict = {}
-        self._st = {"side": [], "gamma": [], "h": [], "cert": []}
         self._fully_certified: set[int] = set()
         self._cand = {"theta": [], "eo": [], "es": [], "ok": []}
+        self._best: dict = {}  # best step / member per (side, ε), updated as steps and candidates arrive
         if theta_min is None:  # min e_orig over the class (a RashomonSet solves it once and passes it in)
             theta_min = self.seq["upper"].solve(0.0).x
         self.theta_min = theta_min
@@ -66,12 +66,12 @@ class GammaSearch:
         self.es_at_min = es(theta_min)
         self._add_candidate(theta_min)
 
-    def _add_candidate(self, theta: np.ndarray) -> None:
+    def _add_candidate(self, theta: np.ndarray, e_o: float | None = None, e_s: float | None = None) -> None:
         """Models of the class that may attain a bound; their losses are computed once."""
         c = self._cand
         c["theta"].append(theta)
-        c["eo"].append(self.prob.e_orig(theta))
-        c["es"].append(self.prob.e_switch(theta))
+        c["eo"].append(self.prob.e_orig(theta) if e_o is None else e_o)
+        c["es"].append(self.prob.e_switch(theta) if e_s is None else e_s)
         c["ok"].append(bool(theta @ self.prob.B @ theta <= self.prob.r * (1 + 1e-9)))
 
     def step(self, side: str, gamma: float) -> MCRStep:
@@ -90,11 +90,9 @@ class GammaSearch:
             const = (eo.k * gamma + es.k) if side == "lower" else (eo.k + gamma * es.k)
             st = MCRStep(side, float(gamma), res.objective + const, res.x, eo(res.x), es(res.x),
                          res.status is SolverStatus.OPTIMAL, float(res.multiplier))
-            self._add_candidate(res.x)
+            self._add_candidate(res.x, st.e_orig, st.e_switch)
         self.cache[key] = st
         self.steps.append(st)
-        for k, v in zip(("side", "gamma", "h", "cert"), (side, st.gamma, st.h_star, st.certified)):
-            self._st[k].append(v)
         return st
 
     def valid(self, st: MCRStep, eps: float) -> bool:
@@ -209,14 +207,9 @@ class GammaSearch:
         """
         seq = self.seq[side]
         while True:
-            b, _ = self._bounds(side, eps)
-            if b.size == 0:
+            idx = self._best_step(side, eps)[2]
+            if idx < 0:
                 return
-            target = b.max() if side == "lower" else b.min()
-            sides = np.asarray(self._st["side"])
-            allb = step_bounds(sides, np.asarray(self._st["gamma"], dtype=float), np.asarray(self._st["h"], dtype=float),
-                               np.asarray(self._st["cert"], dtype=bool), eps, self.kind)
-            idx = int(np.where((sides == side) & (allb == target))[0][0])
             st = self.steps[idx]
             if idx in self._fully_certified or st.theta is None:
                 return
@@ -225,41 +218,60 @@ class GammaSearch:
             if cert.passed(seq.tol):
                 self._fully_certified.add(idx)
                 return
-            self._st["cert"][idx] = False
             self.steps[idx] = MCRStep(st.side, st.gamma, st.h_star, st.theta, st.e_orig, st.e_switch, False, st.nu)
             self.cache[(side, st.gamma)] = self.steps[idx]
+            self._best.clear()  # a step no longer gives a bound
 
-    def _bounds(self, side: str, eps: float) -> tuple[np.ndarray, np.ndarray]:
-        st = self._st
-        sides = np.asarray(st["side"])
-        b = step_bounds(sides, np.asarray(st["gamma"], dtype=float), np.asarray(st["h"], dtype=float),
-                        np.asarray(st["cert"], dtype=bool), eps, self.kind)
-        sel = (sides == side) & np.isfinite(b)
-        return b[sel], np.asarray(st["gamma"], dtype=float)[sel]
+    def _best_step(self, side: str, eps: float) -> tuple[float, float, int]:
+        """``(bound, γ, index)`` of the first step giving the best bound of a side at ε (index -1: none).
+
+        Kept per (side, ε) and extended by the steps taken since (one scalar :func:`step_bound` each),
+        instead of re-evaluating every step at each query."""
+        key = ("step", side, float(eps))
+        n0, best, g, idx = self._best.get(key, (0, math.nan, math.nan, -1))
+        steps = self.steps
+        for i in range(n0, len(steps)):
+            st = steps[i]
+            if st.side != side:
+                continue
+            b = step_bound(st, eps, self.kind)
+            if math.isfinite(b) and (idx < 0 or (b > best if side == "lower" else b < best)):
+                best, g, idx = b, st.gamma, i
+        self._best[key] = (len(steps), best, g, idx)
+        return best, g, idx
 
     def best_bound(self, side: str, eps: float) -> float:
-        b, _ = self._bounds(side, eps)
-        if b.size == 0:
+        b, _, idx = self._best_step(side, eps)
+        if idx < 0:
             return -math.inf if side == "lower" else math.inf
-        return float(b.max() if side == "lower" else b.min())
+        return float(b)
 
     def best_gamma(self, side: str, eps: float) -> float:
-        b, g = self._bounds(side, eps)
-        if b.size == 0:
-            return math.nan
-        return float(g[np.argmax(b)] if side == "lower" else g[np.argmin(b)])
+        _, g, idx = self._best_step(side, eps)
+        return float(g) if idx >= 0 else math.nan
 
     def best_model(self, side: str, eps: float) -> tuple[np.ndarray | None, float]:
+        """The member of the set (``e_orig <= ε``, inside the ball) with the least (lower) or largest (upper)
+        MR among the candidates; kept per (side, ε) and extended by the candidates added since."""
         c = self._cand
-        eo, es = np.asarray(c["eo"]), np.asarray(c["es"])
-        feas = (eo <= eps) & np.asarray(c["ok"])
-        if not feas.any():
-            return None, (math.inf if side == "lower" else -math.inf)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mr = es - eo if self.kind == "difference" else np.where(eo > 0, es / eo, np.inf)
-        mr = np.where(feas, mr, np.inf if side == "lower" else -np.inf)
-        i = int(np.argmin(mr) if side == "lower" else np.argmax(mr))
-        return c["theta"][i], float(mr[i])
+        key = ("model", side, float(eps))
+        worst = math.inf if side == "lower" else -math.inf
+        n0, feasible, best, idx = self._best.get(key, (0, False, worst, 0))
+        eo, es, ok = c["eo"], c["es"], c["ok"]
+        for i in range(n0, len(eo)):
+            if not (eo[i] <= eps and ok[i]):
+                continue
+            feasible = True
+            if self.kind == "difference":
+                mr = es[i] - eo[i]
+            else:
+                mr = es[i] / eo[i] if eo[i] > 0 else math.inf
+            if mr < best if side == "lower" else mr > best:
+                best, idx = mr, i
+        self._best[key] = (len(eo), feasible, best, idx)
+        if not feasible:
+            return None, worst
+        return c["theta"][idx], float(best)
 
     def gap(self, side: str, eps: float) -> float:
         bound = self.best_bound(side, eps)
