@@ -188,3 +188,20 @@ def test_cli_on_a_parquet_folder(client, parquet_dir, tmp_path, capsys):
     for text in ("out-of-core (Dask)", "3 partitions, 3 passes", "Split rule: a row fits the reference iff the column",
                  "Skipped out of core: bootstrap intervals", "leave-one-out", "(column is_train) fitted"):
         assert text in page, text
+
+
+def test_parquet_file_without_dask_is_read_by_pandas(table, tmp_path, monkeypatch):
+    import hashlib
+
+    path = tmp_path / "compas.parquet"
+    small = table.iloc[:600]
+    small.to_parquet(path)
+    kw = dict(model_class="linear", split="is_train", cv=3)
+    mem = rashomon.audit(small, TARGET, GROUPS, **kw)
+    monkeypatch.setitem(sys.modules, "dask.dataframe", None)  # as if Dask were not installed
+    res = rashomon.audit(path, TARGET, GROUPS, **kw)
+    assert "engine" not in res.meta and res.meta["input_name"] == "compas.parquet"
+    assert res.meta["input_sha256"] == hashlib.sha256(b"compas.parquet" + path.read_bytes()).hexdigest()
+    for name in mem.groups:  # the same in-memory computation
+        assert (res.groups[name].mcr_lower, res.groups[name].mcr_upper) == (mem.groups[name].mcr_lower,
+                                                                            mem.groups[name].mcr_upper)

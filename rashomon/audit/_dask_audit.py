@@ -106,7 +106,8 @@ def audit_dask(ddf: Any, target: Any, groups: Any, *, features: Any, model_class
     for j, c in enumerate(features):
         if not tab["binary"][c]:
             if sd_tr[j] == 0:
-                raise RashomonInputError(f"The 'features' parameter of audit names a column ({c!r}) that is constant on the training part.")
+                raise RashomonInputError(f"The 'features' parameter of audit names a column ({c!r}) that is constant "
+                                         "on the training part.")
             shift[j], scale[j] = st_tr.mean[j], sd_tr[j]
             scaled.append(c)
     gidx = {name: tuple(sorted(features.index(c) for c in cols)) for name, cols in gidx_names.items()}
@@ -159,7 +160,8 @@ def audit_dask(ddf: Any, target: Any, groups: Any, *, features: Any, model_class
     meta.update({
         "engine": "out-of-core (Dask)", "n_partitions": tab["n_partitions"], "n_passes": 3,
         "split_rule": rule, "split_rule_short": f"column {split}" if split is not None else "seeded row hash",
-        "cv_rule": (f"ridge penalty α among {len(alphas)} values from {alphas[0]:g} to {alphas[-1]:g} by exact leave-one-out MSE on the training part (each row its own "
+        "cv_rule": (f"ridge penalty α among {len(alphas)} values from {alphas[0]:g} to {alphas[-1]:g} by exact "
+                    "leave-one-out MSE on the training part (each row its own "
                     "leave-out unit), in place of k-fold cross-validation; that MSE is the CV loss of the ε rule"),
         "skipped": ["bootstrap intervals (they resample held-out rows in memory)",
                     "the kernel class (it needs all pairs of training rows)"],

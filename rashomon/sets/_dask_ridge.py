@@ -18,6 +18,7 @@ import numpy as np
 
 from ..model_classes import ClassMember, LinearModelClass
 from ..solvers import QCQPSequence
+from ..utils.validation import RashomonInputError
 from ._dask import _as_arrays, _per_block
 from ._row_statistics import (
     _HEAD,
@@ -35,10 +36,9 @@ __all__ = ["dask_split_statistics", "transform_statistics", "ridge_loo_statistic
 def dask_split_statistics(X: Any, y: Any, mask: Any, *, func: str = "audit", on_counts: Any = None):
     """``(RowStatistics of the rows with mask 1, RowStatistics of the rows with mask 0, (X, y, mask), columns)``.
 
-    One pass: each block is summarised twice (weights ``mask`` and ``1 - mask``) and the two
-    summaries are merged side by side in one ``dask.array.reduction`` tree. ``mask`` holds 0/1
-    values (a Dask Series of the same frame as X, or a Dask array with X's row blocks). The
-    statistics count every row in ``n_rows``; ``weight_sum`` is the part's row count.
+    One pass: the rows of each block with mask 1 and those with mask 0 are summarised apart and
+    the two summaries are merged side by side in one ``dask.array.reduction`` tree. ``mask`` holds
+    0/1 values (a Dask Series of the same frame as X, or a Dask array with X's row blocks).
     ``on_counts(n_in, n_out)``, if given, sees the two row counts first (to raise a clear error).
     """
     import dask
@@ -48,8 +48,8 @@ def dask_split_statistics(X: Any, y: Any, mask: Any, *, func: str = "audit", on_
     K = packed_size(Xd.shape[1])
 
     def both(xb, yb, mb):
-        mb = np.asarray(mb, dtype=float).reshape(-1)
-        return np.concatenate([block_statistics(xb, yb, mb), block_statistics(xb, yb, 1.0 - mb)], axis=1)
+        xb, yb, sel = np.asarray(xb, dtype=float), np.asarray(yb, dtype=float).reshape(-1), _mask(mb)
+        return np.concatenate([block_statistics(xb[sel], yb[sel]), block_statistics(xb[~sel], yb[~sel])], axis=1)
 
     def merge(rows, axis=None, keepdims=True):
         rows = np.atleast_2d(np.asarray(rows, dtype=float))
@@ -65,6 +65,13 @@ def dask_split_statistics(X: Any, y: Any, mask: Any, *, func: str = "audit", on_
         on_counts(int(round(packed[1])), int(round(packed[K + 1])))
     return (RowStatistics(packed[:K], func, columns), RowStatistics(packed[K:], func, columns), (Xd, yd, md),
             columns)
+
+
+def _mask(mb: Any) -> np.ndarray:
+    mb = np.asarray(mb, dtype=float).reshape(-1)
+    if not np.all((mb == 0.0) | (mb == 1.0)):
+        raise RashomonInputError("The mask of dask_split_statistics must hold 0/1 values only.")
+    return mb == 1.0
 
 
 def transform_statistics(st: RowStatistics, columns: Any = None, shift: Any = None, scale: Any = None) -> RowStatistics:
@@ -124,7 +131,10 @@ def ridge_loo_statistics(data: Any, st: RowStatistics, column_sets: list, alphas
         specs.append((S, shift[S] + scale[S] * m[:k], scale[S], m[k], V, sv, uty, shrink, s2, sub))
 
     def fn(xb, yb, wb):
-        xb = np.asarray(xb, dtype=float)
+        xb, yb = np.asarray(xb, dtype=float), np.asarray(yb, dtype=float).reshape(-1)
+        wb = np.asarray(wb, dtype=float).reshape(-1)
+        sel = wb > 0  # rows of weight 0 add nothing: skip them
+        xb, yb, wb = xb[sel], yb[sel], wb[sel]
         return np.concatenate([loo_block(xb[:, S], yb, wb, mu, sd, 0.0, cy, V, sv, uty, shrink, W, True)
                                for S, mu, sd, cy, V, sv, uty, shrink, _, _ in specs], axis=1)
 
