@@ -7,8 +7,9 @@ For decisions ``f(x) > t``:
 * **discrepancy**: the largest share of decisions that *one* member reverses. Its exact
   value is a combinatorial maximum; reported as a certified interval: the lower end is
   attained by a returned member (the best of the rows' attaining members and two
-  aggregate directions), the upper end is the ambiguity (no member can flip a row no
-  member flips).
+  aggregate directions), the upper end is the share of rows whose certified bound crosses
+  the threshold (no member can flip another row): the ambiguity, unless a row's certified
+  gap straddles the threshold.
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from ..utils.validation import RashomonInputError
 
 __all__ = ["Multiplicity", "multiplicity"]
 
@@ -33,7 +36,8 @@ class Multiplicity:
         Share of rows whose decision some member flips (exact).
     discrepancy_lower, discrepancy_upper : float
         Certified interval for the largest share one member flips: ``discrepancy_lower``
-        is attained by ``discrepancy_model``; ``discrepancy_upper`` equals the ambiguity.
+        is attained by ``discrepancy_model``; ``discrepancy_upper`` is the share of rows whose certified
+        range crosses the threshold (the ambiguity unless a row's gap straddles it).
     flips : ndarray of bool, shape (n_rows,)
         Rows some member flips.
     reference_decision : ndarray of bool
@@ -69,15 +73,30 @@ class Multiplicity:
         return self.ranges.plot(ax=ax, threshold=self.threshold, **kwargs)
 
 
-def multiplicity(rs, X, threshold, max_candidates, tol, func) -> Multiplicity:
-    from ._ranges import prediction_range
+def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None) -> Multiplicity:
+    """See :meth:`RashomonSet.multiplicity`. A classifier's decisions are thresholded scores (a probability
+    threshold t of the logistic class is the score threshold logit(t): the same decisions)."""
+    from ._ranges import _score_scale, prediction_range, to_probability
 
-    t = float(threshold)
-    rng_res, P, p0 = prediction_range(rs, X, tol=tol, return_models=True, func=func, return_map=True)
+    rs._check_fitted(func.split(".")[-1])
+    scale = _score_scale(rs, scale, func)
+    t_user = (0.0 if scale == "score" else 0.5) if threshold is None else float(threshold)
+    t = t_user
+    if scale == "probability":
+        if not 0.0 < t_user < 1.0:
+            raise RashomonInputError(f"The 'threshold' parameter of {func} must be in (0, 1) on the probability "
+                                     f"scale. Got {threshold!r} instead.")
+        t = math.log(t_user / (1.0 - t_user))
+    rng_res, P, p0 = prediction_range(rs, X, tol=tol, return_models=True, func=func, return_map=True,
+                                      scale=None if scale == "prediction" else "score")
     above = rng_res.reference > t
     flips = rng_res.flippable(t)
     n = len(flips)
     ambiguity = float(flips.mean()) if n else math.nan
+    # rows whose certified bound (not only the attained end) crosses t: no member flips any other row; equal to
+    # the witnessed flips unless a row's gap straddles t
+    possible = np.where(above, rng_res.lower <= t, rng_res.upper > t)
+    disc_upper = float(possible.mean()) if n else math.nan
     # candidates: the member attaining the flipping end of each flippable row (evenly spaced
     # subset when there are many), and the members pushing all decisions toward the other side
     idx = np.where(flips)[0]
@@ -99,5 +118,7 @@ def multiplicity(rs, X, threshold, max_candidates, tol, func) -> Multiplicity:
         j = int(np.argmax(shares))
         if shares[j] > best:
             best, best_theta = float(shares[j]), Th[j]
-    return Multiplicity(t, ambiguity, best, ambiguity, flips, above, rs.parametrization_.estimator(best_theta), rng_res,
-                        len(thetas))
+    if scale == "probability":
+        rng_res = to_probability(rng_res)
+    return Multiplicity(t_user, ambiguity, best, disc_upper, flips, above, rs.parametrization_.estimator(best_theta),
+                        rng_res, len(thetas))

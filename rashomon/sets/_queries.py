@@ -44,8 +44,9 @@ class SetQueries:
 
         return functional_range(self, c, c0, names, tol, return_models, "RashomonSet.functional_range")
 
-    @validate_params({"tol": Real(0.0, closed="neither"), "return_models": Boolean()}, func="RashomonSet.prediction_range")
-    def prediction_range(self, X: Any = None, *, tol: float = 1e-10, return_models: bool = False):
+    @validate_params({"tol": Real(0.0, closed="neither"), "return_models": Boolean(), "scale": Options(("score", "probability"), allow_none=True)}, func="RashomonSet.prediction_range")
+    def prediction_range(self, X: Any = None, *, tol: float = 1e-10, return_models: bool = False,
+                         scale: Literal["score", "probability"] | None = None):
         """Lowest and highest prediction of any member of the set, for every row of ``X``.
 
         Parameters
@@ -55,6 +56,11 @@ class SetQueries:
         tol : float, default=1e-10
         return_models : bool, default=False
             Keep the parameters attaining each end (``member(i, "lower")`` gives a fitted member).
+        scale : {"score", "probability"} or None, default=None
+            Classifier classes: ``"score"`` (the default; the decision function, what members'
+            ``predict`` returns; a label can flip where the range contains 0) or ``"probability"``
+            (logistic class: σ of the score ends, exact since σ is increasing). Regression
+            classes: None (the prediction).
 
         Returns
         -------
@@ -62,7 +68,8 @@ class SetQueries:
         """
         from ._ranges import prediction_range
 
-        return prediction_range(self, X, tol=tol, return_models=return_models, func="RashomonSet.prediction_range")
+        return prediction_range(self, X, tol=tol, return_models=return_models, func="RashomonSet.prediction_range",
+                                scale=scale)
 
     @validate_params({"standardize": Boolean(), "tol": Real(0.0, closed="neither"), "return_models": Boolean()}, func="RashomonSet.coef_range")
     def coef_range(self, *, standardize: bool = False, tol: float = 1e-10, return_models: bool = False):
@@ -86,19 +93,23 @@ class SetQueries:
 
         return coef_range(self, tol, return_models, "RashomonSet.coef_range", standardize=bool(standardize))
 
-    @validate_params({"threshold": Real(), "max_candidates": Integral(1), "tol": Real(0.0, closed="neither")}, func="RashomonSet.multiplicity")
-    def multiplicity(self, X: Any = None, threshold: float = 0.5, *, max_candidates: int = 500,
-                     tol: float = 1e-10):
+    @validate_params({"threshold": Real(allow_none=True), "max_candidates": Integral(1), "tol": Real(0.0, closed="neither"), "scale": Options(("score", "probability"), allow_none=True)}, func="RashomonSet.multiplicity")
+    def multiplicity(self, X: Any = None, threshold: float | None = None, *, max_candidates: int = 500,
+                     tol: float = 1e-10, scale: Literal["score", "probability"] | None = None):
         """Predictive multiplicity of the decisions ``prediction > threshold``.
 
         Parameters
         ----------
         X : array-like, default=None
             Rows (None: the fitting rows).
-        threshold : float, default=0.5
-            Decision threshold on the prediction (0.5 for a 0/1 target).
+        threshold : float, default=None
+            Decision threshold on the prediction. None: 0.5 for a regression class (a 0/1
+            target), 0 on the score scale of a classifier class (its predicted label), 0.5 on
+            the probability scale (the same decisions for the logistic class).
         max_candidates : int, default=500
             Attaining members tried for the discrepancy's certified lower end.
+        scale : {"score", "probability"} or None, default=None
+            Scale of the threshold and the ranges (see :meth:`prediction_range`).
 
         Returns
         -------
@@ -107,7 +118,7 @@ class SetQueries:
         """
         from ._multiplicity import multiplicity
 
-        return multiplicity(self, X, threshold, max_candidates, tol, "RashomonSet.multiplicity")
+        return multiplicity(self, X, threshold, max_candidates, tol, "RashomonSet.multiplicity", scale=scale)
 
     @validate_params({"n_models": Integral(1), "method": Options(("auto", "rejection", "hit_and_run")), "random_state": RandomStateLike()}, func="RashomonSet.sample")
     def sample(self, n_models: int = 1000, *, method: Literal["auto", "rejection", "hit_and_run"] = "auto",

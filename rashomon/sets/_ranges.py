@@ -93,7 +93,14 @@ class FunctionalRange:
 
 @dataclass(frozen=True, repr=False)
 class PredictionRange(FunctionalRange):
-    """Per-row range of predictions over the set (the "viable prediction range")."""
+    """Per-row range of predictions over the set (the "viable prediction range").
+
+    ``scale`` says what is ranged: ``"prediction"`` (a regression class), ``"score"`` (the decision
+    function of a classifier class, what its members' ``predict`` returns) or ``"probability"``
+    (``σ(score)`` of the logistic class: σ is increasing, so the ends are σ of the score ends, exactly).
+    """
+
+    scale: str = "prediction"
 
     def width_quantiles(self, q: Any = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)) -> pd.Series:
         """The distribution of range widths (regression multiplicity)."""
@@ -133,19 +140,34 @@ class CoefRange(FunctionalRange):
 
 
 # ---------------------------------------------------------------------- engine access
-def engine_of(rs, func: str):
-    """The set's :class:`LinearFunctionalRange` (built once per fitted set)."""
-    from ._functional import LinearFunctionalRange
+def margin_set(rs):
+    """The fitted classifier pieces (:class:`~rashomon.sets._margin_mcr.MarginSet`) of a logistic / hinge set, else None."""
+    return rs.__dict__.get("_margin") if rs.loss_ != "squared_error" else None
 
+
+def engine_of(rs, func: str):
+    """The set's range engine, built once per fit: :class:`LinearFunctionalRange` for the quadratic classes,
+    :class:`~rashomon.sets._margin_ranges.MarginFunctionalRange` for the logistic and hinge classes."""
     rs._check_fitted(func.split(".")[-1])
-    if rs.loss_ != "squared_error":
-        raise RashomonInputError(f"{func} needs loss='squared_error' (exact ranges are for the quadratic classes). "
-                                 f"Got loss={rs.loss!r}.")
-    eng = rs.__dict__.get("_functional_engine")
-    if eng is None:
+    ms = margin_set(rs)
+    if rs.loss_ != "squared_error" and ms is None:
+        raise RashomonInputError(f"{func} needs a quadratic class (loss='squared_error') or a classifier class "
+                                 f"(LogisticModelClass, HingeModelClass). Got {type(rs.model_class).__name__} with "
+                                 f"loss={rs.loss_!r}; only model_class_reliance answers this loss.")
+    key = (id(rs.parametrization_), float(rs.epsilon_abs_), float(rs.theta_min_ @ rs.theta_min_))
+    cached = rs.__dict__.get("_functional_engine")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    if ms is not None:
+        from ._margin_ranges import MarginFunctionalRange
+
+        eng = MarginFunctionalRange(ms, rs.epsilon_abs_)
+    else:
+        from ._functional import LinearFunctionalRange
+
         par, eo = rs.parametrization_, rs.e_orig_form_
         eng = LinearFunctionalRange(eo.Q, eo.c, eo.k, par.B, par.r, rs.epsilon_abs_, rs.theta_min_, func)
-        rs._functional_engine = eng
+    rs._functional_engine = (key, eng)
     return eng
 
 
@@ -220,10 +242,47 @@ def functional_range(rs, C, c0, names, tol, return_models, func) -> FunctionalRa
     return functional_ranges(rs, Ca, a0, names, tol=tol, return_models=return_models, func=func)
 
 
-def prediction_range(rs, X, *, tol, return_models, func, return_map=False):
+def _score_scale(rs, scale, func) -> str:
+    """The scale a prediction range is reported on (see :class:`PredictionRange`)."""
+    ms = margin_set(rs)
+    if ms is None:
+        if scale == "probability":
+            raise RashomonInputError(f"The 'scale' parameter of {func} is 'probability', which needs the logistic "
+                                     f"class (LogisticModelClass). Got {type(rs.model_class).__name__} with "
+                                     f"loss={rs.loss_!r}; use scale=None.")
+        return "prediction"
+    if scale == "probability" and ms.loss.name != "logistic":
+        raise RashomonInputError(f"The 'scale' parameter of {func} is 'probability', which needs the logistic class; "
+                                 f"the set's class uses loss={rs.loss_!r} (no probabilities). Use scale='score'.")
+    return scale or "score"
+
+
+def to_probability(res: PredictionRange) -> PredictionRange:
+    """The same range on the probability scale (σ of every score; σ is increasing)."""
+    from dataclasses import replace
+
+    from scipy.special import expit
+
+    return replace(res, lower=expit(res.lower), upper=expit(res.upper), lower_attained=expit(res.lower_attained),
+                   upper_attained=expit(res.upper_attained), reference=expit(res.reference), scale="probability")
+
+
+def prediction_range(rs, X, *, tol, return_models, func, return_map=False, scale=None):
+    rs._check_fitted(func.split(".")[-1])
+    scale = _score_scale(rs, scale, func)
+    if scale == "probability":
+        res = prediction_range(rs, X, tol=tol, return_models=return_models, func=func, return_map=return_map,
+                               scale="score")
+        return (to_probability(res[0]),) + tuple(res[1:]) if return_map else to_probability(res)
+    return _prediction_range(rs, X, tol=tol, return_models=return_models, func=func, return_map=return_map,
+                             scale=scale)
+
+
+def _prediction_range(rs, X, *, tol, return_models, func, return_map, scale):
+    from dataclasses import replace
+
     from ..utils.validation import check_X
 
-    rs._check_fitted(func.split(".")[-1])
     if X is None:
         Xa = rs.X_
     else:
@@ -236,7 +295,7 @@ def prediction_range(rs, X, *, tol, return_models, func, return_map=False):
         P, p0 = par.prediction_map(Xa)
         res = functional_ranges(rs, P, p0, [str(i) for i in range(m)], tol=tol, return_models=return_models,
                                 func=func, cls=PredictionRange)
-        return res, P, p0
+        return replace(res, scale=scale), P, p0
     # bounded memory: the prediction map (rows x d, d up to the kernel dictionary's size) block by block
     parts = []
     for s in range(0, m, _BLOCK):
@@ -244,13 +303,13 @@ def prediction_range(rs, X, *, tol, return_models, func, return_map=False):
         parts.append(functional_ranges(rs, P, p0, [str(i) for i in range(s, s + len(P))], tol=tol,
                                        return_models=return_models, func=func, cls=PredictionRange))
     if len(parts) == 1:
-        return parts[0]
+        return replace(parts[0], scale=scale)
     cat = {k: np.concatenate([getattr(r, k) for r in parts])
            for k in ("lower", "upper", "lower_attained", "upper_attained", "reference")}
     models = {k: np.vstack([getattr(r, k) for r in parts]) if return_models else None
               for k in ("lower_models", "upper_models")}
     return PredictionRange(sum((r.names for r in parts), []), **cat, **models, epsilon_abs=rs.epsilon_abs_, tol=tol,
-                           parametrization=par)
+                           parametrization=par, scale=scale)
 
 
 def coef_range(rs, tol, return_models, func, standardize=False) -> CoefRange:

@@ -343,7 +343,8 @@ class RashomonSet(SetQueries):
         from ._convex import convex_loss_mcr
 
         if self.sample_weight_ is not None or conditional:
-            raise RashomonInputError(f"The 'sample_weight' and 'conditional' parameters of {func} need loss='squared_error'.")
+            raise RashomonInputError(f"The 'sample_weight' and 'conditional' parameters of {func} are not supported for "
+                                     f"{type(self.model_class).__name__} (loss={self.loss_!r}); they need loss='squared_error'.")
         group = self._group(features, func)
         if getattr(self, "_margin", None) is not None:
             from ._margin_mcr import margin_mcr
@@ -369,14 +370,17 @@ class RashomonSet(SetQueries):
         func = "RashomonSet.envelope"
         self._check_fitted("envelope")
         epsilon_kind = self.epsilon_kind if epsilon_kind is None else epsilon_kind
-        if self.loss_ != "squared_error":
-            raise RashomonInputError(f"{func} needs loss='squared_error'. Got {self.loss!r} instead.")
         eps_in = np.geomspace(0.005, 0.5, 20) if epsilons is None else np.atleast_1d(np.asarray(epsilons, dtype=float))
         if eps_in.size == 0 or not np.all(np.isfinite(eps_in)) or eps_in.ndim != 1:
             raise RashomonInputError(f"The 'epsilons' parameter of {func} must be a non-empty 1-d array of finite floats. "
                                      f"Got {epsilons!r} instead.")
-        srch = self.searcher(features, kind, conditional=conditional, strata=strata, tol=tol, max_iter=max_iter, func=func)
         abs_eps = np.array([epsilon_threshold(float(e), epsilon_kind, self.e_ref_, self.e_min_, func) for e in eps_in])
+        if self.loss_ != "squared_error":  # classifier classes: rashomon/sets/_margin_envelope.py
+            from ._margin_envelope import margin_envelope
+
+            return margin_envelope(self, features, abs_eps, kind=kind, conditional=conditional, strata=strata,
+                                   tol=tol, max_iter=max_iter, progress=progress)
+        srch = self.searcher(features, kind, conditional=conditional, strata=strata, tol=tol, max_iter=max_iter, func=func)
         order = np.argsort(abs_eps)
         results: list = [None] * len(abs_eps)
         it = order

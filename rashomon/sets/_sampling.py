@@ -13,6 +13,9 @@ distribution there to the uniform distribution in θ.
   direction (chords exact from the two quadratics). Approximate for finite chains
   (burn-in ``10 d`` steps, ``d`` steps between kept draws, several chains).
 * ``"auto"``: rejection when at least 5% of proposals are accepted, else hit-and-run.
+
+Classifier classes (logistic, hinge: a convex set that is not an ellipsoid) are sampled by
+hit-and-run with an exact membership oracle (:mod:`._margin_sample`).
 """
 from __future__ import annotations
 
@@ -192,10 +195,35 @@ def _rejection(eng, n_models, rng, budget):
     return (z[:n_models], sum(len(k) for k in kept) / tried) if len(z) >= n_models else (None, len(z) / tried)
 
 
-def sample_members(rs, n_models: int, method: str, random_state: Any, func: str) -> RashomonSample:
-    from ._ranges import engine_of
+def _margin_members(rs, ms, n_models, method, seed, func) -> RashomonSample:
+    """Members of a classifier set (logistic / hinge): hit-and-run with exact membership
+    (:func:`~rashomon.sets._margin_sample.sample_margin_members`), every member re-checked from scratch."""
+    from ._margin_sample import sample_margin_members
 
-    rng = np.random.default_rng(seed_from(random_state, func))
+    if method == "rejection":
+        raise RashomonInputError(f"The 'method' parameter of {func} is 'rejection', which needs a quadratic class "
+                                 f"(the loss ellipsoid); {type(rs.model_class).__name__} (loss={rs.loss_!r}) is sampled "
+                                 "by method='hit_and_run' (or 'auto').")
+    par = rs.parametrization_
+    th = sample_margin_members(rs, n_models, random_state=seed)
+    e = np.array([ms.orig.e_orig(t, ms.loss) for t in th])
+    nb = np.einsum("ij,jk,ik->i", th, par.B, th)
+    if np.any(e > rs.epsilon_abs_) or np.any(nb > par.r):
+        raise RashomonInputError(f"{func}: a sampled member violates the set's constraints (rounding); please report "
+                                 "this data.")
+    return RashomonSample(th, e, nb, "hit_and_run", math.nan, rs.epsilon_abs_, par.r, rs.e_min_, par,
+                          list(rs._columns) if rs._columns else None)
+
+
+def sample_members(rs, n_models: int, method: str, random_state: Any, func: str) -> RashomonSample:
+    from ._ranges import engine_of, margin_set
+
+    rs._check_fitted(func.split(".")[-1])
+    seed = seed_from(random_state, func)
+    ms = margin_set(rs)
+    if ms is not None:
+        return _margin_members(rs, ms, n_models, method, seed, func)
+    rng = np.random.default_rng(seed)
     par = rs.parametrization_
     if rs._degenerate:
         th = np.tile(rs.theta_min_, (n_models, 1))
@@ -227,12 +255,23 @@ def importance_cloud(rs, features, n_models, kind, method, random_state, tol, fu
         features = list(rs._columns) if rs._columns else list(range(rs.n_features_in_))
     elif isinstance(features, (str, int, np.integer)):
         features = [features]
+    from ._ranges import margin_set
+
     smp = sample_members(rs, n_models, method, random_state, func)
+    ms = margin_set(rs)
     names, lo, hi, ref, cols, res = [], [], [], [], [], []
     for f in features:
         r = rs.model_class_reliance(f, kind=kind, tol=tol)
-        es = rs.problem(f, func=func).e_switch
-        sw, so = es.evaluate_many(smp.thetas), smp.e_orig
+        if ms is None:
+            es = rs.problem(f, func=func).e_switch
+            sw = es.evaluate_many(smp.thetas)
+        else:  # a classifier class: the exact all-pairs e_switch of the margin loss
+            from ._margin_terms import MarginTerms
+
+            T = MarginTerms(ms.D, ms.y, np.asarray(rs._group(f, func), dtype=int) + ms.o)
+            es = lambda th, T=T: T.e_switch(th, ms.loss)  # noqa: E731
+            sw = np.array([es(t) for t in smp.thetas])
+        so = smp.e_orig
         cols.append(sw / so if kind == "ratio" else sw - so)
         names.append(", ".join(r.features))
         lo.append(r.lower)

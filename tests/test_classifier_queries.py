@@ -1,0 +1,282 @@
+"""The set's queries for the classifier classes (logistic, hinge): ranges of linear functionals (scores,
+probabilities, coefficients, PD), multiplicity, the ε envelope, sampling and the importance cloud.
+
+Validity: 1,000 members sampled from each set, each verified in the set from scratch (loss recomputed
+from the member's coef_ / intercept_ on the raw X, ball from θ), every one inside every range.
+Tightness: the returned members are in the set and attain the bound within the stated gap; on a 2-D
+problem the ranges match a brute-force grid over θ.
+
+Stated tolerances: sampled values inside a range up to 1e-9·max(1, |value|) (rounding of the score);
+gaps (attained minus certified bound) at most 1e-8·max(1, |bound|) for the logistic loss (solver floor about
+1e-10) and 1e-3·max(1, |bound|) for the hinge (smoothing floor τ·log 2/μ with τ = 1e-7, and projected Newton
+on the sharply smoothed hinge stopping short on some rows; typical gaps are 1e-6).
+"""
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from scipy.special import expit  # noqa: E402
+
+from rashomon import HingeModelClass, LinearModelClass, LogisticModelClass, RashomonSet  # noqa: E402
+from rashomon.utils.validation import RashomonInputError  # noqa: E402
+
+GAP = {"logistic": 1e-8, "hinge": 1e-3}
+CLASSES = [LogisticModelClass, HingeModelClass]
+
+
+def _data(n=120, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) * [1.0, 3.0, 0.5][:p] + [0.0, 10.0, -2.0][:p]
+    s = X @ np.array([1.0, -0.3, 0.8][:p]) + 3.0
+    y = (s + rng.logistic(size=n) > 0).astype(int)
+    return X, y
+
+
+def _name(rs):
+    return rs._margin.loss.name
+
+
+def _loss_from_scratch(name, X, y01, coef, intercept):
+    """e_orig of a linear classifier recomputed from its user-unit coefficients (labels ±1)."""
+    m = (2.0 * y01 - 1.0) * (X @ coef + intercept)
+    return float(np.mean(np.logaddexp(0.0, -m) if name == "logistic" else np.maximum(0.0, 1.0 - m)))
+
+
+def _in_set(rs, X, y, theta):
+    par = rs.parametrization_
+    at = par.member_attributes(theta)
+    e = _loss_from_scratch(_name(rs), X, y, at["coef_"], at["intercept_"])
+    return e <= rs.epsilon_abs_ * (1 + 1e-12) and theta @ par.B @ theta <= par.r * (1 + 1e-9)
+
+
+@pytest.fixture(scope="module", params=CLASSES, ids=["logistic", "hinge"])
+def fitted(request):
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rs = RashomonSet(request.param(norm_bound=3.0), 0.1).fit(X, y)
+        smp = rs.sample(1000, random_state=0)
+    return rs, X, y, smp
+
+
+def _check_range(res, values, name, tol_gap):
+    """values: (n_members, m) — every sampled member inside; gaps >= 0 and within the stated tolerance."""
+    lo, hi = res.lower[None, :], res.upper[None, :]
+    slack = 1e-9 * np.maximum(1.0, np.abs(values))
+    assert np.all(values >= lo - slack) and np.all(values <= hi + slack)
+    g = res.gap
+    assert np.all(g >= -1e-12)
+    assert np.all(g[0] <= tol_gap * np.maximum(1.0, np.abs(res.lower)))
+    assert np.all(g[1] <= tol_gap * np.maximum(1.0, np.abs(res.upper)))
+
+
+def test_sampled_members_are_in_the_set_and_reproducible(fitted):
+    rs, X, y, smp = fitted
+    assert len(smp) == 1000 and smp.method == "hit_and_run"
+    assert all(_in_set(rs, X, y, th) for th in smp.thetas)
+    assert np.all(smp.e_orig <= rs.epsilon_abs_) and np.all(smp.norm <= rs.parametrization_.r)
+    # the members are spread (not one point): losses cover much of [e_min, ε]
+    assert np.ptp(smp.e_orig) > 0.3 * (rs.epsilon_abs_ - rs.e_min_)
+    again = rs.sample(50, random_state=3)
+    np.testing.assert_array_equal(again.thetas, rs.sample(50, random_state=3).thetas)
+    assert not np.array_equal(again.thetas, rs.sample(50, random_state=4).thetas)
+    df = smp.to_frame()
+    assert list(df.columns[:3]) == ["e_orig", "norm", "intercept"] and len(df) == 1000
+    with pytest.raises(RashomonInputError, match="rejection.*hit_and_run"):
+        rs.sample(10, method="rejection")
+
+
+def test_score_ranges_valid_by_sampling_and_tight(fitted):
+    rs, X, y, smp = fitted
+    rows = X[:25] if _name(rs) == "logistic" else X[:8]  # the hinge's solves are slower
+    res = rs.prediction_range(rows, return_models=True)
+    assert res.scale == "score"
+    scores = smp.predict(rows)
+    _check_range(res, scores, _name(rs), GAP[_name(rs)])
+    for i in range(len(rows)):
+        for end, val in (("lower", res.lower_attained[i]), ("upper", res.upper_attained[i])):
+            m = res.member(i, end)
+            assert _in_set(rs, X, y, m.theta_)
+            assert m.predict(rows[i:i + 1])[0] == pytest.approx(val, rel=1e-12, abs=1e-12)
+    # the reference is inside; labels that can flip are the rows whose range contains 0
+    assert np.all(res.lower <= res.reference + 1e-12) and np.all(res.reference <= res.upper + 1e-12)
+    flip = res.flippable(0.0)
+    np.testing.assert_array_equal(flip, (res.lower_attained <= 0) & (res.upper_attained > 0))
+
+
+def test_probability_scale_is_sigma_of_the_score_range():
+    X, y = _data()
+    rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.1).fit(X, y)
+    s = rs.prediction_range(X[:10])
+    p = rs.prediction_range(X[:10], scale="probability")
+    assert p.scale == "probability"
+    np.testing.assert_allclose(p.lower, expit(s.lower), rtol=1e-14)
+    np.testing.assert_allclose(p.upper, expit(s.upper), rtol=1e-14)
+    assert np.all((p.lower >= 0) & (p.upper <= 1))
+    rh = RashomonSet(HingeModelClass(norm_bound=3.0), 0.1).fit(X, y)
+    with pytest.raises(RashomonInputError, match="scale.*probability.*hinge"):
+        rh.prediction_range(X[:3], scale="probability")
+
+
+def test_coefficient_ranges_valid_by_sampling(fitted):
+    rs, X, y, smp = fitted
+    res = rs.coef_range(return_models=True)
+    df = smp.to_frame()
+    vals = df[["intercept"] + [c for c in df.columns if c.startswith("coef_")]].to_numpy()
+    _check_range(res, vals, _name(rs), GAP[_name(rs)])
+    std = rs.coef_range(standardize=True)
+    sd = rs.parametrization_.sd
+    np.testing.assert_allclose(std.lower[1:], res.lower[1:] * sd, rtol=GAP[_name(rs)], atol=1e-9)
+    assert all(_in_set(rs, X, y, t) for t in res.lower_models)
+    assert set(res.to_frame().columns) >= {"coefficient", "lower", "upper", "sign_stable"}
+
+
+def test_pd_band_on_the_score_scale_valid_by_sampling(fitted):
+    rs, X, y, smp = fitted
+    band = rs.pd_band(0, grid_resolution=5)
+    vecs = band.pd_vectors  # PD(v) = a(v)'θ + a0(v)
+    pd_members = smp.thetas @ vecs[:, :-1].T + vecs[:, -1][None, :]
+    slack = 1e-9 * np.maximum(1.0, np.abs(pd_members))
+    assert np.all(pd_members >= band.lower - slack) and np.all(pd_members <= band.upper + slack)
+    assert np.all(band.duality_gap <= GAP[_name(rs)] * np.maximum(1.0, np.abs(np.vstack([band.lower, band.upper]))))
+    assert all(_in_set(rs, X, y, t) for t in band.upper_models)
+
+
+def test_ranges_match_a_brute_force_boundary_in_two_dimensions():
+    """θ = (β1, β2) without intercept: the boundary of the set traced along 20,000 rays from θ_min (bisection
+    on exact membership); min and max of c'θ over the traced boundary against the ranges (the traced points
+    are members, and the convex boundary between neighbouring rays is within ~ρ·Δφ² ≈ 1e-7 of them)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 2))
+    y = (X @ [1.5, -1.0] + rng.logistic(size=80) > 0).astype(int)
+    phi = np.linspace(0.0, 2 * np.pi, 20000, endpoint=False)
+    for cls in CLASSES:
+        rs = RashomonSet(cls(fit_intercept=False, standardize=False, norm_bound=4.0), 0.15).fit(X, y)
+        par, t0 = rs.parametrization_, rs.theta_min_
+        D, ys = par.design(X), 2.0 * y - 1.0
+
+        def member(T):
+            M = ys[None, :] * (T @ D.T)
+            e = np.mean(np.logaddexp(0, -M) if cls is LogisticModelClass else np.maximum(0, 1 - M), axis=1)
+            return (e <= rs.epsilon_abs_) & (np.einsum("ij,jk,ik->i", T, par.B, T) <= par.r)
+
+        def trace(angles):
+            lo, hi = np.zeros(len(angles)), np.full(len(angles), 10.0)
+            dirs = np.column_stack([np.cos(angles), np.sin(angles)])
+            for _ in range(60):
+                mid = 0.5 * (lo + hi)
+                ok = member(t0[None, :] + mid[:, None] * dirs)
+                lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+            P = t0[None, :] + lo[:, None] * dirs
+            assert member(P).all() and not member(t0[None, :] + hi[:, None] * dirs).any()
+            return P
+
+        P = trace(phi)
+        C = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.3, -2.0]])
+        res = rs.functional_range(C)
+        dphi = phi[1] - phi[0]
+        for k, c in enumerate(C):
+            for sgn, end in ((1.0, res.lower[k]), (-1.0, -res.upper[k])):
+                # refine around the best ray (the extreme may sit at a corner of the ball and the loss boundary)
+                j = int(np.argmin(sgn * (P @ c)))
+                best = float(np.min(sgn * (trace(phi[j] + np.linspace(-2, 2, 4001) * dphi) @ c)))
+                assert best >= end - 1e-9
+                assert best - end <= GAP[_name(rs)] * max(1.0, abs(end)) + 1e-6
+
+
+def test_multiplicity_ambiguity_is_exact_and_the_discrepancy_member_is_in_the_set(fitted):
+    rs, X, y, smp = fitted
+    rows = X[:30] if _name(rs) == "logistic" else X[:10]
+    mult = rs.multiplicity(rows)
+    assert mult.threshold == 0.0
+    r = mult.ranges
+    above = r.reference > 0
+    brute = np.where(above, r.lower_attained <= 0, r.upper_attained > 0)
+    assert mult.ambiguity == pytest.approx(brute.mean())
+    # no sampled member flips a row the ranges call non-flippable; each member's share <= the upper end
+    flips = (smp.predict(rows) > 0) != above[None, :]
+    assert not np.any(flips[:, ~mult.flips])
+    assert flips.mean(axis=1).max() <= mult.discrepancy_upper + 1e-12
+    assert mult.discrepancy_lower <= mult.discrepancy_upper
+    m = mult.discrepancy_model
+    assert _in_set(rs, X, y, m.theta_)
+    assert np.mean((m.predict(rows) > 0) != above) == pytest.approx(mult.discrepancy_lower)
+    if _name(rs) == "logistic":  # the probability scale at 0.5 gives the same decisions
+        mp = rs.multiplicity(rows, scale="probability")
+        assert mp.threshold == 0.5 and mp.ambiguity == mult.ambiguity
+        assert np.all((mp.ranges.lower >= 0) & (mp.ranges.upper <= 1))
+
+
+def test_envelope_monotone_in_epsilon_and_valid(fitted):
+    rs, X, y, smp = fitted
+    env = rs.envelope(0, [0.02, 0.05, 0.1] if _name(rs) == "logistic" else [0.05, 0.1])
+    order = np.argsort(env.epsilons)
+    assert np.all(np.diff(env.lower[order]) <= 1e-12) and np.all(np.diff(env.upper[order]) >= -1e-12)
+    res = rs.model_class_reliance(0)
+    # at the set's own ε the envelope agrees with (or improves on) MCR; its members are in the set
+    i = int(np.argmin(np.abs(env.epsilons - rs.epsilon_abs_)))
+    assert env.lower[i] >= res.lower - 1e-9 and env.upper[i] <= res.upper + 1e-9
+    for r in env.results:
+        assert r.lower <= r.lower_model.mr + 1e-12 and r.upper_model.mr <= r.upper + 1e-12
+        assert _in_set(rs, X, y, r.lower_model.theta) and _in_set(rs, X, y, r.upper_model.theta)
+    lo, up = env.bounds(0.5 * (env.epsilons[order[0]] + env.epsilons[order[1]]))
+    assert (lo, up) == (env.lower[order[1]], env.upper[order[1]])
+    with pytest.raises(RashomonInputError, match="bounds"):
+        env.bounds(2 * env.epsilons.max())
+    if _name(rs) == "hinge":
+        return  # the cloud of the hinge set is checked in test_importance_cloud_members_inside_mcr
+    # every sampled member (loss <= ε of the set = the largest grid value) has MR inside the bounds
+    cloud = rs.importance_cloud([0], n_models=200, random_state=0)
+    assert np.all(cloud.samples[:, 0] >= env.lower[order[-1]] - 1e-9)
+    assert np.all(cloud.samples[:, 0] <= env.upper[order[-1]] + 1e-9)
+    assert np.all(env.envelope(np.array([env.lower[order[-1]] - 1.0])) >= env.epsilons.max())
+
+
+def test_importance_cloud_members_inside_mcr(fitted):
+    rs, X, y, smp = fitted
+    feats = [0, 2] if _name(rs) == "logistic" else [2]
+    cloud = rs.importance_cloud(feats, n_models=300, random_state=1)
+    assert cloud.method == "hit_and_run" and cloud.samples.shape == (300, len(feats))
+    assert np.all(cloud.samples >= cloud.lower[None, :] - 1e-9)
+    assert np.all(cloud.samples <= cloud.upper[None, :] + 1e-9)
+    assert np.all((cloud.lower <= cloud.reference) & (cloud.reference <= cloud.upper))
+    again = rs.importance_cloud(feats, n_models=300, random_state=1)
+    np.testing.assert_array_equal(cloud.samples, again.samples)
+
+
+def test_plots_render_for_a_classifier_set(fitted):
+    rs, X, y, smp = fitted
+    res = rs.prediction_range(X[:15] if _name(rs) == "logistic" else X[:4])
+    d = res.plot(threshold=0.0)
+    assert d.ax_.get_ylabel() or d.ax_.get_xlabel()
+    assert len(d.ax_.collections) + len(d.ax_.lines) > 0
+    s = smp.plot()
+    assert len(s.ax_.patches) > 0
+    if _name(rs) == "hinge":
+        return plt.close("all")
+    env = rs.envelope(0, [0.05, 0.1])
+    e = env.plot()
+    assert np.all(np.isfinite(e.envelope[np.isfinite(e.envelope)]))
+    b = env.plot_band()
+    assert b is not None
+    plt.close("all")
+
+
+def test_unsupported_queries_are_clear_errors():
+    X, y = _data()
+    rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.1).fit(X, y)
+    with pytest.raises(RashomonInputError, match=r"conditional.*LogisticModelClass.*log_loss"):
+        rs.envelope(0, [0.1], conditional=True)
+    with pytest.raises(RashomonInputError, match=r"model_class_reliance.*LogisticModelClass.*log_loss"):
+        rs.model_class_reliance(0, conditional=True)
+    with pytest.raises(RashomonInputError, match="threshold.*probability"):
+        rs.multiplicity(X[:5], 1.5, scale="probability")
+    ra = RashomonSet(LinearModelClass(), 0.1, loss="absolute_error").fit(X, X[:, 0] + y)
+    with pytest.raises(RashomonInputError, match=r"prediction_range.*absolute_error"):
+        ra.prediction_range(X[:3])
+    with pytest.raises(RashomonInputError, match=r"envelope.*absolute_error"):
+        ra.envelope(0, [0.1])
