@@ -90,15 +90,19 @@ class SmoothBallProgram(Solver):
         x[self.free] = np.clip(x[self.free], self.lo, self.hi)
         return x
 
-    def gap(self, x: np.ndarray, g: np.ndarray) -> float:
-        """Frank–Wolfe gap ``g'x - min_{z∈K} g'z`` (>= 0 up to rounding; inf when K is unbounded along -g)."""
+    def support_min(self, g: np.ndarray) -> float:
+        """``min_{z∈K} g'z`` in closed form (``-inf`` when K is unbounded along -g)."""
         gp, gf = g[self.pen], g[self.free]
         lin = -math.sqrt(max(self.r * float(gp @ self._Bp_inv @ gp), 0.0))
         with np.errstate(invalid="ignore"):
             fv = np.where(gf > 0, gf * self.lo, np.where(gf < 0, gf * self.hi, 0.0))
         if not np.all(np.isfinite(fv)):
-            return math.inf
-        return max(float(g @ x) - (lin + float(fv.sum())), 0.0)
+            return -math.inf
+        return lin + float(fv.sum())
+
+    def gap(self, x: np.ndarray, g: np.ndarray) -> float:
+        """Frank–Wolfe gap ``g'x - min_{z∈K} g'z`` (>= 0 up to rounding; inf when K is unbounded along -g)."""
+        return max(float(g @ x) - self.support_min(g), 0.0)
 
     def _model_min(self, x, g, H, delta):
         """Exact minimiser over K of ``g'(z - x) + ½(z - x)'(H + δI)(z - x)`` (H + δI positive definite)."""
@@ -168,15 +172,17 @@ class SmoothBallProgram(Solver):
         return x
 
     # ------------------------------------------------------------------ solve
-    def minimize(self, oracle: Callable, x0: np.ndarray | None = None) -> SolverResult:
-        """Minimise ``oracle`` over K from ``x0`` (projected into K); see the module notes."""
+    def minimize(self, oracle: Callable, x0: np.ndarray | None = None, gap_atol: float | None = None) -> SolverResult:
+        """Minimise ``oracle`` over K from ``x0`` (projected into K); see the module notes. ``gap_atol`` also
+        stops when the Frank–Wolfe gap is at most this absolute value."""
+        atol = 0.0 if gap_atol is None else float(gap_atol)
         x = self.project(np.zeros(self.p) if x0 is None else x0)
         f, g, H = oracle(x, 2)
         delta, its, status = 0.0, 0, SolverStatus.INACCURATE
         scale_h = max(float(np.abs(H).max()), 1e-6)
         for its in range(1, self.max_iter + 1):
             gap = self.gap(x, g)
-            if gap <= self.tol * max(1.0, abs(f)):
+            if gap <= max(self.tol * max(1.0, abs(f)), atol):
                 status = SolverStatus.OPTIMAL
                 break
             z = self._model_min(x, g, H, delta + 1e-12 * scale_h) if np.all(np.isfinite(H)) else None
@@ -203,7 +209,7 @@ class SmoothBallProgram(Solver):
             x = x + t * d
             f, g, H = oracle(x, 2)
         gap = self.gap(x, g)
-        if status is not SolverStatus.OPTIMAL and gap <= self.tol * max(1.0, abs(f)):
+        if status is not SolverStatus.OPTIMAL and gap <= max(self.tol * max(1.0, abs(f)), atol):
             status = SolverStatus.OPTIMAL
         xp = x[self.pen]
         feas = max(float(xp @ self.B[np.ix_(self.pen, self.pen)] @ xp) - self.r, 0.0) / self.r

@@ -23,6 +23,10 @@ from ._steps import mr_value
 
 __all__ = ["ascend_upper"]
 
+_RACE = 2  # iterations every start takes before only the best one continues
+_STOP = 1e-6  # relative gain of an iteration below which the ascent stops
+_HINGE_TAU = 1e-3  # smoothing of the hinge constraint, relative to ε (the smoothed e_orig <= ε implies the exact one)
+
 
 def _search_t(solve_t, e_o, eps, t_max, x0, iters=30):
     """The minimiser x_t for the largest t <= t_max (t_max may be inf) with e_o(x_t) <= ε (monotone in t)."""
@@ -60,10 +64,18 @@ def _search_t(solve_t, e_o, eps, t_max, x0, iters=30):
 
 
 def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, members, max_iter=30):
-    """Members of S with large MR (see the module docstring); returns a list of θ."""
-    sm = loss if loss.name == "logistic" else loss.smoothed(max(loss.s, 1e-4 * eps))
+    """Members of S with large MR (see the module docstring); returns a list of θ.
+
+    Every start takes ``_RACE`` iterations; the best of them then continues until an iteration gains less
+    than ``_STOP`` (relative) or ``max_iter`` iterations (the starts usually reach one local maximum)."""
+    sm = loss if loss.name == "logistic" else loss.smoothed(max(loss.s, _HINGE_TAU * eps))
     e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731  (>= the exact loss)
     e_ex = lambda th: T.e_orig(th, loss)  # noqa: E731
+
+    def switch(th):
+        """(exact e_switch, gradient of the smooth e_switch) at th: one pass over the pairs for logistic."""
+        f, g = T.switch_parts(th, sm, 1)
+        return (f if loss.name == "logistic" else T.e_switch(th, loss)), g
 
     def solve_t(t, x0, g):
         return ms.solve(1.0, 0.0, ms.orig, lo, hi, x0, lin=-t * g, tol=1e-10, loss=sm)[0]
@@ -81,22 +93,34 @@ def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, members
         dirs.append(rng.normal(size=d))
     for u in dirs[: max(n_starts - 1, 1)]:
         starts.append(_search_t(lambda t, x: solve_t(t, x, u), e_o, eps, math.inf, ms.theta_min, iters=8))
-    out = []
-    for th in starts:
-        if e_ex(th) > eps:
-            continue
-        cur = mr_value(e_ex(th), T.e_switch(th, loss), kind)
-        for _ in range(max_iter):
+
+    def run(state, iters):
+        """Dinkelbach iterations from state = [θ, MR, (e_switch, gradient), done]."""
+        th, cur, (es, g), done = state
+        for _ in range(iters):
+            if done:
+                break
             lam = cur if kind == "ratio" else 1.0
-            g = T.switch_parts(th, sm, 1, need_value=False)[1]
             new = _search_t(lambda t, x: solve_t(t, x, g), e_o, eps, 1.0 / max(lam, 1e-12), th)
-            if e_ex(new) > eps:
+            eo = e_ex(new)
+            if eo > eps:
+                done = True
                 break
-            val = mr_value(e_ex(new), T.e_switch(new, loss), kind)
-            if val <= cur * (1 + 1e-12) + 1e-15:
-                if val > cur:
-                    th, cur = new, val
-                break
-            th, cur = new, val
-        out.append(th)
-    return out
+            es_new, g_new = switch(new)
+            val = mr_value(eo, es_new, kind)
+            done = val <= cur + _STOP * max(abs(cur), 1e-300)
+            if val > cur:
+                th, cur, es, g = new, val, es_new, g_new
+        return [th, cur, (es, g), done]
+
+    states = []
+    for th in starts:
+        eo = e_ex(th)
+        if eo > eps:
+            continue
+        sw = switch(th)
+        states.append(run([th, mr_value(eo, sw[0], kind), sw, False], _RACE))
+    if states:
+        k = int(np.argmax([st[1] for st in states]))
+        states[k] = run(states[k], max(max_iter - _RACE, 0))
+    return [st[0] for st in states]

@@ -6,9 +6,10 @@ intercept in an interval containing the Rashomon set S (:func:`._margin_bounds.i
 with the Frank–Wolfe duality gap as certificate: the solver's ``lower_bound`` is a lower bound
 on h* whatever its accuracy, so each step gives a valid bound (Fisher et al. 2019, §6:
 ``MR >= h*/ε - γ`` for h* >= 0; difference ``h* - (1+γ)ε``), since a minimum over K ⊇ S is
-a minimum over a superset. For the hinge the smoothed loss (``ℓ <= ℓ_τ <= ℓ + τ log 2``) is
-minimised and ``(1+γ)·τ log 2`` is subtracted. γ is found by safeguarded regula falsi on
-``e_orig(θ_γ) = ε``; a member attaining the bound is the minimiser at the bracketing γ or a point
+a minimum over a superset. For the hinge a decreasing schedule of smoothings is minimised and the
+bound is the weak-duality bound of the exact hinge problem at the smoothed multipliers
+(:mod:`._margin_solve`); steps far from the end are solved coarsely (their bounds stay valid).
+γ is found by safeguarded regula falsi on ``e_orig(θ_γ) = ε``; a member attaining the bound is the minimiser at the bracketing γ or a point
 of the segment between the two bracketing minimisers with ``e_orig = ε`` (e_orig is convex on it).
 When the e_switch minimiser already lies in S, γ < 0 is needed (non-convex): the bound is the
 larger of the γ = 0 bound and the surrogate bound of :mod:`._margin_bounds`, and the member
@@ -26,17 +27,16 @@ import math
 
 import numpy as np
 
-from ..solvers import SmoothBallProgram
 from ..utils.losses import canonical_loss_name
 from ._margin_bounds import ScoreRanges, intercept_interval, surrogate_bound
 from ._margin_secant import secant_upper_bound
+from ._margin_solve import solve_margin
 from ._margin_terms import MarginTerms
 from ._results import MCRResult
 from ._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
 
 __all__ = ["MarginSet", "margin_mcr", "fit_margin_set"]
 
-_TAUS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 _SECANT_BUDGET = 1.0  # seconds of slab refinement for the outer bound of MCR+
 
 
@@ -51,26 +51,12 @@ class MarginSet:
         self.orig = MarginTerms(self.D, ye, np.zeros(0, dtype=int))
 
     # ------------------------------------------------------------------ convex solves
-    def solve(self, w_orig, w_switch, terms, lo, hi, x0=None, lin=None, tol=1e-11, loss=None):
-        """Minimise ``w_orig·e_orig + w_switch·e_switch (+ lin'θ)`` over K (smoothed loss; continuation in τ
-        for the hinge). Returns ``(θ, certified lower bound of the *exact*-loss objective, certified)``.
-        ``loss`` replaces the set's (smoothed) loss for one warm-started solve (local searches)."""
-        if loss is not None:
-            losses = [loss]
-        elif self.loss.name == "logistic":
-            losses = [self.loss]
-        else:
-            top = 1e-3 if x0 is not None else math.inf  # a warm start skips the widest smoothings
-            losses = [self.loss.smoothed(t) for t in _TAUS if self.loss.s < t <= top] + [self.loss]
-        x = x0
-        for k, loss in enumerate(losses):
-            last = k == len(losses) - 1
-            prog = SmoothBallProgram(self.B, self.r, lo, hi, tol=tol if last else 1e-6, max_iter=200 if last else 50)
-            res = prog.minimize(terms.oracle(loss, w_orig, w_switch, lin), x)
-            x = res.x
-        lb = res.info["lower_bound"] - (w_orig + w_switch) * losses[-1].offset
-        # the Frank-Wolfe bound is valid at any x in K; OPTIMAL only says it is also tight
-        return x, lb, bool(np.isfinite(lb))
+    def solve(self, w_orig, w_switch, terms, lo, hi, x0=None, lin=None, tol=1e-11, loss=None, atol=None):
+        """Minimise ``w_orig·e_orig + w_switch·e_switch (+ lin'θ)`` over K (:func:`._margin_solve.solve_margin`:
+        Newton; for the hinge a smoothing schedule with a dual certificate). Returns ``(θ, certified lower bound
+        of the *exact*-loss objective, certified)``. ``loss`` replaces the set's (smoothed) loss for one
+        warm-started solve (local searches)."""
+        return solve_margin(self.B, self.r, self.loss, w_orig, w_switch, terms, lo, hi, x0, lin, tol, loss, atol)
 
     def fit(self, eps_hint=None):
         """θ_min and e_min (exact loss) over the ball; the intercept interval uses e_orig(start) >= e_min."""
@@ -81,7 +67,7 @@ class MarginSet:
             x0[0] = math.log(p / (1 - p)) if self.loss.name == "logistic" else 0.0
         e0 = self.orig.e_orig(x0, self.loss)
         lo, hi = intercept_interval(self.D, self.y, self.o, self.B, self.r, self.loss, e0 * (1 + 1e-9) + 1e-12)
-        theta, lb, ok = self.solve(1.0, 0.0, self.orig, lo, hi, x0)
+        theta, lb, ok = self.solve(1.0, 0.0, self.orig, lo, hi, x0, atol=1e-10 * e0)
         self.theta_min = theta
         self.e_min = self.orig.e_orig(theta, self.loss)
         self.e_min_lower = lb
@@ -113,10 +99,13 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
     steps: list[MCRStep] = []
     cache: dict = {}
 
-    def step(g, x0):
+    def step(g, x0, accurate=False):
         if g in cache:
             return cache[g]
-        th, lb, ok = ms.solve(g, 1.0, T, lo, hi, x0)
+        # accuracy of the step (hinge schedule): an eighth of the current gap of the lower end, at least the
+        # tolerance; each step's bound is valid whatever its accuracy, so steps far from the end are cheap
+        coarse = 0.0 if accurate or not steps else min(best("lower")[1] - lower_bound(), 1e-3)
+        th, lb, ok = ms.solve(g, 1.0, T, lo, hi, x0, atol=eps * max(tol * max(1.0, abs(lower_bound())), coarse) / 8)
         st = MCRStep("lower", float(g), lb, th, e_o(th), e_s(th), bool(ok))
         steps.append(st)
         cache[g] = st
@@ -140,7 +129,7 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
         add(level_point(e_o, a, b, eps))
 
     notes = []
-    s0 = step(0.0, ms.theta_min)
+    s0 = step(0.0, ms.theta_min, accurate=True)
     if s0.e_orig > eps:
         g_lo, g_hi, x = 0.0, None, s0.theta
         g = max(s0.e_switch / max(s0.e_orig, 1e-300), 1e-3)

@@ -7,7 +7,8 @@ row i and everything else from row j: its score is ``a_j + b_i`` with
 group with weights ``W_vj = #{i ≠ j : x1_i = v}/(n(n-1))`` every quantity the solvers
 need is a V × n array operation (no pair loop, no n² design): the value, the gradient
 (two matrix-vector products) and the Hessian (a weighted Gram in three blocks,
-``D_rest' diag(K 1) D_rest``, ``G' diag(K' 1) G`` and ``G' K D_rest``).
+``D_rest' diag(K 1) D_rest``, ``G' diag(K' 1) G`` and ``G' K D_rest``), accumulated over blocks
+of values so that memory stays bounded when V is large (a continuous feature: V ≈ n).
 
 The same Gram with per-row curvatures builds the quadratic minorants / majorants of
 the two losses used by the certified outer bounds (:mod:`._margin_bounds`).
@@ -15,19 +16,24 @@ the two losses used by the certified outer bounds (:mod:`._margin_bounds`).
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from ..model_classes import Quadratic
 
 __all__ = ["MarginTerms", "orig_quadratic"]
 
+_BLOCK = 1 << 19  # pairs per block of the switched sums (4 MB per float array)
 
-def _derivs(loss, m):
-    """``(ℓ, ℓ', ℓ'')`` of ``s·softplus((c - m)/s)`` with one exponential."""
+
+def _derivs(loss, m, order=2):
+    """``(ℓ, ℓ', ℓ'')`` of ``s·softplus((c - m)/s)`` with one exponential (ℓ'' is None for ``order=1``)."""
     u = (loss.c - m) / loss.s
     e = np.exp(-np.abs(u))
     inv = 1.0 / (1.0 + e)
-    p = np.where(u >= 0, inv, e * inv)  # σ(u)
-    return loss.s * (np.maximum(u, 0.0) + np.log1p(e)), -p, p * (1.0 - p) / loss.s
+    ei = e * inv  # σ(-|u|)
+    p = np.where(u >= 0, inv, ei)  # σ(u)
+    l2 = ei * inv / loss.s if order > 1 else None  # σ(u)σ(-u)/s
+    return loss.s * (np.maximum(u, 0.0) + np.log1p(e)), -p, l2
 
 
 def _value(loss, m):
@@ -66,28 +72,46 @@ class MarginTerms:
         self.ri = np.setdiff1d(np.arange(d), self.gi)
         self.Dr = D[:, self.ri]
         vals, inv, counts = np.unique(D[:, self.gi], axis=0, return_inverse=True, return_counts=True)
-        inv = inv.ravel()
-        self.G = vals
-        W = counts[:, None] - (inv[None, :] == np.arange(len(vals))[:, None])
-        self.W = W / (n * (n - 1.0))
+        self.G, self._inv, self._counts = vals, inv.ravel(), counts.astype(float)
+        self._scale = 1.0 / (n * (n - 1.0))
+        step = max(1, _BLOCK // max(n, 1))  # rows of G per block: bounded memory whatever V
+        self._blocks = [slice(a, min(a + step, len(vals))) for a in range(0, len(vals), step)]
+        # the weights of every block are kept when they fit in a few blocks' memory, else rebuilt per use
+        self._wkeep = [self._weights(sl) for sl in self._blocks] if len(vals) * n <= 4 * _BLOCK else None
         self.w_orig = np.full(n, 1.0 / n)
 
     @property
+    def W(self) -> np.ndarray:
+        """The pair weights, shape (V, n) (materialised on demand; the solvers work block by block)."""
+        return self._weights(slice(0, len(self.G)))
+
+    def _weights(self, sl: slice) -> np.ndarray:
+        W = self._counts[sl, None] - (self._inv[None, :] == np.arange(sl.start, sl.stop)[:, None])
+        return W * self._scale
+
+    @property
     def n_pairs(self) -> int:
-        return int(self.W.size)
+        return int(len(self.G) * self.n)
 
     # ------------------------------------------------------------------ scores
     def switched_scores(self, theta: np.ndarray) -> np.ndarray:
         """Scores of the switched pairs, shape (V, n)."""
         return (self.G @ theta[self.gi])[:, None] + (self.Dr @ theta[self.ri])[None, :]
 
+    def _switched_blocks(self, theta: np.ndarray):
+        """``(slice, W, M)`` per block of G: weights and switched margins (bounded memory)."""
+        a, b = self.Dr @ theta[self.ri], self.G @ theta[self.gi]
+        for k, sl in enumerate(self._blocks):
+            W = self._weights(sl) if self._wkeep is None else self._wkeep[k]
+            yield sl, W, (b[sl, None] + a[None, :]) * self.y[None, :]
+
     def e_orig(self, theta: np.ndarray, loss, exact: bool = True) -> float:
         m = self.y * (self.D @ theta)
         return float(np.mean(loss.exact(m) if exact else _value(loss, m)))
 
     def e_switch(self, theta: np.ndarray, loss, exact: bool = True) -> float:
-        M = self.switched_scores(theta) * self.y[None, :]
-        return float(np.sum(self.W * (loss.exact(M) if exact else _value(loss, M))))
+        f = loss.exact if exact else (lambda M: _value(loss, M))
+        return float(sum(np.sum(W * f(M)) for _, W, M in self._switched_blocks(theta)))
 
     # ------------------------------------------------------------------ derivatives
     def orig_parts(self, theta, loss, order):
@@ -101,18 +125,72 @@ class MarginTerms:
         return f, g, (self.D.T * (l2 / self.n)) @ self.D
 
     def switch_parts(self, theta, loss, order, need_value=True):
-        M = self.switched_scores(theta) * self.y[None, :]
+        """``(value,)``, ``(value, gradient)`` or ``(value, gradient, Hessian)`` of the smooth e_switch, block by
+        block over the distinct values of the group (one pass of the loss per pair)."""
+        f, V = 0.0, len(self.G)
+        if order:
+            col, row = np.zeros(self.n), np.empty(V)
+        if order > 1:
+            kcol, krow, cross = np.zeros(self.n), np.empty(V), np.zeros((len(self.gi), len(self.ri)))
+        for sl, W, M in self._switched_blocks(theta):
+            if order == 0:
+                f += float(np.sum(W * _value(loss, M)))
+                continue
+            l0, l1, l2 = _derivs(loss, M, order)
+            f += float(np.sum(W * l0))
+            T = W * l1 * self.y[None, :]
+            col += T.sum(axis=0)
+            row[sl] = T.sum(axis=1)
+            if order > 1:
+                K = W * l2
+                kcol += K.sum(axis=0)
+                krow[sl] = K.sum(axis=1)
+                cross += self.G[sl].T @ (K @ self.Dr)
         if order == 0:
-            return (float(np.sum(self.W * _value(loss, M))),)
-        l0, l1, l2 = _derivs(loss, M)
-        f = float(np.sum(self.W * l0)) if need_value else np.nan
-        T = self.W * l1 * self.y[None, :]
+            return (f,)
         g = np.empty(self.d)
-        g[self.ri] = self.Dr.T @ T.sum(axis=0)
-        g[self.gi] = self.G.T @ T.sum(axis=1)
+        g[self.ri] = self.Dr.T @ col
+        g[self.gi] = self.G.T @ row
         if order == 1:
             return f, g
-        return f, g, self.gram(self.W * l2)
+        return f, g, self._assemble(kcol, krow, cross)
+
+    def _assemble(self, kcol, krow, cross) -> np.ndarray:
+        H = np.empty((self.d, self.d))
+        ri, gi = self.ri, self.gi
+        H[np.ix_(ri, ri)] = (self.Dr.T * kcol) @ self.Dr
+        H[np.ix_(gi, gi)] = (self.G.T * krow) @ self.G
+        H[np.ix_(gi, ri)] = cross
+        H[np.ix_(ri, gi)] = cross.T
+        return H
+
+    def hinge_dual(self, theta, tau: float, w_orig: float, w_switch: float):
+        """``(f, s, g)`` at θ for the hinge with the multipliers ``α_k = σ((1 - m_k)/τ)`` of the smoothed hinge:
+        the exact objective ``f = w_orig·e_orig + w_switch·e_switch``, ``s = Σ_k w_k α_k`` and
+        ``g = -Σ_k w_k α_k y_k d_k``; ``s + min_{z∈K} g'z`` is a lower bound on the exact-hinge minimum over K
+        (weak duality, :mod:`._margin_solve`)."""
+        def parts(M):
+            return np.maximum(0.0, 1.0 - M), expit((1.0 - M) / tau)
+
+        f = s = 0.0
+        g = np.zeros(self.d)
+        if w_orig:
+            hv, al = parts(self.y * (self.D @ theta))
+            f, s = w_orig * float(hv.mean()), w_orig * float(al.mean())
+            g -= (w_orig / self.n) * (self.D.T @ (al * self.y))
+        if w_switch:
+            col, row = np.zeros(self.n), np.empty(len(self.G))
+            for sl, W, M in self._switched_blocks(theta):
+                hv, al = parts(M)
+                f += w_switch * float(np.sum(W * hv))
+                T = W * al
+                s += w_switch * float(T.sum())
+                T *= self.y[None, :]
+                col += T.sum(axis=0)
+                row[sl] = T.sum(axis=1)
+            g[self.ri] -= w_switch * (self.Dr.T @ col)
+            g[self.gi] -= w_switch * (self.G.T @ row)
+        return f, s, g
 
     def gram(self, K: np.ndarray) -> np.ndarray:
         """``Σ_vj K_vj d_vj d_vj'`` over the switched rows d_vj = (group: G_v, rest: D_j)."""
@@ -146,12 +224,13 @@ class MarginTerms:
         """Tangent quadratic of e_switch at θ0 with per-pair curvature ``curv`` (V × n), minus ``offset``."""
         M0 = self.switched_scores(theta0) * self.y[None, :]
         l0, l1, _ = _derivs(loss, M0)
-        Q = 0.5 * self.gram(self.W * curv)
-        T = self.W * (l1 - curv * M0) * self.y[None, :]
+        W = self.W
+        Q = 0.5 * self.gram(W * curv)
+        T = W * (l1 - curv * M0) * self.y[None, :]
         c = np.empty(self.d)
         c[self.ri] = -0.5 * self.Dr.T @ T.sum(axis=0)
         c[self.gi] = -0.5 * self.G.T @ T.sum(axis=1)
-        k = float(np.sum(self.W * (l0 - l1 * M0 + 0.5 * curv * M0 * M0))) - offset
+        k = float(np.sum(W * (l0 - l1 * M0 + 0.5 * curv * M0 * M0))) - offset
         return Quadratic(0.5 * (Q + Q.T), c, k)
 
     def switch_halfwidth(self, P: np.ndarray) -> np.ndarray:
