@@ -99,7 +99,7 @@ def check_y(y: Any, n: int, func: str, param: str = "y", numeric: bool = True) -
             raise _param_error(param, func, "numeric", f"values of type {arr.dtype}") from None
         if not np.all(np.isfinite(arr)):
             raise _param_error(param, func, "finite (no NaN or inf)", f"{int(np.sum(~np.isfinite(arr)))} non-finite value(s)")
-        big = float(np.max(np.abs(arr))) if arr.size else 0.0
+        big = float(max(arr.max(), -arr.min())) if arr.size else 0.0  # max |y| without a temporary copy
         if big > MAX_Y_MAGNITUDE or 0.0 < big < MIN_Y_MAGNITUDE:
             raise _param_error(param, func, f"of magnitude between {MIN_Y_MAGNITUDE:g} and {MAX_Y_MAGNITUDE:g} (squared "
                                "losses must neither overflow nor underflow in double precision; rescale it: ratios "
