@@ -180,12 +180,30 @@ class QCQPSequence(Solver):
         info: dict = {"gamma": float(gamma)}
         if k:
             Aww, Azw, bw = At[m:, m:], At[:m, m:], bt[m:]
-            if not np.all(np.isfinite(At)):
+            scale = float(np.abs(At).max())  # nan or inf iff an entry is
+            if not math.isfinite(scale):
                 raise ValueError(f"The problem at gamma={gamma!r} is not finite (overflow in A0 + gamma*A1).")
-            # one free direction (an unpenalised intercept): the 1x1 eigendecomposition is the entry itself
-            mu, U = (Aww.diagonal().copy(), np.ones((1, 1))) if k == 1 else eigh(Aww)
-            scale = max(np.abs(At).max(), _EPS)
+            scale = max(scale, _EPS)
             tiny = 1e3 * max(k, m) * _EPS * scale
+        if k == 1:  # one free direction (an unpenalised intercept): Ã_ww is a number, the Schur step rank one
+            mu, a, bw0 = Aww[0], Azw[:, 0], float(bw[0])
+            mu0 = float(mu[0])
+            if mu0 < -tiny:
+                return SolverResult(None, -np.inf, np.nan, SolverStatus.UNBOUNDED, None, 0, self.backend, info)
+            if mu0 > tiny:
+                S, c = Szz - np.multiply.outer(a / mu0, a), bz - a * (bw0 / mu0)  # symmetric as computed
+
+                def free(z):
+                    return np.append(z, (bw0 - a @ z) / mu0)
+            else:  # Ã_ww = 0: the direction must leave the objective flat, or it is unbounded
+                if np.abs(a).max(initial=0.0) > tiny or abs(bw0) > tiny * max(float(np.abs(bt).max()), tiny) / scale:
+                    return SolverResult(None, -np.inf, np.nan, SolverStatus.UNBOUNDED, None, 0, self.backend, info)
+                S, c = Szz, bz
+
+                def free(z):
+                    return np.append(z, 0.0)
+        elif k:
+            mu, U = eigh(Aww)
             if mu[0] < -tiny:
                 return SolverResult(None, -np.inf, np.nan, SolverStatus.UNBOUNDED, None, 0, self.backend, info)
             pos = mu > tiny
@@ -196,18 +214,19 @@ class QCQPSequence(Solver):
                 if np.abs(Azw @ D).max(initial=0.0) > tiny or np.abs(D.T @ bw).max(initial=0.0) > 1e3 * max(k, m) * _EPS * b_scale:
                     return SolverResult(None, -np.inf, np.nan, SolverStatus.UNBOUNDED, None, 0, self.backend, info)
             Up, mup = U[:, pos], mu[pos]
-            if k == 1 and mup.size == 1:  # a rank-one update, symmetric as computed
-                a = Azw[:, 0]
-                S = Szz - np.multiply.outer(a / mup[0], a)
-                c = bz - a * (bw[0] / mup[0])
-            else:
-                G = (Azw @ Up) / mup  # Ã_zw Ã_ww^+ (on its range)
-                S = _sym(Szz - G @ (Up.T @ Azw.T))
-                c = bz - G @ (Up.T @ bw)
+            G = (Azw @ Up) / mup  # Ã_zw Ã_ww^+ (on its range)
+            S = _sym(Szz - G @ (Up.T @ Azw.T))
+            c = bz - G @ (Up.T @ bw)
+
+            def free(z):
+                return np.concatenate([z, Up @ ((Up.T @ (bw - Azw.T @ z)) / mup)])
         else:
             S, c = Szz, bz
-            if not np.all(np.isfinite(S)):
-                raise ValueError(f"The problem at gamma={gamma!r} is not finite (overflow in A0 + gamma*A1).")
+
+            def free(z):
+                return z
+        if not math.isfinite(float(np.abs(S).max(initial=0.0))):  # nan or inf iff an entry is
+            raise ValueError(f"The problem at gamma={gamma!r} is not finite (overflow in A0 + gamma*A1).")
         A, b = self.problem(gamma)
         # Moré–Sorensen (Cholesky factorisations) from the multiplier predicted by the previous solves;
         # one eigendecomposition where it does not settle (the hard case) or misses the certificate.
@@ -219,19 +238,20 @@ class QCQPSequence(Solver):
                 continue
             else:
                 z, nu, hard, its, lam_s = trust_region_eigh(S, c, self.r)
-            x = self.T @ (np.concatenate([z, Up @ ((Up.T @ (bw - Azw.T @ z)) / mup)]) if k else z)
+            x = self.T @ free(z)
             if certificate == "reduced":
-                cert = self._reduced_certificate(A, b, x, nu, lam_s, mu if k else None)
+                cert, obj = self._reduced_certificate(A, b, x, nu, lam_s, mu if k else None)
             else:
-                cert = qcqp_certificate(A, b, self.B, self.r, x, nu, self.B_factor)
+                cert, obj = qcqp_certificate(A, b, self.B, self.r, x, nu, self.B_factor), None
             if cert.passed(self.tol):
                 break
         info["cholesky"] = sol is not None
         if not cert.passed(self.tol):
             x, nu, cert = self._polish(A, b, x, nu, cert)
             info["polished"] = True
-        Ax = A @ x
-        obj = float(x @ Ax - 2 * b @ x)
+            obj = None
+        if obj is None:
+            obj = float(x @ A @ x - 2 * b @ x)
         status = SolverStatus.OPTIMAL if cert.passed(self.tol) else SolverStatus.INACCURATE
         info["hard_case"] = hard
         if status is SolverStatus.OPTIMAL:
@@ -259,7 +279,8 @@ class QCQPSequence(Solver):
         ``T'(A+νB)T = [[Ã_zz + νI, Ã_zw], [Ã_wz, Ã_ww]]`` is PSD iff ``Ã_ww ⪰ 0`` and its
         Schur complement ``S + νI ⪰ 0`` (T invertible), so ``min(λ(S) + ν, λ(Ã_ww))``
         decides the sign; it is scaled by the largest of these magnitudes. ``lam_s=None``: the
-        Cholesky factorisation of ``S + νI`` succeeded, which proves it positive definite.
+        Cholesky factorisation of ``S + νI`` succeeded, which proves it positive definite. Returns the
+        certificate and the objective ``x'Ax - 2b'x`` (from the same products).
         """
         F = self.B_factor
         Fx = F.T @ x
@@ -269,14 +290,14 @@ class QCQPSequence(Solver):
         stat = float(np.linalg.norm(Ax + nu * (F @ Fx) - b)) / ((scale_a + nu * self._b_norm) * x_norm
                                                                  + float(np.linalg.norm(b)) + 1e-300)
         xBx = float(Fx @ Fx)
-        xAx = float(x @ Ax)
-        comp = nu * abs(self.r - xBx) / (abs(xAx) + 2 * abs(float(b @ x)) + nu * self.r + 1e-300)
+        xAx, bx = float(x @ Ax), float(b @ x)
+        comp = nu * abs(self.r - xBx) / (abs(xAx) + 2 * abs(bx) + nu * self.r + 1e-300)
         feas = max(0.0, xBx - self.r) / self.r
         eigs = np.zeros(1) if lam_s is None else (lam_s + nu if lam_s.size else np.zeros(0))
         if mu_w is not None:
             eigs = np.concatenate([eigs, mu_w])
         top = float(np.max(np.abs(eigs), initial=0.0)) + 1e-300
-        return Certificate(stat, comp, feas, min_eigenvalue=float(np.min(eigs, initial=0.0) / top))
+        return Certificate(stat, comp, feas, min_eigenvalue=float(np.min(eigs, initial=0.0) / top)), xAx - 2 * bx
 
     def _polish(self, A, b, x, nu, cert):
         """Iterative refinement on the KKT system in the original coordinates.
