@@ -138,6 +138,7 @@ def test_coefficient_ranges_valid_by_sampling(fitted):
 def test_pd_band_on_the_score_scale_valid_by_sampling(fitted):
     rs, X, y, smp = fitted
     band = rs.pd_band(0, grid_resolution=5)
+    assert band.scale == "score"
     vecs = band.pd_vectors  # PD(v) = a(v)'θ + a0(v)
     pd_members = smp.thetas @ vecs[:, :-1].T + vecs[:, -1][None, :]
     slack = 1e-9 * np.maximum(1.0, np.abs(pd_members))

@@ -32,6 +32,8 @@ class RashomonPDBand:
         Certified gaps (attained value minus the dual bound) of each end.
     epsilon_abs : float
     feature : str
+    scale : {"prediction", "score"}
+        ``"score"`` for the classifier classes: the PD of the decision function (see :func:`pd_band`).
     """
 
     grid: np.ndarray
@@ -44,6 +46,7 @@ class RashomonPDBand:
     epsilon_abs: float = math.nan
     feature: str = ""
     pd_vectors: np.ndarray = field(repr=False, default=None)
+    scale: str = "prediction"
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"grid": self.grid, "lower": self.lower, "reference": self.reference, "upper": self.upper})
@@ -60,6 +63,11 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPD
     a convex problem solved exactly with a certified bound and an attaining member
     (:class:`~rashomon.sets.LinearFunctionalRange`, as every range of the set).
     At ε_abs = e_min the set is the minimiser and both ends are its PD.
+
+    Classifier classes (logistic, hinge): the band is of the PD of the *score* (decision function), a
+    linear functional of θ, exact in the same way (:mod:`._margin_ranges`). The PD of the probability
+    ``mean σ(score)`` is not linear in θ; averaging σ of per-row score ranges would give only a valid outer
+    band (not tight) at the cost of one range per row and grid value, so it is not offered.
     """
     from ._ranges import functional_ranges
 
@@ -96,5 +104,6 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPD
 
     # each end at each grid value: a linear objective over the set, solved exactly with its certificate
     rng_ = functional_ranges(rs, A_rows, a0, [f"{v:g}" for v in g], tol=tol, return_models=True, func=func)
+    scale = "prediction" if rs.loss_ == "squared_error" else "score"
     return RashomonPDBand(g, rng_.lower, rng_.upper, reference, list(rng_.lower_models), list(rng_.upper_models),
-                          np.maximum(rng_.gap, 0.0), float(eps), name, np.column_stack([A_rows, a0]))
+                          np.maximum(rng_.gap, 0.0), float(eps), name, np.column_stack([A_rows, a0]), scale)
