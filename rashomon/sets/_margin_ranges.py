@@ -27,7 +27,6 @@ import math
 import numpy as np
 
 from ._margin_bounds import intercept_interval
-from ._steps import level_point
 
 __all__ = ["MarginFunctionalRange"]
 
@@ -61,6 +60,41 @@ class MarginFunctionalRange:
         if float(theta @ ms.B @ theta) > ms.r * (1 + 1e-12):
             return False
         return self.e_orig(theta) <= self.eps
+
+    def level_point(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The point of the segment from b (in S) toward a (outside) with e_orig = ε, on the inside.
+
+        f(t) = e_orig(b + t(a - b)) - ε is convex with f(0) <= 0 < f(1). The chord between an inside and an
+        outside point lies above f, so its zero is inside (f <= 0); a Newton step from an outside point stays
+        outside. Alternating the two brackets the root from both sides (O(n) per step, on the margins).
+        """
+        ms, loss, eps = self.ms, self.ms.loss, self.eps
+        mb = ms.y * (ms.D @ b)
+        dm = ms.y * (ms.D @ (a - b))
+        f = lambda t: float(np.mean(loss.exact(mb + t * dm))) - eps  # noqa: E731
+        t_in, f_in, t_out, f_out = 0.0, f(0.0), 1.0, f(1.0)
+        if f_out <= 0:
+            return a.copy()
+        if f_in > 0:
+            return b.copy()
+        for _ in range(40):
+            if t_out - t_in <= 1e-15 or f_in >= -1e-15 * max(eps, 1.0):
+                break
+            t = t_in - f_in * (t_out - t_in) / (f_out - f_in)
+            ft = f(t) if t_in < t < t_out else math.inf
+            if ft <= 0:
+                t_in, f_in = t, ft
+            m = mb + t_out * dm
+            slope = float(np.mean(np.where(m < 1.0, -dm, 0.0) if loss.name == "hinge"
+                                  else -dm / (1.0 + np.exp(np.clip(m, -700, 700)))))
+            if slope > 0:
+                t = t_out - f_out / slope
+                ft = f(t) if t_in < t < t_out else -math.inf
+                if ft > 0:
+                    t_out, f_out = t, ft
+                elif t_in < t < t_out:
+                    t_in, f_in = t, ft
+        return b + t_in * (a - b)
 
     def corner(self, c: np.ndarray):
         """``(min_K c'θ, a minimiser)``: the ball end along -B⁻¹c and the intercept at the end c favours."""
@@ -119,7 +153,7 @@ class MarginFunctionalRange:
                     lo_end[1] *= 0.5
                 last = "hi"
             if hi_end is not None:
-                p = level_point(self.e_orig, hi_end[2], lo_end[2], eps)
+                p = self.level_point(hi_end[2], lo_end[2])
                 if self.in_set(p) and float(c @ p) < best_v:
                     best_v, best_t = float(c @ p), p
             gap = best_v - bound
