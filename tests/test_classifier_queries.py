@@ -277,6 +277,9 @@ def test_unsupported_queries_are_clear_errors():
         rs.envelope(0, [0.1], conditional=True)
     with pytest.raises(RashomonInputError, match=r"model_class_reliance.*LogisticModelClass.*log_loss"):
         rs.model_class_reliance(0, conditional=True)
+    for call in (lambda: rs.problem(0), lambda: rs.searcher(0)):
+        with pytest.raises(RashomonInputError, match=r"RashomonSet\.(problem|model_class_reliance).*LogisticModelClass.*log_loss"):
+            call()
     with pytest.raises(RashomonInputError, match="threshold.*probability"):
         rs.multiplicity(X[:5], 1.5, scale="probability")
     ra = RashomonSet(LinearModelClass(), 0.1, loss="absolute_error").fit(X, X[:, 0] + y)

@@ -288,6 +288,9 @@ class RashomonSet(SetQueries):
         from ..model_classes.quadratics import MCRProblem
 
         self._check_fitted("problem")
+        if self.loss_ != "squared_error":  # no quadratic e_orig / e_switch forms
+            raise RashomonInputError(f"{func} needs a quadratic class (loss='squared_error'); {type(self.model_class).__name__} "
+                                     f"uses loss={self.loss_!r}. Use model_class_reliance / envelope for its MCR.")
         group = self._group(features, func)
         codes = self._strata(conditional, strata, group, func)
         es = self.parametrization_.e_switch(self.X_, self.y_, self.sample_weight_, group, codes,
