@@ -44,14 +44,18 @@ def eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w, v
 
 
-def trust_region_cholesky(S: np.ndarray, c: np.ndarray, r: float, nu0: float = 0.0, max_iter: int = 30):
+def trust_region_cholesky(S: np.ndarray, c: np.ndarray, r: float, nu0: float = 0.0, max_iter: int = 16):
     """Moré–Sorensen solve from the guess ``nu0``: ``(z, ν, iterations)`` where the Cholesky factorisation
     of ``S + νI`` succeeded, or None when it does not settle within ``max_iter`` factorisations.
 
     ν is kept in a bracket ``[lo, hi]`` containing the answer: ``lo`` starts at ``-min S_ii`` (<= -λ_min)
     and rises to every ν whose factorisation fails or whose ``||z(ν)||`` exceeds √r; ``hi`` starts at a
     Gershgorin bound on ``-λ_min`` plus ``||c||/√r`` and falls to every ν with ``||z(ν)|| < √r``. Newton
-    steps leaving the bracket are replaced by its geometric mean (Moré & Sorensen's safeguard).
+    steps leaving the bracket are replaced by its geometric mean (Moré & Sorensen's safeguard), or by ν = 0
+    when the bracket reaches down to 0 (an interior answer). It gives up (None) after ``max_iter``
+    factorisations, or after three failed ones and two above the answer with none below it yet: the
+    signature of the (nearly) hard case, where the answer sits at -λ_min and the eigendecomposition is
+    the way.
     """
     m = S.shape[0]
     sr = math.sqrt(r)
@@ -69,14 +73,15 @@ def trust_region_cholesky(S: np.ndarray, c: np.ndarray, r: float, nu0: float = 0
     if nu == lo and lo > 0:  # S + loI has a zero diagonal entry: not positive definite
         nu = bisect()
     idx = np.arange(m)
+    fails, right, left, zero_tried = 0, 0, False, nu == 0.0
     for its in range(1, max_iter + 1):
         M = S.copy()
         M[idx, idx] = dg + nu
         L, info = _POTRF(M, lower=1, clean=1, overwrite_a=1)
         if info != 0:  # S + νI not positive definite: ν <= -λ_min <= ν*
-            lo = max(lo, nu)
+            lo, fails = max(lo, nu), fails + 1
             nu = bisect()
-            if not math.isfinite(nu):
+            if not math.isfinite(nu) or (fails >= 3 and right >= 2 and not left):
                 return None
             continue
         z, info = _POTRS(L, c, lower=1)
@@ -88,18 +93,21 @@ def trust_region_cholesky(S: np.ndarray, c: np.ndarray, r: float, nu0: float = 0
         if abs(nz - sr) <= 1e-13 * sr:
             return z * (sr / nz), nu, its
         if nz < sr:
-            hi = nu
+            hi, right = nu, right + 1
         else:
-            lo = nu
+            lo, left = nu, True
         w, info = _TRTRS(L, z, lower=1)
         ww = float(w @ w)
         new = nu + (nz * nz / ww) * (nz - sr) / sr if (info == 0 and ww > 0) else math.nan
         if abs(new - nu) <= 4 * _EPS * nu and abs(nz - sr) <= 1e-10 * sr:  # no further progress in floating point
             return z * (sr / nz), nu, its
         if not lo < new < hi:
-            new = bisect()
-            if not math.isfinite(new):
-                return None
+            if lo == 0.0 and not zero_tried and new <= lo:
+                new, zero_tried = 0.0, True
+            else:
+                new = bisect()
+                if not math.isfinite(new):
+                    return None
         nu = new
     return None
 

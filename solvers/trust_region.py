@@ -225,7 +225,8 @@ class QCQPSequence(Solver):
 
             def free(z):
                 return z
-        if not math.isfinite(float(np.abs(S).max(initial=0.0))):  # nan or inf iff an entry is
+        s_scale = float(np.abs(S).max(initial=0.0))
+        if not math.isfinite(s_scale):  # nan or inf iff an entry is
             raise ValueError(f"The problem at gamma={gamma!r} is not finite (overflow in A0 + gamma*A1).")
         A, b = self.problem(gamma)
         # Moré–Sorensen (Cholesky factorisations) from the multiplier predicted by the previous solves;
@@ -240,7 +241,8 @@ class QCQPSequence(Solver):
                 z, nu, hard, its, lam_s = trust_region_eigh(S, c, self.r)
             x = self.T @ free(z)
             if certificate == "reduced":
-                cert, obj = self._reduced_certificate(A, b, x, nu, lam_s, mu if k else None)
+                cert, obj = self._reduced_certificate(A, b, x, nu, lam_s if sol is None else s_scale + nu,
+                                                      mu if k else None)
             else:
                 cert, obj = qcqp_certificate(A, b, self.B, self.r, x, nu, self.B_factor), None
             if cert.passed(self.tol):
@@ -278,9 +280,10 @@ class QCQPSequence(Solver):
 
         ``T'(A+νB)T = [[Ã_zz + νI, Ã_zw], [Ã_wz, Ã_ww]]`` is PSD iff ``Ã_ww ⪰ 0`` and its
         Schur complement ``S + νI ⪰ 0`` (T invertible), so ``min(λ(S) + ν, λ(Ã_ww))``
-        decides the sign; it is scaled by the largest of these magnitudes. ``lam_s=None``: the
-        Cholesky factorisation of ``S + νI`` succeeded, which proves it positive definite. Returns the
-        certificate and the objective ``x'Ax - 2b'x`` (from the same products).
+        decides the sign; it is scaled by the largest of these magnitudes. ``lam_s`` a number: the
+        Cholesky factorisation of ``S + νI`` succeeded, which proves it positive definite, and the number
+        bounds its eigenvalues (``max|S_ij| + ν``). Returns the certificate and the objective ``x'Ax - 2b'x``
+        (from the same products).
         """
         F = self.B_factor
         Fx = F.T @ x
@@ -293,10 +296,13 @@ class QCQPSequence(Solver):
         xAx, bx = float(x @ Ax), float(b @ x)
         comp = nu * abs(self.r - xBx) / (abs(xAx) + 2 * abs(bx) + nu * self.r + 1e-300)
         feas = max(0.0, xBx - self.r) / self.r
-        eigs = np.zeros(1) if lam_s is None else (lam_s + nu if lam_s.size else np.zeros(0))
-        if mu_w is not None:
-            eigs = np.concatenate([eigs, mu_w])
-        top = float(np.max(np.abs(eigs), initial=0.0)) + 1e-300
+        if isinstance(lam_s, float):  # proved positive definite: only the free block's sign is left
+            eigs, top = (np.zeros(1) if mu_w is None else np.append(mu_w, 0.0)), lam_s
+        else:
+            eigs, top = (lam_s + nu if lam_s.size else np.zeros(0)), 0.0
+            if mu_w is not None:
+                eigs = np.concatenate([eigs, mu_w])
+        top = max(top, float(np.max(np.abs(eigs), initial=0.0))) + 1e-300
         return Certificate(stat, comp, feas, min_eigenvalue=float(np.min(eigs, initial=0.0) / top)), xAx - 2 * bx
 
     def _polish(self, A, b, x, nu, cert):
