@@ -17,7 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sample_margin_members"]
+__all__ = ["sample_margin_members", "set_losses", "margins"]
+
+
+def margins(ms, thetas: np.ndarray) -> np.ndarray:
+    """Margins ``y·d'θ`` of every row for each θ (rows of ``thetas``), shape (k, n)."""
+    return (thetas @ ms.D.T) * ms.y[None, :]
+
+
+def set_losses(ms, thetas: np.ndarray) -> np.ndarray:
+    """e_orig (exact loss) of each θ, computed as the sampler's membership test computes it."""
+    return _mean_loss(ms.loss, margins(ms, np.atleast_2d(thetas)))
 
 
 def _mean_loss(loss, M):
@@ -92,7 +102,7 @@ def sample_margin_members(rs, n_models: int = 1000, *, random_state=None, thin: 
     k = min(n_models, 32) if n_chains is None else n_chains
     per_chain = -(-n_models // k)
     X = np.tile(ms.theta_min, (k, 1))
-    Mx = (X @ D.T) * y[None, :]
+    Mx = margins(ms, X)
     E = _mean_loss(loss, Mx)
     out = []
     for it in range(burn_in + per_chain * thin):
@@ -113,7 +123,7 @@ def sample_margin_members(rs, n_models: int = 1000, *, random_state=None, thin: 
         for _ in range(200):  # shrinkage: uniform on the chord once accepted
             t = lo[todo] + (hi[todo] - lo[todo]) * rng.random(len(todo))
             Xn = X[todo] + t[:, None] * U[todo]
-            Mn = Mx[todo] + t[:, None] * V[todo]
+            Mn = margins(ms, Xn)  # recomputed, not updated: membership is decided as set_losses checks it
             En = _mean_loss(loss, Mn)
             ok = (np.einsum("ij,jk,ik->i", Xn, B, Xn) <= r) & (En <= eps)
             acc = todo[ok]

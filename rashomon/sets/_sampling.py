@@ -198,7 +198,7 @@ def _rejection(eng, n_models, rng, budget):
 def _margin_members(rs, ms, n_models, method, seed, func) -> RashomonSample:
     """Members of a classifier set (logistic / hinge): hit-and-run with exact membership
     (:func:`~rashomon.sets._margin_sample.sample_margin_members`), every member re-checked from scratch."""
-    from ._margin_sample import sample_margin_members
+    from ._margin_sample import sample_margin_members, set_losses
 
     if method == "rejection":
         raise RashomonInputError(f"The 'method' parameter of {func} is 'rejection', which needs a quadratic class "
@@ -206,7 +206,7 @@ def _margin_members(rs, ms, n_models, method, seed, func) -> RashomonSample:
                                  "by method='hit_and_run' (or 'auto').")
     par = rs.parametrization_
     th = sample_margin_members(rs, n_models, random_state=seed)
-    e = np.array([ms.orig.e_orig(t, ms.loss) for t in th])
+    e = set_losses(ms, th)
     nb = np.einsum("ij,jk,ik->i", th, par.B, th)
     if np.any(e > rs.epsilon_abs_) or np.any(nb > par.r):
         raise RashomonInputError(f"{func}: a sampled member violates the set's constraints (rounding); please report "
