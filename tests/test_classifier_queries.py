@@ -270,6 +270,20 @@ def test_plots_render_for_a_classifier_set(fitted):
     plt.close("all")
 
 
+def test_epsilon_zero_is_the_minimiser():
+    """ε = e_ref = e_min: the ranges shrink to the minimiser's values (valid, within the stated gap) and the
+    sampler returns members (the minimiser, to rounding)."""
+    X, y = _data()
+    rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.0).fit(X, y)
+    res = rs.prediction_range(X[:4])
+    ref = rs.reference_.predict(X[:4])
+    assert np.all(res.lower <= ref + 1e-12) and np.all(ref <= res.upper + 1e-12)
+    assert np.all(res.width <= 1e-5)
+    smp = rs.sample(20, random_state=0)
+    assert np.all(smp.e_orig <= rs.epsilon_abs_)
+    np.testing.assert_allclose(smp.thetas, np.tile(rs.theta_min_, (20, 1)), atol=1e-5)
+
+
 def test_unsupported_queries_are_clear_errors():
     X, y = _data()
     rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.1).fit(X, y)
