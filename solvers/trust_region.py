@@ -194,14 +194,14 @@ class QCQPSequence(Solver):
                 S, c = Szz - np.multiply.outer(a / mu0, a), bz - a * (bw0 / mu0)  # symmetric as computed
 
                 def free(z):
-                    return np.append(z, (bw0 - a @ z) / mu0)
+                    return np.concatenate((z, ((bw0 - a @ z) / mu0,)))
             else:  # Ã_ww = 0: the direction must leave the objective flat, or it is unbounded
                 if np.abs(a).max(initial=0.0) > tiny or abs(bw0) > tiny * max(float(np.abs(bt).max()), tiny) / scale:
                     return SolverResult(None, -np.inf, np.nan, SolverStatus.UNBOUNDED, None, 0, self.backend, info)
                 S, c = Szz, bz
 
                 def free(z):
-                    return np.append(z, 0.0)
+                    return np.concatenate((z, (0.0,)))
         elif k:
             mu, U = eigh(Aww)
             if mu[0] < -tiny:
@@ -288,21 +288,24 @@ class QCQPSequence(Solver):
         F = self.B_factor
         Fx = F.T @ x
         Ax = A @ x
-        scale_a = float(np.linalg.norm(A, "fro"))
-        x_norm = float(np.linalg.norm(x))
-        stat = float(np.linalg.norm(Ax + nu * (F @ Fx) - b)) / ((scale_a + nu * self._b_norm) * x_norm
-                                                                 + float(np.linalg.norm(b)) + 1e-300)
+        res = Ax + nu * (F @ Fx) - b
+        # 2-norms as np.linalg.norm computes them (sqrt of the dot product), without its dispatch
+        scale_a = math.sqrt(float(np.vdot(A, A)))
+        x_norm = math.sqrt(float(x @ x))
+        stat = math.sqrt(float(res @ res)) / ((scale_a + nu * self._b_norm) * x_norm + math.sqrt(float(b @ b)) + 1e-300)
         xBx = float(Fx @ Fx)
         xAx, bx = float(x @ Ax), float(b @ x)
         comp = nu * abs(self.r - xBx) / (abs(xAx) + 2 * abs(bx) + nu * self.r + 1e-300)
         feas = max(0.0, xBx - self.r) / self.r
         if isinstance(lam_s, float):  # proved positive definite: only the free block's sign is left
-            eigs, top = (np.zeros(1) if mu_w is None else np.append(mu_w, 0.0)), lam_s
-        else:
-            eigs, top = (lam_s + nu if lam_s.size else np.zeros(0)), 0.0
-            if mu_w is not None:
-                eigs = np.concatenate([eigs, mu_w])
-        top = max(top, float(np.max(np.abs(eigs), initial=0.0))) + 1e-300
+            if mu_w is None:
+                return Certificate(stat, comp, feas, min_eigenvalue=0.0), xAx - 2 * bx
+            low, top = min(float(mu_w.min()), 0.0), max(lam_s, float(np.abs(mu_w).max())) + 1e-300
+            return Certificate(stat, comp, feas, min_eigenvalue=low / top), xAx - 2 * bx
+        eigs = lam_s + nu if lam_s.size else np.zeros(0)
+        if mu_w is not None:
+            eigs = np.concatenate([eigs, mu_w])
+        top = float(np.max(np.abs(eigs), initial=0.0)) + 1e-300
         return Certificate(stat, comp, feas, min_eigenvalue=float(np.min(eigs, initial=0.0) / top)), xAx - 2 * bx
 
     def _polish(self, A, b, x, nu, cert):
