@@ -19,11 +19,12 @@ import math
 import numpy as np
 
 from ..utils.validation import seed_from
-from ._steps import mr_value
+from ._steps import level_point, mr_value
 
 __all__ = ["ascend_upper"]
 
-_RACE = 2  # iterations every start takes before only the best one continues
+_RACE = 4  # iterations every start takes before only the best _KEEP continue
+_KEEP = 2
 _STOP = 1e-6  # relative gain of an iteration below which the ascent stops
 _HINGE_TAU = 1e-3  # smoothing of the hinge constraint, relative to ε (the smoothed e_orig <= ε implies the exact one)
 
@@ -60,13 +61,15 @@ def _search_t(solve_t, e_o, eps, t_max, x0, iters=30):
             t_lo, x_lo, f_lo = t, x, f
         else:
             t_hi, x_hi, f_hi = t, x, f
-    return x_lo
+    # x_t may jump across the level set (hinge: piecewise-linear e_orig): the segment between the bracketing
+    # minimisers minimises the Lagrangian at the jump's t, and its point with e_o = ε is the constrained optimum
+    return level_point(e_o, x_hi, x_lo, eps)
 
 
 def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, members, max_iter=30):
     """Members of S with large MR (see the module docstring); returns a list of θ.
 
-    Every start takes ``_RACE`` iterations; the best of them then continues until an iteration gains less
+    Every start takes ``_RACE`` iterations; the best ``_KEEP`` of them then continue until an iteration gains less
     than ``_STOP`` (relative) or ``max_iter`` iterations (the starts usually reach one local maximum)."""
     sm = loss if loss.name == "logistic" else loss.smoothed(max(loss.s, _HINGE_TAU * eps))
     e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731  (>= the exact loss)
@@ -120,7 +123,6 @@ def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, members
             continue
         sw = switch(th)
         states.append(run([th, mr_value(eo, sw[0], kind), sw, False], _RACE))
-    if states:
-        k = int(np.argmax([st[1] for st in states]))
+    for k in np.argsort([-st[1] for st in states])[:_KEEP]:
         states[k] = run(states[k], max(max_iter - _RACE, 0))
     return [st[0] for st in states]

@@ -99,12 +99,13 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
     steps: list[MCRStep] = []
     cache: dict = {}
 
-    def step(g, x0, accurate=False):
-        if g in cache:
+    def step(g, x0, coarse=None, again=False):
+        if g in cache and not again:
             return cache[g]
         # accuracy of the step (hinge schedule): an eighth of the current gap of the lower end, at least the
         # tolerance; each step's bound is valid whatever its accuracy, so steps far from the end are cheap
-        coarse = 0.0 if accurate or not steps else min(best("lower")[1] - lower_bound(), 1e-3)
+        if coarse is None:
+            coarse = min(best("lower")[1] - lower_bound(), 1e-3) if steps else 0.0
         th, lb, ok = ms.solve(g, 1.0, T, lo, hi, x0, atol=eps * max(tol * max(1.0, abs(lower_bound())), coarse) / 8)
         st = MCRStep("lower", float(g), lb, th, e_o(th), e_s(th), bool(ok))
         steps.append(st)
@@ -129,7 +130,8 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
         add(level_point(e_o, a, b, eps))
 
     notes = []
-    s0 = step(0.0, ms.theta_min, accurate=True)
+    coarse0 = 1e-4 if loss.name == "hinge" else 0.0  # refined below when the γ = 0 bound is the one that counts
+    s0 = step(0.0, ms.theta_min, coarse=coarse0)
     if s0.e_orig > eps:
         g_lo, g_hi, x = 0.0, None, s0.theta
         g = max(s0.e_switch / max(s0.e_orig, 1e-300), 1e-3)
@@ -172,6 +174,9 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
         for bl in _surrogate(T, ranges, loss, th_x, eps, kind, "lower", B, r):
             lower = max(lower, bl)
     lth, lmr = best("lower")
+    if coarse0 and s0.e_orig <= eps and lmr - lower <= 100 * coarse0:
+        lower = max(lower, step_bound(step(0.0, s0.theta, coarse=0.0, again=True), eps, kind))
+        lth, lmr = best("lower")
     # ---------------------------------------------------------------- upper end
     from ._margin_ascent import ascend_upper
 

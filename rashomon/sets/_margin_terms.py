@@ -25,8 +25,37 @@ __all__ = ["MarginTerms", "orig_quadratic"]
 _BLOCK = 1 << 19  # pairs per block of the switched sums (4 MB per float array)
 
 
+_FAR = 36.0  # |c - m| >= 36 s: ℓ = max(0, c - m) + O(s·e^-36), ℓ' in {0, -1} and ℓ'' = O(e^-36/s), below rounding
+_SHARP = 1e-3  # smoothings this sharp touch only the margins near the kink with transcendental functions
+
+
+def _sharp(loss, m, order):
+    """``(ℓ, ℓ', ℓ'')`` of a sharp smoothing: the kink's neighbourhood exactly, the rest piecewise linear."""
+    z = loss.c - m
+    idx = np.flatnonzero(np.abs(z) < _FAR * loss.s)
+    l0 = np.maximum(z, 0.0)
+    if order == 0 and not idx.size:
+        return l0, None, None
+    u = z.ravel()[idx] / loss.s
+    e = np.exp(-np.abs(u))
+    l0.ravel()[idx] += loss.s * np.log1p(e)
+    if order == 0:
+        return l0, None, None
+    inv = 1.0 / (1.0 + e)
+    ei = e * inv
+    l1 = -(z > 0).astype(float)
+    l1.ravel()[idx] = -np.where(u >= 0, inv, ei)
+    l2 = None
+    if order > 1:
+        l2 = np.zeros(z.shape)
+        l2.ravel()[idx] = ei * inv / loss.s
+    return l0, l1, l2
+
+
 def _derivs(loss, m, order=2):
     """``(ℓ, ℓ', ℓ'')`` of ``s·softplus((c - m)/s)`` with one exponential (ℓ'' is None for ``order=1``)."""
+    if loss.s <= _SHARP:
+        return _sharp(loss, np.asarray(m, dtype=float), order)
     u = (loss.c - m) / loss.s
     e = np.exp(-np.abs(u))
     inv = 1.0 / (1.0 + e)
@@ -37,6 +66,8 @@ def _derivs(loss, m, order=2):
 
 
 def _value(loss, m):
+    if loss.s <= _SHARP:
+        return _sharp(loss, np.asarray(m, dtype=float), 0)[0]
     u = (loss.c - m) / loss.s
     return loss.s * (np.maximum(u, 0.0) + np.log1p(np.exp(-np.abs(u))))
 
