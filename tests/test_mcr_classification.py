@@ -99,3 +99,75 @@ def test_classifier_bad_inputs():
         RashomonSet(HingeModelClass(smoothing=0.5), 0.1).fit(X, y)
     with pytest.raises(RashomonInputError, match="both classes"):
         RashomonSet(LogisticModelClass(), 0.1).fit(X, np.ones(len(y)))
+
+
+def _small_set(cls, n=40):
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 4, size=n).astype(float), rng.normal(size=n)])
+    y = (X[:, 0] - 0.5 * X[:, 1] + rng.logistic(size=n) > 0).astype(float)
+    return RashomonSet(cls(norm_bound=2.0), 0.1).fit(X, y)
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.7])
+def test_hinge_step_certificate_against_exact_program(gamma):
+    """The hinge γ-step (smoothing schedule, weak-duality bound): the bound is below the exact minimum of
+    the piecewise-linear program over all n(n-1) pairs (cvxpy, Clarabel) and the returned point's exact
+    objective is within the requested accuracy of the bound."""
+    import cvxpy as cp
+
+    from rashomon.sets._margin_bounds import intercept_interval
+    from rashomon.sets._margin_terms import MarginTerms
+
+    rs = _small_set(HingeModelClass)
+    ms = rs._margin
+    D, y, n = ms.D, ms.y, len(ms.y)
+    T = MarginTerms(D, y, np.array([1 + ms.o]))
+    lo, hi = intercept_interval(D, y, ms.o, ms.B, ms.r, ms.loss, rs.epsilon_abs_)
+    atol = 1e-7
+    th, lb, ok = ms.solve(gamma, 1.0, T, lo, hi, None, atol=atol)
+    f = gamma * T.e_orig(th, ms.loss) + T.e_switch(th, ms.loss)
+    # brute force: every ordered pair i != j, the group's column from row i, the rest from row j
+    i, j = np.where(~np.eye(n, dtype=bool))
+    Dsw = D[j].copy()
+    Dsw[:, 1 + ms.o] = D[i, 1 + ms.o]
+    t = cp.Variable(D.shape[1])
+    obj = gamma * cp.sum(cp.pos(1 - cp.multiply(y, D @ t))) / n + cp.sum(cp.pos(1 - cp.multiply(y[j], Dsw @ t))) / len(i)
+    P = ms.B[ms.o:, ms.o:]
+    cons = [cp.quad_form(t[ms.o:], 0.5 * (P + P.T)) <= ms.r, t[0] >= lo[0], t[0] <= hi[0]]
+    exact = cp.Problem(cp.Minimize(obj), cons).solve(solver="CLARABEL")
+    assert ok
+    assert lb <= exact + 1e-8  # valid
+    assert f - lb <= atol * (1 + 1e-6)  # tight to the requested accuracy
+    assert exact <= f + 1e-8  # (sanity of the reference)
+    assert th[ms.o:] @ P @ th[ms.o:] <= ms.r * (1 + 1e-9) and lo[0] - 1e-12 <= th[0] <= hi[0] + 1e-12
+
+
+def test_switch_parts_blocks_and_sharp_path(monkeypatch):
+    """Blockwise sums over the switched values equal the one-block sums; the sharp-smoothing path (kink
+    neighbourhood only) equals the dense formula."""
+    import rashomon.sets._margin_terms as mt
+    from rashomon.model_classes import MarginLoss
+
+    rs = _small_set(LogisticModelClass, n=120)
+    ms = rs._margin
+    th = ms.theta_min + 0.1
+    for loss in (MarginLoss("logistic"), MarginLoss("hinge", 1e-2, 1.0), MarginLoss("hinge", 1e-5, 1.0)):
+        one = mt.MarginTerms(ms.D, ms.y, np.array([1 + ms.o]))
+        monkeypatch.setattr(mt, "_BLOCK", 150)  # one value of the group per block
+        many = mt.MarginTerms(ms.D, ms.y, np.array([1 + ms.o]))
+        monkeypatch.undo()
+        assert len(many._blocks) > 1 and len(one._blocks) == 1
+        for a, b in zip(one.switch_parts(th, loss, 2), many.switch_parts(th, loss, 2)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+        assert one.e_switch(th, loss) == pytest.approx(many.e_switch(th, loss), rel=1e-13)
+    rng = np.random.default_rng(0)
+    m = 1 + rng.normal(size=500) * rng.choice([1e-6, 1e-4, 1.0], size=500)
+    for tau in (1e-3, 1e-5, 1e-7):
+        loss = MarginLoss("hinge", tau, 1.0)
+        u = (1 - m) / tau
+        p = 1 / (1 + np.exp(-np.clip(u, -700, 700)))
+        l0, l1, l2 = mt._derivs(loss, m)
+        np.testing.assert_allclose(l0, tau * np.logaddexp(0, u), rtol=1e-14, atol=1e-15)
+        np.testing.assert_allclose(l1, -p, rtol=1e-14, atol=1e-15)
+        np.testing.assert_allclose(l2 * tau, p * (1 - p), rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(mt._value(loss, m), l0, rtol=0, atol=0)
