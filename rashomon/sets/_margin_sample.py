@@ -34,6 +34,16 @@ def _mean_loss(loss, M):
     return np.mean(loss.exact(M), axis=-1)
 
 
+def _value_slope(loss, M, V):
+    """``(mean ℓ(M), d/dt mean ℓ(M + tV) at 0)`` per chain, with one exponential (a subgradient for the hinge)."""
+    if loss.name == "logistic":
+        e = np.exp(-np.abs(M))
+        inv = 1.0 / (1.0 + e)
+        sig = np.where(M >= 0, e * inv, inv)  # σ(-M) = -ℓ'(M)
+        return np.mean(np.maximum(-M, 0.0) + np.log1p(e), axis=-1), -np.mean(sig * V, axis=-1)
+    return np.mean(np.maximum(0.0, 1.0 - M), axis=-1), np.mean(np.where(M < 1.0, -V, 0.0), axis=-1)
+
+
 def _loss_slope(loss, M, V):
     """``d/dt mean ℓ(M + tV)`` at t = 0 (a subgradient for the hinge)."""
     if loss.name == "logistic":
@@ -53,23 +63,25 @@ def _loss_end(loss, M, V, t_ball, eps, E, q):
     with np.errstate(divide="ignore", invalid="ignore"):
         t_star = (-s + np.sqrt(s * s + 2 * q * np.maximum(eps - E, 0.0))) / q
     t = np.where(np.isfinite(t_star) & (t_star > 0), np.minimum(1.3 * t_star, t_ball), t_ball)
-    f = _mean_loss(loss, M + t[:, None] * V) - eps
+    f, g = _value_slope(loss, M + t[:, None] * V, V)
+    f -= eps
     back = (f <= 0) & (t < t_ball)
     if back.any():
         t[back] = t_ball[back]
-        f[back] = _mean_loss(loss, M[back] + t[back, None] * V[back]) - eps
+        f[back], g[back] = _value_slope(loss, M[back] + t[back, None] * V[back], V[back])
+        f[back] -= eps
     out = f > 0
     for _ in range(8):
         if not out.any():
             break
         idx = np.where(out)[0]
-        g = _loss_slope(loss, M[idx] + t[idx, None] * V[idx], V[idx])
-        step = np.where(g > 0, f[idx] / np.maximum(g, 1e-300), 0.0)
+        step = np.where(g[idx] > 0, f[idx] / np.maximum(g[idx], 1e-300), 0.0)
         t[idx] = np.maximum(t[idx] - step, 0.0)
-        small = step <= 0.02 * np.abs(t[idx])
-        keep = ~small
-        if keep.any():
-            f[idx[keep]] = _mean_loss(loss, M[idx[keep]] + t[idx[keep], None] * V[idx[keep]]) - eps
+        keep = step > 0.02 * np.abs(t[idx])
+        k = idx[keep]
+        if k.size:
+            f[k], g[k] = _value_slope(loss, M[k] + t[k, None] * V[k], V[k])
+            f[k] -= eps
         out[idx] = keep & (f[idx] > 0)
     return np.minimum(t * (1 + 1e-9) + 1e-300, t_ball)
 

@@ -142,7 +142,7 @@ class CoefRange(FunctionalRange):
 # ---------------------------------------------------------------------- engine access
 def margin_set(rs):
     """The fitted classifier pieces (:class:`~rashomon.sets._margin_mcr.MarginSet`) of a logistic / hinge set, else None."""
-    return rs.__dict__.get("_margin") if rs.loss_ != "squared_error" else None
+    return rs.__dict__.get("_margin") if rs.loss_ in ("log_loss", "logistic", "hinge") else None
 
 
 def engine_of(rs, func: str):
