@@ -55,7 +55,7 @@ class MarginFunctionalRange:
         return self.ms.orig.e_orig(theta, self.ms.loss)
 
     def in_set(self, theta: np.ndarray) -> bool:
-        """Exact membership: the ball (to 1e-12 relative), the intercept interval and e_orig <= ε."""
+        """Exact membership: the ball (to 1e-12 relative) and e_orig <= ε (the intercept interval contains S)."""
         ms = self.ms
         if float(theta @ ms.B @ theta) > ms.r * (1 + 1e-12):
             return False
@@ -114,7 +114,7 @@ class MarginFunctionalRange:
         return val, th
 
     # ---------------------------------------------------------------- one functional
-    def _one(self, c: np.ndarray, tol: float):
+    def _one(self, c: np.ndarray, tol: float, max_iter: int):
         """``(bound, θ, value)`` for one functional c."""
         ms, eps = self.ms, self.eps
         bound, th_k = self.corner(c)
@@ -134,7 +134,7 @@ class MarginFunctionalRange:
         lo_end, hi_end, last = [0.0, -root, ms.theta_min], None, None
         stall, best_gap = 0, math.inf
         x0 = ms.theta_min - mu * np.linalg.solve(self._H_chol.T, w)
-        for it in range(self.max_iter):
+        for it in range(max_iter):
             th, lb, _ok = ms.solve(1.0, 0.0, ms.orig, self.lo, self.hi, x0, lin=mu * c)
             e = self.e_orig(th)
             if np.isfinite(lb):
@@ -180,7 +180,8 @@ class MarginFunctionalRange:
             if not m0 < mu < m1:
                 mu = 0.5 * (m0 + m1)
             x0 = t1 if abs(mu - m1) < abs(mu - m0) else t0
-        bound = min(bound, best_v)  # rounding guard: a bound above an attained value is not reported
+        if bound <= best_v + 1e-9 * max(1.0, abs(best_v)):  # rounding guard; a larger excess is left for the
+            bound = min(bound, best_v)  # caller's consistency check to report
         return bound, best_t, best_v
 
     def minimize(self, A: np.ndarray, *, tol: float = 1e-10, max_iter: int | None = None):
@@ -189,6 +190,7 @@ class MarginFunctionalRange:
         A = np.atleast_2d(np.asarray(A, dtype=float))
         m, d = A.shape
         bound, value, theta = np.empty(m), np.empty(m), np.empty((m, d))
+        its = self.max_iter if max_iter is None else int(max_iter)
         for i in range(m):
-            bound[i], theta[i], value[i] = self._one(A[i], tol)
+            bound[i], theta[i], value[i] = self._one(A[i], tol, its)
         return bound, theta, value
