@@ -12,14 +12,16 @@ bound is the weak-duality bound of the exact hinge problem at the smoothed multi
 γ is found by safeguarded regula falsi on ``e_orig(θ_γ) = ε``; a member attaining the bound is the minimiser at the bracketing γ or a point
 of the segment between the two bracketing minimisers with ``e_orig = ε`` (e_orig is convex on it).
 When the e_switch minimiser already lies in S, γ < 0 is needed (non-convex): the bound is the
-larger of the γ = 0 bound and the surrogate bound of :mod:`._margin_bounds`, and the member
-reported is the γ = 0 minimiser (its MR minus the bound is the reported gap).
+larger of the γ = 0 bound and the surrogate bounds of :mod:`._margin_bounds` (expanded at the γ = 0
+minimiser and at the best member), and the member is found by a local descent from several starts
+(:mod:`._margin_descent`; members with MR < 1 exist); its MR minus the bound is the reported gap.
 
 **Upper end (MCR+).** Inner value: Dinkelbach's method with the convex e_switch linearised
 (convex–concave procedure) from several starts; every iterate is a member of S and MR never
 decreases. Outer bound: the smaller of :func:`._margin_bounds.surrogate_bound` and, for one
 feature, :func:`._margin_secant.secant_upper_bound` (row envelopes on slabs of the switched
-coefficient; proofs in their modules). The result reports both, the gap, and flags gaps above 5%.
+coefficient; proofs in their modules; a budget of work, not time, and skipped when the surrogate
+bound is already within 1% of the best member). The result reports both, the gap, and flags gaps above 5%.
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from ._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
 
 __all__ = ["MarginSet", "margin_mcr", "fit_margin_set"]
 
-_SECANT_BUDGET = 1.0  # seconds of slab refinement for the outer bound of MCR+
+_SECANT_SKIP = 0.01  # the slab bound runs only when the surrogate bound is more than this (relative) above
 
 
 class MarginSet:
@@ -168,11 +170,17 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
     lower = lower_bound()
     if s0.e_orig <= eps:
         notes.append("lower end: the e_switch minimiser lies in the set, so the tight bound needs γ < 0 (non-convex); "
-                     "the bound is the better of γ = 0 and the quadratic-surrogate bound, the member is the γ = 0 "
-                     "minimiser")
+                     "the bound is the better of γ = 0 and the quadratic-surrogate bound, the member is found by a "
+                     "local descent")
+        from ._margin_descent import descend_lower
+
+        th_0 = best("lower")[0]
+        for th in descend_lower(ms, T, loss, eps, lo, hi, kind, [c[0] for c in cand]):
+            add(th)
         th_x = best("lower")[0]
-        for bl in _surrogate(T, ranges, loss, th_x, eps, kind, "lower", B, r):
-            lower = max(lower, bl)
+        for th in (th_0, th_x) if th_x is not th_0 else (th_0,):  # each expansion point gives a valid bound
+            for bl in _surrogate(T, ranges, loss, th, eps, kind, "lower", B, r):
+                lower = max(lower, bl)
     lth, lmr = best("lower")
     if coarse0 and s0.e_orig <= eps and lmr - lower <= 100 * coarse0:
         lower = max(lower, step_bound(step(0.0, s0.theta, coarse=0.0, again=True), eps, kind))
@@ -184,8 +192,10 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
         add(th)
     uth, umr = best("upper")
     upper = min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
-    if uth is not None and len(gi) == 1:  # row envelopes on slabs of the switched coefficient (._margin_secant)
-        sec = secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, umr, budget=_SECANT_BUDGET)
+    # row envelopes on slabs of the switched coefficient (._margin_secant; a deterministic work budget), only
+    # where it can tighten
+    if uth is not None and len(gi) == 1 and not (np.isfinite(upper) and upper - umr <= _SECANT_SKIP * abs(upper)):
+        sec = secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, umr)
         upper = min(upper, sec) if np.isfinite(sec) else upper
     upper = max(upper, umr)  # rounding guard: the outer bound is never below an attained value
     lower = min(lower, lmr)

@@ -33,7 +33,9 @@ Newton's Frank–Wolfe certificate (valid at any point). Hence ``max_A (e_switch
 ``MR <= Λ + U_A/ε`` if U_A <= 0 and ``<= Λ + U_A/e_lo`` otherwise (e_lo: a certified lower bound on
 e_orig over K). **Slabs.** The b-range of S is covered by slabs (its ends from E and the ball); the
 slab with the largest bound is halved until the gap to the best member is below the target or the
-budget is spent; the outer bound is the largest slab bound (every member of S lies in some slab).
+budget is spent; the outer bound is the largest slab bound (every member of S lies in some slab). The
+budget counts work (envelope evaluations and rows x pieces per evaluation of the slab programme), never
+seconds: the same inputs give the same bound on any machine.
 
 Floating point: the pieces are raised by 1e-12 relative, and the certified solver value is lowered by
 ``1e-10·max(1, |U|)``; these exceed the rounding of the sums involved by orders of magnitude.
@@ -41,15 +43,16 @@ Floating point: the pieces are raised by 1e-12 relative, and the certified solve
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
 from ..solvers import SmoothBallProgram
 
-__all__ = ["slab_ranges", "upper_hull", "SecantBound", "secant_upper_bound"]
+__all__ = ["slab_ranges", "upper_hull", "SecantBound", "secant_upper_bound", "SECANT_WORK"]
 
 _PAD = 1e-12
+_NEWTON = 40  # projected-Newton iterations of one slab programme
+SECANT_WORK = 4e7  # default work budget of one bound (units: SecantBound.slab_cost; ~20-30 ns each here)
 
 
 def slab_ranges(C, centre, P, delta, k, a, b):
@@ -167,6 +170,20 @@ class SecantBound:
         Pb[o:, o:] = np.linalg.inv(ms.B[o:, o:])
         self.Pball = Pb
         self.ell = ranges.ellipsoid
+        self.work = 0.0  # work done so far (deterministic units, see slab_cost)
+
+    # ------------------------------------------------------------------ work accounting
+    def _call_cost(self, P, order):
+        """Work of one evaluation of the slab programme: n rows x (P pieces + the e_orig term), plus the
+        Hessian's n·d² for order 2."""
+        return self.n * (P + 2.0) + (self.n * self.d * self.d if order == 2 else 0.0)
+
+    def slab_cost(self):
+        """A deterministic estimate (from above, but for long line searches) of the work of one
+        :meth:`slab_value`: the envelope (two switched parts on the per-class grids, n x grid rows) and
+        ``_NEWTON`` projected-Newton iterations of one Hessian and one line-search evaluation each."""
+        env = 2.0 * len(self.cls) * len(self.G) * self.fine + 4.0 * self.n * self.grid
+        return env + _NEWTON * (self._call_cost(self.grid, 2) + self._call_cost(self.grid, 0))
 
     # ------------------------------------------------------------------ ranges on a slab
     def b_range(self):
@@ -206,6 +223,7 @@ class SecantBound:
         xf = lo_c[:, None] + (hi_c - lo_c)[:, None] * t[None, :]  # nc × fine
         shifts = self.cls_y[:, None] * (self.G[None, :] - self.cls_g[:, None]) * b  # nc × V
         vals = np.einsum("cv,cvf->cf", self.Wc, self.lossv(xf[:, None, :] + shifts[:, :, None]))
+        self.work += nc * len(self.G) * self.fine + 2.0 * M.size
         # linear interpolation per row
         width = np.maximum(hi_c - lo_c, 1e-300)
         pos = (M - lo_c[cls][:, None]) / width[cls][:, None] * (self.fine - 1)
@@ -266,6 +284,7 @@ class SecantBound:
 
         def make(temp):
             def f(theta, order):
+                self.work += self._call_cost(P, order)
                 m = C @ theta
                 L = f0 + sl * (m[:, None] - x0p)
                 lmin = L.min(axis=1)
@@ -294,7 +313,7 @@ class SecantBound:
 
         x = x0
         for i, t in enumerate(temp):
-            prog = SmoothBallProgram(self.ms.B, self.ms.r, ilo, ihi, tol=1e-9, max_iter=40)
+            prog = SmoothBallProgram(self.ms.B, self.ms.r, ilo, ihi, tol=1e-9, max_iter=_NEWTON)
             res = prog.minimize(make(t), x)
             x = res.x
         ub = -res.info["lower_bound"]
@@ -302,9 +321,13 @@ class SecantBound:
         return ub, x
 
     # ------------------------------------------------------------------ branch and bound over slabs
-    def bound(self, kind, inner, budget=1.0, rel_tol=0.01, max_slabs=64, x_start=None):
-        """Certified outer bound on MCR+ (kind "ratio" or "difference") given the best member value ``inner``."""
-        t_end = time.perf_counter() + budget
+    def bound(self, kind, inner, budget=SECANT_WORK, rel_tol=0.01, max_slabs=64, x_start=None, n0=None):
+        """Certified outer bound on MCR+ (kind "ratio" or "difference") given the best member value ``inner``.
+
+        ``budget`` is in work units (:meth:`slab_cost`), never seconds: a slab programme starts only when the
+        work done plus its estimate fits, so the result is a deterministic function of the inputs. The b-range
+        starts as ``n0`` slabs (default: 4, 2 or 1, the most the budget covers); ``nan`` when the budget
+        cannot cover them (every member must lie in a bounded slab)."""
         if self.too_big:
             return math.nan
         b_lo, b_hi = self.b_range()
@@ -314,6 +337,10 @@ class SecantBound:
         if kind == "ratio" and not (self.e_lo > 0):
             return math.nan
         x_start = self.ms.theta_min if x_start is None else x_start
+        cost = self.slab_cost()
+
+        def fits(k=1):
+            return self.work + k * cost <= budget
 
         def to_mr(u):
             if kind == "difference":
@@ -323,22 +350,27 @@ class SecantBound:
         def evaluate(cell, x0):
             a, b, ilo, ihi = cell
             best, xb = math.inf, None
-            for tau1, tau2 in ((1.0, 0.5), (2.0, 2.0), (3.0, 1.0)):
+            for i, (tau1, tau2) in enumerate(((1.0, 0.5), (2.0, 2.0), (3.0, 1.0))):
+                if i and not fits():
+                    break
                 u, x = self.slab_value(a, b, lam, tau1, tau2, x0, ilo, ihi)
                 if u < best:
                     best, xb = u, x
-                if u == -math.inf or to_mr(u) <= inner or time.perf_counter() > t_end:
+                if u == -math.inf or to_mr(u) <= inner:
                     break
             return to_mr(best), (xb if xb is not None else x0)
 
-        n0 = 4
+        if n0 is None:
+            n0 = next((k for k in (4, 2, 1) if fits(k)), 1)
+        if not fits(n0):
+            return math.nan
         edges = np.linspace(b_lo, b_hi, n0 + 1)
         slabs = []
         for i in range(n0):
             cell = (edges[i], edges[i + 1], self.lo, self.hi)
             v, x = evaluate(cell, x_start)
             slabs.append((v, cell, x))
-        while len(slabs) < max_slabs and time.perf_counter() < t_end:
+        while len(slabs) < max_slabs and fits(2):
             slabs.sort(key=lambda s: s[0])
             v, (a, b, ilo, ihi), x = slabs[-1]
             if not np.isfinite(v) or v - inner <= rel_tol * max(abs(v), 1e-300):
@@ -352,7 +384,7 @@ class SecantBound:
         return max(s[0] for s in slabs)
 
 
-def secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, inner, budget=1.0):
+def secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, inner, budget=SECANT_WORK):
     """The outer bound of :class:`SecantBound` for one switched coordinate (``nan`` when it gives none)."""
     if len(T.gi) != 1 or not np.isfinite(inner):
         return math.nan

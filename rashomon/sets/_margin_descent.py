@@ -1,0 +1,128 @@
+"""Members attaining the non-convex lower end of classifier MCR (inner values), by local optimisation.
+
+When the e_switch minimiser over K already lies in S, MCR- needs γ < 0 and the γ-path gives only a
+bound; ``min_S e_switch/e_orig`` (or ``e_switch - e_orig``) is then a difference-of-convex fractional
+problem. Dinkelbach iterations, each a majorise–minimise step of ``e_switch - q·e_orig``:
+
+* from θ_k with q = MR(θ_k) (1 for the difference): e_orig is convex, so its tangent at θ_k is below
+  it; e_switch is below its Jaakkola–Jordan quadratic at θ_k (per-pair curvature
+  ``tanh(u/2)/(2su)``, valid for every margin, :meth:`MarginLoss.jj_curvature`). The resulting
+  convex quadratic majorant ``Q_k(θ) - q·(e_orig(θ_k) + g'(θ - θ_k))`` equals the objective at θ_k
+  (value 0 there), so its minimiser over S has ``e_switch <= q·e_orig``, i.e. MR <= q. With a
+  multiplier on ``e_orig <= ε`` the step is ``min_K e_orig + t·(Q_k(θ) - q·g'θ)``: n rows and a
+  d × d quadratic (the pairs are touched once per iteration, to build Q_k). e_orig of the minimiser
+  increases with t; the largest t whose minimiser stays in S is found by the search of
+  :mod:`._margin_ascent` (with the level point on the final bracket: the minimiser may jump).
+
+For the hinge the majorant and tangent are built on the hinge smoothed at ``_HINGE_SMOOTH`` (the JJ
+curvature of a sharper smoothing is too large to move) and the constraint on the smoothing of
+:mod:`._margin_ascent` (``e_orig,τ <= ε`` implies the exact constraint). Every iterate is checked for
+membership with the exact loss (ball and ``e_orig <= ε``) and kept only when its exact MR is smaller:
+MR never increases.
+
+Starts: the given members (θ_min, the reference, the γ = 0 minimiser) and the points of S furthest
+along ± each switched coordinate (the lower end needs the switched coefficients small or of the
+other sign). Every start takes ``_RACE`` iterations; the best then continues until an iteration gains
+less than ``_STOP`` (relative) or ``max_iter`` iterations. The work is a fixed number of solves whatever
+the machine (no clock): the result is a deterministic function of the inputs.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..solvers import SmoothBallProgram
+from ._margin_ascent import _HINGE_TAU, _search_t
+from ._steps import mr_value
+
+__all__ = ["descend_lower"]
+
+_RACE = 1  # iterations every start takes before only the best one continues
+_STOP = 1e-6  # relative gain of an iteration below which the descent stops
+_SEARCH = 10  # regula-falsi steps of one multiplier search
+_HINGE_SMOOTH = 0.05  # smoothing of the hinge in the majorant and tangent
+_MAX_ITER = 8  # iterations of the best start (the race's included)
+
+
+def descend_lower(ms, T, loss, eps, lo, hi, kind, members, max_iter=None):
+    """Members of S with small MR (see the module docstring), best first; returns a list of θ."""
+    sm = loss if loss.name == "logistic" else loss.smoothed(max(loss.s, _HINGE_TAU * eps))
+    mj = loss if loss.name == "logistic" else loss.smoothed(_HINGE_SMOOTH)
+    e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731  (>= the exact loss)
+    B, r = ms.B, ms.r
+
+    def exact(th):
+        """(MR, e_orig) of θ with the exact loss, or None when θ is not a member of S."""
+        if th is None or not np.all(np.isfinite(th)) or th @ B @ th > r * (1 + 1e-9):
+            return None
+        eo = T.e_orig(th, loss)
+        if eo > eps:
+            return None
+        return mr_value(eo, T.e_switch(th, loss), kind), eo
+
+    def minimize(oracle, x0):
+        return SmoothBallProgram(B, r, lo, hi, tol=1e-10, max_iter=200).minimize(oracle, x0).x
+
+    def step(th, q):
+        """The majorise–minimise step from θ (see the module docstring)."""
+        M0 = T.switched_scores(th) * T.y[None, :]
+        quad = T.switch_quadratic(th, mj, mj.jj_curvature(M0))
+        g = T.orig_parts(th, mj, 1)[1]
+        Q2, lin = 2.0 * quad.Q, -2.0 * quad.c - q * g
+
+        def solve_t(t, x0):
+            def f(theta, order):
+                parts = T.orig_parts(theta, sm, order)
+                v = parts[0] + t * float(theta @ quad.Q @ theta + lin @ theta)
+                if order == 0:
+                    return (v,)
+                gr = parts[1] + t * (Q2 @ theta + lin)
+                return (v, gr) if order == 1 else (v, gr, parts[2] + t * Q2)
+            return minimize(f, x0)
+
+        return _search_t(solve_t, e_o, eps, math.inf, th, iters=_SEARCH)
+
+    starts = [th for th in members if th is not None]
+    d = ms.D.shape[1]
+    for j in T.gi[:3]:
+        for sgn in (1.0, -1.0):
+            u = np.zeros(d)
+            u[j] = sgn
+            starts.append(_search_t(lambda t, x, u=u: ms.solve(1.0, 0.0, ms.orig, lo, hi, x, lin=-t * u, tol=1e-10,
+                                                                  loss=sm)[0], e_o, eps, math.inf, ms.theta_min,
+                                    iters=8))
+
+    def run(state, iters):
+        """Dinkelbach iterations from state = [θ, MR, done]."""
+        th, cur, done = state
+        for _ in range(iters):
+            if done:
+                break
+            q = max(cur, 0.0) if kind == "ratio" else 1.0
+            new = step(th, q)
+            ev = exact(new)
+            if ev is None:
+                done = True
+                break
+            done = ev[0] >= cur - _STOP * max(abs(cur), 1e-300)
+            if ev[0] < cur:
+                th, cur = new, ev[0]
+        return [th, cur, done]
+
+    states = []
+    for th in starts:
+        ev = exact(th)
+        if ev is not None:
+            states.append([th, ev[0], False])
+    # one run per distinct start (several members coincide, e.g. θ_min and the reference)
+    uniq = []
+    for st in states:
+        if not any(np.allclose(st[0], u[0], rtol=0, atol=1e-12) for u in uniq):
+            uniq.append(st)
+    states = [run(st, _RACE) for st in uniq]
+    if not states:
+        return []
+    states.sort(key=lambda st: st[1])
+    states[0] = run(states[0], max((_MAX_ITER if max_iter is None else max_iter) - _RACE, 0))
+    return [st[0] for st in states]
