@@ -23,8 +23,7 @@ from ._steps import level_point, mr_value
 
 __all__ = ["ascend_upper"]
 
-_RACE = 4  # iterations every start takes before only the best _KEEP continue
-_KEEP = 2
+_MERGE = 1e-2  # starts this close (B-norm / sqrt(r)) to a better one are merged into it
 _STOP = 1e-6  # relative gain of an iteration below which the ascent stops
 _HINGE_TAU = 1e-3  # smoothing of the hinge constraint, relative to ε (the smoothed e_orig <= ε implies the exact one)
 
@@ -69,8 +68,9 @@ def _search_t(solve_t, e_o, eps, t_max, x0, iters=30):
 def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, members, max_iter=30):
     """Members of S with large MR (see the module docstring); returns a list of θ.
 
-    Every start takes ``_RACE`` iterations; the best ``_KEEP`` of them then continue until an iteration gains less
-    than ``_STOP`` (relative) or ``max_iter`` iterations (the starts usually reach one local maximum)."""
+    The starts iterate in lock-step until an iteration gains less than ``_STOP`` (relative) or ``max_iter``
+    iterations; a start that comes within ``_MERGE`` of a better one stops (the starts usually reach one local
+    maximum, and are then followed once)."""
     sm = loss if loss.name == "logistic" else loss.smoothed(max(loss.s, _HINGE_TAU * eps))
     e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731  (>= the exact loss)
     e_ex = lambda th: T.e_orig(th, loss)  # noqa: E731
@@ -122,7 +122,23 @@ def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, members
         if eo > eps:
             continue
         sw = switch(th)
-        states.append(run([th, mr_value(eo, sw[0], kind), sw, False], _RACE))
-    for k in np.argsort([-st[1] for st in states])[:_KEEP]:
-        states[k] = run(states[k], max(max_iter - _RACE, 0))
+        states.append(run([th, mr_value(eo, sw[0], kind), sw, False], 1))
+    # all starts in lock-step; a start that comes within _MERGE (B-norm, relative to the ball) of a better one is
+    # heading for the same local maximum and stops there (distinct maxima keep their own starts)
+    scale = _MERGE * math.sqrt(ms.r)
+    for _ in range(max_iter - 1):
+        live = [st for st in states if not st[3]]
+        if not live:
+            break
+        for st in live:
+            st[:] = run(st, 1)
+        order = sorted(range(len(states)), key=lambda k: -states[k][1])
+        for a, k in enumerate(order):
+            if states[k][3]:
+                continue
+            for k2 in order[:a]:
+                dv = states[k][0] - states[k2][0]
+                if math.sqrt(max(float(dv @ ms.B @ dv), 0.0)) <= scale:
+                    states[k][3] = True
+                    break
     return [st[0] for st in states]
