@@ -51,8 +51,10 @@ from ..solvers import SmoothBallProgram
 __all__ = ["slab_ranges", "upper_hull", "SecantBound", "secant_upper_bound", "SECANT_WORK"]
 
 _PAD = 1e-12
-_NEWTON = 40  # projected-Newton iterations of one slab programme
-SECANT_WORK = 4e7  # default work budget of one bound (units: SecantBound.slab_cost; ~20-30 ns each here)
+_NEWTON = 40  # projected-Newton iterations of one slab programme (at most)
+_NEWTON_EST = 12  # iterations assumed by the work estimate before any slab has been evaluated
+_GRID_ROWS = 40000  # rows x envelope grid points: the grid shrinks (48 down to 16) for large n
+SECANT_WORK = 2e7  # default work budget of one bound (units: SecantBound.slab_cost; ~15-30 ns each here)
 
 
 def slab_ranges(C, centre, P, delta, k, a, b):
@@ -139,7 +141,7 @@ class SecantBound:
         self.ms, self.T, self.R, self.eps, self.e_lo = ms, T, ranges, float(eps), float(e_lo)
         self.hinge = loss.name == "hinge"
         self.lo, self.hi = lo, hi
-        self.grid, self.fine = grid, fine
+        self.grid, self.fine = int(min(grid, max(16, _GRID_ROWS // max(len(ms.y), 1)))), fine
         D, y = ms.D, ms.y
         self.n, self.d = D.shape
         self.k = int(T.gi[0])
@@ -171,6 +173,7 @@ class SecantBound:
         self.Pball = Pb
         self.ell = ranges.ellipsoid
         self.work = 0.0  # work done so far (deterministic units, see slab_cost)
+        self._seen = 0.0  # the largest work of one slab programme so far
 
     # ------------------------------------------------------------------ work accounting
     def _call_cost(self, P, order):
@@ -179,11 +182,13 @@ class SecantBound:
         return self.n * (P + 2.0) + (self.n * self.d * self.d if order == 2 else 0.0)
 
     def slab_cost(self):
-        """A deterministic estimate (from above, but for long line searches) of the work of one
-        :meth:`slab_value`: the envelope (two switched parts on the per-class grids, n x grid rows) and
-        ``_NEWTON`` projected-Newton iterations of one Hessian and one line-search evaluation each."""
+        """A deterministic estimate of the work of one :meth:`slab_value`: the most any one has taken so far,
+        else the envelope (two switched parts on the per-class grids, n x grid rows) and ``_NEWTON_EST``
+        projected-Newton iterations of one Hessian and one line-search evaluation each."""
+        if self._seen:
+            return self._seen
         env = 2.0 * len(self.cls) * len(self.G) * self.fine + 4.0 * self.n * self.grid
-        return env + _NEWTON * (self._call_cost(self.grid, 2) + self._call_cost(self.grid, 0))
+        return env + _NEWTON_EST * (self._call_cost(self.grid + 1, 2) + self._call_cost(self.grid + 1, 0))
 
     # ------------------------------------------------------------------ ranges on a slab
     def b_range(self):
@@ -269,6 +274,13 @@ class SecantBound:
         """Certified ``U_A`` (see the module docstring) on the cell and the maximiser, or ``(-inf, None)``."""
         ilo = self.lo if ilo is None else ilo
         ihi = self.hi if ihi is None else ihi
+        w0 = self.work
+        try:
+            return self._slab_value(a, b, lam, tau1, tau2, x0, ilo, ihi, temp)
+        finally:
+            self._seen = max(self._seen, self.work - w0)
+
+    def _slab_value(self, a, b, lam, tau1, tau2, x0, ilo, ihi, temp):
         pc = self.pieces(a, b, lam + tau1, ilo, ihi)
         if pc is None:
             return -math.inf, None
@@ -367,9 +379,16 @@ class SecantBound:
         edges = np.linspace(b_lo, b_hi, n0 + 1)
         slabs = []
         for i in range(n0):
-            cell = (edges[i], edges[i + 1], self.lo, self.hi)
+            last = edges[i + 1]
+            if i and not fits(n0 - i):  # the estimate has grown with the slabs seen: one slab covers the rest
+                if not fits():
+                    return math.nan
+                last = edges[-1]
+            cell = (edges[i], last, self.lo, self.hi)
             v, x = evaluate(cell, x_start)
             slabs.append((v, cell, x))
+            if last == edges[-1]:
+                break
         while len(slabs) < max_slabs and fits(2):
             slabs.sort(key=lambda s: s[0])
             v, (a, b, ilo, ihi), x = slabs[-1]
