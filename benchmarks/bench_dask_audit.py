@@ -33,6 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import peak_rss_mib  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 PART = 250_000
@@ -68,18 +71,6 @@ def write(directory: Path, rows: int) -> list[Path]:
         pq.write_table(pa.Table.from_pandas(base.iloc[idx].reset_index(drop=True), preserve_index=False), path,
                        compression="snappy")
     return files
-
-
-def peak_rss_mib() -> float:
-    """VmHWM of this process (Linux; reset by exec), else ru_maxrss."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def child(mode: str, directory: str, split: str | None) -> None:

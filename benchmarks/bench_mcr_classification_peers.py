@@ -37,11 +37,7 @@ time ratio (wall and CPU; the machine is shared, CPU time is the steadier figure
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -52,6 +48,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_mcr_classification import datasets  # noqa: E402
+from _common import run_in_venv  # noqa: E402
 from bench_multiplicity import peer_python  # noqa: E402
 
 from rashomon import LogisticModelClass, RashomonSet, model_reliance  # noqa: E402
@@ -89,17 +86,7 @@ def run_peer(Z, y, rho):
     py = peer_python()
     if py is None:
         return None
-    with tempfile.TemporaryDirectory() as tmp:
-        data, out, script = Path(tmp, "d.npz"), Path(tmp, "o.json"), Path(tmp, "peer.py")
-        np.savez(data, Z=Z, y=y, rho=rho)
-        script.write_text(PEER_SCRIPT)
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        res = subprocess.run([str(py), str(script), str(data), str(out)], capture_output=True, text=True, env=env,
-                             cwd=tmp)
-        if res.returncode:
-            print("rashomon-py failed:\n" + res.stderr[-2000:])
-            return None
-        return json.loads(out.read_text())
+    return run_in_venv(py, PEER_SCRIPT, Z=Z, y=y, rho=rho)
 
 
 def mean_log_loss(theta, A, y):

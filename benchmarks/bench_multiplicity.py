@@ -16,18 +16,18 @@ linear class (p = 50) and a kernel class (400-point dictionary) against the issu
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from rashomon import KernelModelClass, LinearModelClass, RashomonSet
-from rashomon.datasets import load_pima_diabetes
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import run_in_venv  # noqa: E402
+from rashomon import KernelModelClass, LinearModelClass, RashomonSet  # noqa: E402
+from rashomon.datasets import load_pima_diabetes  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ENV = HERE / ".envs" / "rashomon-py"
@@ -77,17 +77,7 @@ def run_peer(X, y, Xn, gap, n_samples):
     py = peer_python()
     if py is None:
         return None
-    with tempfile.TemporaryDirectory() as tmp:
-        data, out, script = Path(tmp, "d.npz"), Path(tmp, "o.json"), Path(tmp, "peer.py")
-        np.savez(data, X=X, y=y, Xn=Xn, gap=gap, n_samples=n_samples)
-        script.write_text(PEER_SCRIPT)
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        res = subprocess.run([str(py), str(script), str(data), str(out)], capture_output=True, text=True, env=env,
-                             cwd=tmp)
-        if res.returncode:
-            print("rashomon-py failed:\n" + res.stderr[-2000:])
-            return None
-        return json.loads(out.read_text())
+    return run_in_venv(py, PEER_SCRIPT, X=X, y=y, Xn=Xn, gap=gap, n_samples=n_samples)
 
 
 def throughput(mc, X, y, Xn, label, target):

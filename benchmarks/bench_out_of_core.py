@@ -26,6 +26,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import peak_rss_mib  # noqa: E402
+
 P = 20
 PART = 250_000
 COLS = [f"x{i}" for i in range(P)]
@@ -90,23 +93,6 @@ def subset_check(directory: str, rows: int) -> None:
           f"largest relative difference of the bounds {worst:.2e} (required <= 1e-9): {'OK' if worst <= 1e-9 else 'FAIL'}")
     if worst > 1e-9:
         sys.exit(1)
-
-
-def peak_rss_mib() -> float:
-    """Peak resident memory of this process in MiB: VmHWM (Linux; reset by exec), else ru_maxrss.
-
-    ru_maxrss alone is not enough in a child: Linux keeps the high-water mark of the parent it
-    was forked from across exec.
-    """
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return ru / 1024 if sys.platform != "darwin" else ru / 2**20
 
 
 def full_run(directory: str, rows: int, scheduler: str) -> None:

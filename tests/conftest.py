@@ -1,4 +1,9 @@
-"""Shared pytest set-up: hypothesis profiles (``--hypothesis-profile=long`` in ``make repro``)."""
+"""Shared pytest set-up: hypothesis profiles (``--hypothesis-profile=long`` in ``make repro``) and the
+2-worker ``LocalCluster`` of the Dask tests."""
+import warnings
+
+import pytest
+
 try:
     from hypothesis import HealthCheck, settings
 except ImportError:  # hypothesis is in the test extra; without it the property tests are skipped
@@ -9,3 +14,17 @@ else:
     settings.register_profile("medium", max_examples=150, **_common)
     settings.register_profile("long", max_examples=2000, **_common)
     settings.load_profile("default")
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A 2-worker ``dask.distributed`` LocalCluster (threads), one per test module; skipped without distributed."""
+    distributed = pytest.importorskip("distributed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no third-party warning may leak
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                           dashboard_address=None)
+        cl = distributed.Client(cluster)
+    yield cl
+    cl.close()
+    cluster.close()

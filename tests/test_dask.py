@@ -32,19 +32,6 @@ def _close(a, b):
         assert abs(x - z) <= RTOL * max(1.0, abs(x)), (end, x, z)
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no third-party warning may leak
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                           dashboard_address=None)
-        cl = distributed.Client(cluster)
-    yield cl
-    cl.close()
-    cluster.close()
-
-
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("kind", ["ratio", "difference"])
 def test_dask_array_matches_in_memory(fit_intercept, kind):

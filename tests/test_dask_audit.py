@@ -9,7 +9,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import rashomon
@@ -25,19 +24,6 @@ from compas_audit import compas_frame  # noqa: E402
 RTOL = 1e-9  # Dask vs in memory, same split and α: both exact, only the summation order differs
 TARGET = "v_decile_score"
 GROUPS = {"inadmissible": ["race", "sex"], "admissible": ["priors_count", "charge", "age", "agecat"]}
-
-
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no third-party warning may leak
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                           dashboard_address=None)
-        cl = distributed.Client(cluster)
-    yield cl
-    cl.close()
-    cluster.close()
 
 
 @pytest.fixture(scope="module")
