@@ -137,8 +137,7 @@ class SmoothBallProgram(Solver):
             c = b[P] - Afp.T @ Ainv_fp[:, -1]
         else:
             S, c = A, b
-        L = self._Lp  # B_P = L L'; z = L'x_P
-        Li = self._Lp_inv
+        Li = self._Lp_inv  # L⁻¹ with B_P = L L'; z = L'x_P
         St = Li @ S @ Li.T
         ct = Li @ c
         if not (np.all(np.isfinite(St)) and np.all(np.isfinite(ct))):

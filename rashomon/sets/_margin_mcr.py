@@ -248,7 +248,7 @@ def _surrogate(T, ranges, loss, theta_x, eps, kind, side, B, r):
 
 def fit_margin_set(rs, Xa, ya, columns, func) -> None:
     """RashomonSet.fit for a classifier class: parametrise, θ_min, reference, e_ref and ε_abs (set on ``rs``)."""
-    from ..model_classes import ClassMember, HingeModelClass, LinearModelClass, LogisticModelClass
+    from ..model_classes import ClassMember, HingeModelClass, LogisticModelClass
     from ..model_classes import encode_margin_labels
     from ..utils.validation import RashomonInputError
     from ._epsilon import epsilon_threshold
