@@ -57,6 +57,11 @@ def trust_region_cholesky(S: np.ndarray, c: np.ndarray, r: float, nu0: float = 0
     signature of the (nearly) hard case, where the answer sits at -λ_min and the eigendecomposition is
     the way.
     """
+    with np.errstate(over="ignore", invalid="ignore"):  # ||z||, ||L⁻¹z|| may overflow near a singular S + νI:
+        return _cholesky_iterations(S, c, r, nu0, max_iter)  # inf/nan there leads to bisection or None, by design
+
+
+def _cholesky_iterations(S: np.ndarray, c: np.ndarray, r: float, nu0: float, max_iter: int):
     m = S.shape[0]
     sr = math.sqrt(r)
     dg = S.diagonal().copy()
