@@ -43,7 +43,7 @@ import pandas as pd
 
 from ..sets import RashomonSet
 from ..utils.validation import RashomonInputError, check_choice, check_float, check_positive_int, seed_from
-from ._checks import _Progress, _check_train_size, check_writable_dir, group_slug, prepare
+from ._checks import _Progress, _check_train_size, check_split_train_size, check_writable_dir, group_slug, prepare
 from ._fit import MCR_TOL as _TOL
 from ._fit import _fit_reference, _preprocess
 from ._results import AuditResult, GroupAudit, audit_meta
@@ -192,9 +192,7 @@ def audit(
     n_input, missing_by_column, digest, input_name = prep["n_input"], prep["missing_by_column"], prep["digest"], prep["input_name"]
     n = len(work)
     mask = prep["train_mask"]
-    if mask is not None and train_size is not None:
-        raise RashomonInputError(f"The 'train_size' parameter of {func} must be None when 'split' names the training "
-                                 f"rows. Got {train_size!r} instead.")
+    check_split_train_size(split if mask is not None else None, train_size, func)
     if mask is not None and min(mask.sum(), (~mask).sum()) < 10:
         raise RashomonInputError(f"The 'split' parameter of {func} must leave at least 10 rows on each side (n = {n} "
                                  f"usable rows). Got {split!r} instead: {int(mask.sum())} training and "

@@ -47,6 +47,13 @@ def check_group_names(names: list, func: str = "audit", param: str = "groups") -
         seen[key] = name
 
 
+def check_split_train_size(split: Any, train_size: Any, func: str) -> None:
+    """A ``split`` column names the training rows: ``train_size`` must then be left to None."""
+    if split is not None and train_size is not None:
+        raise RashomonInputError(f"The 'train_size' parameter of {func} must be None when 'split' names the training "
+                                 f"rows. Got {train_size!r} instead.")
+
+
 def check_writable_dir(path: str | Path, func: str = "audit", param: str = "out") -> Path:
     """Create ``path`` (and parents) and write/delete a temporary file in it; a clear error if that fails."""
     path = Path(path)

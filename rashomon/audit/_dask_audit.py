@@ -34,7 +34,7 @@ from ..sets.out_of_core import (
     transform_statistics,
 )
 from ..utils.validation import RashomonInputError, seed_from
-from ._checks import _check_train_size
+from ._checks import _check_train_size, check_split_train_size
 from ._dask_table import MASK, TARGET, check_table, encode_partition
 from . import _fit
 from ._fit import MCR_TOL
@@ -69,9 +69,7 @@ def audit_dask(ddf: Any, target: Any, groups: Any, *, features: Any, model_class
         raise RashomonInputError(f"The 'data' parameter of {func} must be a DataFrame, a Dask DataFrame or a CSV or "
                                  f"Parquet path. Got {type(ddf).__name__} instead.")
     _check_supported(model_class, bootstrap, func)
-    if split is not None and train_size is not None:
-        raise RashomonInputError(f"The 'train_size' parameter of {func} must be None when 'split' names the training "
-                                 f"rows. Got {train_size!r} instead.")
+    check_split_train_size(split, train_size, func)
     timings: dict = {}
     t0 = time.perf_counter()
     with progress.phase("checking the table (pass 1 of 3)") as tick:

@@ -155,8 +155,6 @@ def check_table(ddf: Any, target: Any, groups: Any, features: Any, *, drop_missi
     if len(cols) == 0:
         raise RashomonInputError(f"The 'data' parameter of {func} must have rows and columns. Got a table with no columns instead.")
     groups, features = check_columns(ddf, target, groups, features, func, "", split)
-    if not isinstance(drop_missing, (bool, np.bool_)):
-        raise RashomonInputError(f"The 'drop_missing' parameter of {func} must be True or False. Got {drop_missing!r} instead.")
     used = features + [target] + ([split] if split is not None else [])
     kinds = {c: _kind(ddf.dtypes[c]) for c in features + [target]}
     frame = ddf[used]

@@ -62,12 +62,6 @@ class MarginLoss:
         """The loss the set is defined with (the hinge itself for the hinge)."""
         return self.value(m) if self.name == "logistic" else np.maximum(0.0, 1.0 - m)
 
-    def derivatives(self, m: np.ndarray):
-        """``(ℓ, ℓ', ℓ'')`` at m."""
-        u = (self.c - m) / self.s
-        p = expit(u)
-        return self.s * np.logaddexp(0.0, u), -p, p * (1.0 - p) / self.s
-
     def curvature(self, m: np.ndarray) -> np.ndarray:
         p = expit((self.c - m) / self.s)
         return p * (1.0 - p) / self.s

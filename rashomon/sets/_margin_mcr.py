@@ -62,7 +62,6 @@ class MarginSet:
 
     def fit(self, eps_hint=None):
         """θ_min and e_min (exact loss) over the ball; the intercept interval uses e_orig(start) >= e_min."""
-        n = len(self.y)
         x0 = np.zeros(self.D.shape[1])
         if self.o:
             p = float(np.mean(self.y > 0))
@@ -73,7 +72,6 @@ class MarginSet:
         self.theta_min = theta
         self.e_min = self.orig.e_orig(theta, self.loss)
         self.e_min_lower = lb
-        self.n = n
         return theta, self.e_min
 
 

@@ -53,9 +53,9 @@ def solve_margin(B, r, floor_loss, w_orig, w_switch, terms, lo, hi, x0=None, lin
     if x0 is not None:
         taus = [t for t in taus if t <= _WARM_TOP] or taus[-1:]  # a warm start skips the widest smoothings
     x, best_lb = x0, -np.inf
+    prog = SmoothBallProgram(B, r, lo, hi, tol=1e-14, max_iter=60)  # set up once: B, K and the stop do not depend on τ
+    stop = None if atol is None else max(0.25 * atol, 1e-15)
     for tau in taus:
-        prog = SmoothBallProgram(B, r, lo, hi, tol=1e-14, max_iter=60)
-        stop = None if atol is None else max(0.25 * atol, 1e-15)
         res = prog.minimize(terms.oracle(floor_loss.smoothed(tau), w_orig, w_switch, lin), x, gap_atol=stop)
         x = res.x
         f, s, g = terms.hinge_dual(x, tau, w_orig, w_switch)

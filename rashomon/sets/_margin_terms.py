@@ -109,7 +109,6 @@ class MarginTerms:
         self._blocks = [slice(a, min(a + step, len(vals))) for a in range(0, len(vals), step)]
         # the weights of every block are kept when they fit in a few blocks' memory, else rebuilt per use
         self._wkeep = [self._weights(sl) for sl in self._blocks] if len(vals) * n <= 4 * _BLOCK else None
-        self.w_orig = np.full(n, 1.0 / n)
 
     @property
     def W(self) -> np.ndarray:
@@ -119,10 +118,6 @@ class MarginTerms:
     def _weights(self, sl: slice) -> np.ndarray:
         W = self._counts[sl, None] - (self._inv[None, :] == np.arange(sl.start, sl.stop)[:, None])
         return W * self._scale
-
-    @property
-    def n_pairs(self) -> int:
-        return int(len(self.G) * self.n)
 
     # ------------------------------------------------------------------ scores
     def switched_scores(self, theta: np.ndarray) -> np.ndarray:

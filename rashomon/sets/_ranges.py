@@ -212,7 +212,7 @@ def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):
 
 
 def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """``(A, a0, names)`` with ``concat(attrs)(θ) = Aθ + a0``: read off a member's attributes at 0 and unit vectors."""
+    """``(A, a0)`` with ``concat(attrs)(θ) = Aθ + a0``: read off a member's attributes at 0 and unit vectors."""
     d = par.dim
 
     def vec(theta):

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MCRStep", "MCRModel", "mr_value", "step_bound", "step_bounds", "envelope_loss"]
+__all__ = ["MCRStep", "MCRModel", "mr_value", "step_bound", "envelope_loss"]
 
 
 @dataclass(frozen=True)
@@ -68,21 +68,6 @@ def step_bound(step: MCRStep, eps: float, kind: str) -> float:
     if step.side == "lower":
         return h - (1.0 + g) * eps if g >= -1 else math.nan
     return (h - eps) / g - eps if -1 <= g < 0 else math.nan
-
-
-def step_bounds(sides: np.ndarray, gammas: np.ndarray, hs: np.ndarray, cert: np.ndarray, eps: float, kind: str) -> np.ndarray:
-    """Vectorised :func:`step_bound` over arrays of steps."""
-    g, h = gammas, hs
-    lower = sides == "lower"
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if kind == "ratio":
-            out = np.where(lower, h / eps - g, (h / eps - 1.0) / g)
-            ok = (h >= 0) & (lower | (g < 0))
-        else:
-            out = np.where(lower, h - (1.0 + g) * eps, (h - eps) / g - eps)
-            ok = np.where(lower, g >= -1, (g >= -1) & (g < 0))
-    ok &= cert & np.isfinite(h)
-    return np.where(ok, out, np.nan)
 
 
 def envelope_loss(steps: list[MCRStep], m: np.ndarray, kind: str) -> np.ndarray:
