@@ -171,3 +171,19 @@ def test_switch_parts_blocks_and_sharp_path(monkeypatch):
         np.testing.assert_allclose(l1, -p, rtol=1e-14, atol=1e-15)
         np.testing.assert_allclose(l2 * tau, p * (1 - p), rtol=1e-9, atol=1e-15)
         np.testing.assert_allclose(mt._value(loss, m), l0, rtol=0, atol=0)
+
+
+def test_hinge_default_ball_is_the_same_whatever_the_global_random_state():
+    """The default norm bound of the hinge class comes from liblinear, which shuffles rows: its seed is fixed, so
+    fits in different processes (different global random states) give the same set, bit for bit."""
+    from rashomon import HingeModelClass, RashomonSet
+    from rashomon.datasets import load_pima_diabetes
+
+    p = load_pima_diabetes().iloc[:200]
+    X, y = p.drop(columns="Outcome"), p["Outcome"]
+    rs = []
+    for seed in (1, 2):
+        np.random.seed(seed)  # what liblinear draws from when it is not given a random_state
+        rs.append(RashomonSet(HingeModelClass(), 0.1).fit(X, y))
+    assert rs[0].parametrization_.r == rs[1].parametrization_.r
+    assert rs[0].epsilon_abs_ == rs[1].epsilon_abs_

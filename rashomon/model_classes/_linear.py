@@ -130,8 +130,10 @@ def convex_reference_norm(loss: str, Z: np.ndarray, y: np.ndarray, M: np.ndarray
             else:
                 from sklearn.svm import LinearSVC
 
-                gs = GridSearchCV(LinearSVC(loss="hinge", max_iter=20000), {"C": list(np.logspace(-3, 2, 11))},
-                                  cv=5).fit(Z, y > 0)
+                # liblinear's dual coordinate descent shuffles with its own random state: fixed, so the
+                # default ball (and every result of the set) is the same in every process
+                svc = LinearSVC(loss="hinge", max_iter=20000, random_state=0)
+                gs = GridSearchCV(svc, {"C": list(np.logspace(-3, 2, 11))}, cv=5).fit(Z, y > 0)
                 coef = gs.best_estimator_.coef_.ravel()
     else:
         coef = ridge_loo(Z, y, np.logspace(-4, 4, 81))[1]
