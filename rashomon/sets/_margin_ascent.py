@@ -21,7 +21,7 @@ import numpy as np
 from ..utils.validation import seed_from
 from ._steps import level_point, mr_value
 
-__all__ = ["ascend_upper"]
+__all__ = ["ascend_upper", "coordinate_extremes"]
 
 _MERGE = 1e-2  # starts this close (B-norm / sqrt(r)) to a better one are merged into it
 _STOP = 1e-6  # relative gain of an iteration below which the ascent stops
@@ -65,13 +65,33 @@ def _search_t(solve_t, e_o, eps, t_max, x0, iters=30):
     return level_point(e_o, x_hi, x_lo, eps)
 
 
-def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, members, max_iter=30):
+def _smoothed(loss, eps):
+    """The loss of the local searches' constraint (the hinge smoothed at _HINGE_TAU·ε: its e_orig <= ε implies the exact one)."""
+    return loss if loss.name == "logistic" else loss.smoothed(max(loss.s, _HINGE_TAU * eps))
+
+
+def coordinate_extremes(ms, T, loss, eps, lo, hi):
+    """The points of S furthest along ± each switched coefficient (at most three): starts of both local searches."""
+    sm = _smoothed(loss, eps)
+    e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731
+    out = []
+    for j in T.gi[:3]:
+        for sgn in (1.0, -1.0):
+            u = np.zeros(ms.D.shape[1])
+            u[j] = sgn
+            out.append(_search_t(lambda t, x, u=u: ms.solve(1.0, 0.0, ms.orig, lo, hi, x, lin=-t * u, tol=1e-10,
+                                                            loss=sm)[0], e_o, eps, math.inf, ms.theta_min, iters=8))
+    return out
+
+
+def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extremes, max_iter=30):
     """Members of S with large MR (see the module docstring); returns a list of θ.
 
     The starts iterate in lock-step until an iteration gains less than ``_STOP`` (relative) or ``max_iter``
     iterations; a start that comes within ``_MERGE`` of a better one stops (the starts usually reach one local
-    maximum, and are then followed once)."""
-    sm = loss if loss.name == "logistic" else loss.smoothed(max(loss.s, _HINGE_TAU * eps))
+    maximum, and are then followed once). ``extremes()`` gives :func:`coordinate_extremes` (computed once per
+    MCR and shared with the lower end's descent)."""
+    sm = _smoothed(loss, eps)
     e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731  (>= the exact loss)
     e_ex = lambda th: T.e_orig(th, loss)  # noqa: E731
 
@@ -83,18 +103,11 @@ def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, members
     def solve_t(t, x0, g):
         return ms.solve(1.0, 0.0, ms.orig, lo, hi, x0, lin=-t * g, tol=1e-10, loss=sm)[0]
 
-    starts = [ms.theta_min]
-    d = ms.D.shape[1]
-    dirs = []
-    for j in T.gi[:3]:
-        for sgn in (1.0, -1.0):
-            u = np.zeros(d)
-            u[j] = sgn
-            dirs.append(u)
+    ext = extremes()
+    starts = [ms.theta_min] + ext[: max(n_starts - 1, 1)]
     rng = np.random.default_rng(seed_from(random_state, "RashomonSet.model_class_reliance"))
-    while len(dirs) < max(n_starts - 1, 0):
-        dirs.append(rng.normal(size=d))
-    for u in dirs[: max(n_starts - 1, 1)]:
+    for _ in range(max(n_starts - 1, 0) - len(ext)):  # random directions beyond the coordinate ones
+        u = rng.normal(size=ms.D.shape[1])
         starts.append(_search_t(lambda t, x: solve_t(t, x, u), e_o, eps, math.inf, ms.theta_min, iters=8))
 
     def run(state, iters):

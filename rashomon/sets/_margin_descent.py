@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from ..solvers import SmoothBallProgram
-from ._margin_ascent import _HINGE_TAU, _search_t
+from ._margin_ascent import _search_t, _smoothed
 from ._steps import mr_value
 
 __all__ = ["descend_lower"]
@@ -45,9 +45,10 @@ _HINGE_SMOOTH = 0.05  # smoothing of the hinge in the majorant and tangent
 _MAX_ITER = 8  # iterations of the best start (the race's included)
 
 
-def descend_lower(ms, T, loss, eps, lo, hi, kind, members, max_iter=None):
-    """Members of S with small MR (see the module docstring), best first; returns a list of θ."""
-    sm = loss if loss.name == "logistic" else loss.smoothed(max(loss.s, _HINGE_TAU * eps))
+def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, max_iter=None):
+    """Members of S with small MR (see the module docstring), best first; returns a list of θ. ``extremes()``
+    gives :func:`._margin_ascent.coordinate_extremes` (computed once per MCR, shared with the upper end)."""
+    sm = _smoothed(loss, eps)
     mj = loss if loss.name == "logistic" else loss.smoothed(_HINGE_SMOOTH)
     e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731  (>= the exact loss)
     B, r = ms.B, ms.r
@@ -83,15 +84,7 @@ def descend_lower(ms, T, loss, eps, lo, hi, kind, members, max_iter=None):
 
         return _search_t(solve_t, e_o, eps, math.inf, th, iters=_SEARCH)
 
-    starts = [th for th in members if th is not None]
-    d = ms.D.shape[1]
-    for j in T.gi[:3]:
-        for sgn in (1.0, -1.0):
-            u = np.zeros(d)
-            u[j] = sgn
-            starts.append(_search_t(lambda t, x, u=u: ms.solve(1.0, 0.0, ms.orig, lo, hi, x, lin=-t * u, tol=1e-10,
-                                                                  loss=sm)[0], e_o, eps, math.inf, ms.theta_min,
-                                    iters=8))
+    starts = [th for th in members if th is not None] + extremes()
 
     def run(state, iters):
         """Dinkelbach iterations from state = [θ, MR, done]."""

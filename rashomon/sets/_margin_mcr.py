@@ -86,6 +86,16 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
     e_o = lambda th: T.e_orig(th, loss)  # noqa: E731
     e_s = lambda th: T.e_switch(th, loss)  # noqa: E731
     cand: list = []
+    memo: list = []
+
+    def extremes():
+        """The coordinate extremes of S (starts of both local searches), computed once, by whichever end asks first."""
+        if not memo:
+            from ._margin_ascent import coordinate_extremes
+
+            memo.append(coordinate_extremes(ms, T, loss, eps, lo, hi))
+        return memo[0]
+
 
     def add(th):
         if th is not None and th @ B @ th <= r * (1 + 1e-9):
@@ -173,7 +183,7 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
         from ._margin_descent import descend_lower
 
         th_0 = best("lower")[0]
-        for th in descend_lower(ms, T, loss, eps, lo, hi, kind, [c[0] for c in cand]):
+        for th in descend_lower(ms, T, loss, eps, lo, hi, kind, [c[0] for c in cand], extremes):
             add(th)
         th_x = best("lower")[0]
         for th in (th_0, th_x) if th_x is not th_0 else (th_0,):  # each expansion point gives a valid bound
@@ -186,7 +196,7 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
     # ---------------------------------------------------------------- upper end
     from ._margin_ascent import ascend_upper
 
-    for th in ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, [c[0] for c in cand]):
+    for th in ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extremes):
         add(th)
     uth, umr = best("upper")
     upper = min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
