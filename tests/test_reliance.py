@@ -162,7 +162,7 @@ def test_dataframe_names_groups_and_to_frame():
     df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
     m = LinearRegression().fit(df, y)
     by_name = model_reliance(m, df, y, ["a", "c"])
-    by_idx = model_reliance(m, X, y, [0, 2])
+    by_idx = model_reliance(m, df, y, [0, 2])
     assert by_name.features == ("a", "c")
     assert by_name.e_switch == pytest.approx(by_idx.e_switch, rel=RTOL)
     fr = feature_reliance(m, df, y, features={"first": "a", "pair": ["b", "d"]})
