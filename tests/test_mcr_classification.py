@@ -187,3 +187,35 @@ def test_hinge_default_ball_is_the_same_whatever_the_global_random_state():
         rs.append(RashomonSet(HingeModelClass(), 0.1).fit(X, y))
     assert rs[0].parametrization_.r == rs[1].parametrization_.r
     assert rs[0].epsilon_abs_ == rs[1].epsilon_abs_
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_switched_sums_over_row_classes_equal_all_pairs(monkeypatch, keep):
+    """Rows sharing the rest of the design and the label are summed as one column (row classes): value,
+    gradient and Hessian of e_switch equal the explicit sum over all n(n-1) ordered pairs, with heavy
+    duplication (categorical rest columns, own values differing inside a class), weights kept or rebuilt."""
+    import rashomon.sets._margin_terms as mt
+    from rashomon.model_classes import MarginLoss
+
+    rng = np.random.default_rng(3)
+    n = 90
+    D = np.column_stack([np.ones(n), rng.integers(0, 5, n), rng.integers(0, 2, n), rng.integers(0, 3, n)]).astype(float)
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    if not keep:
+        monkeypatch.setattr(mt, "_KEEP", 0)
+    T = mt.MarginTerms(D, y, np.array([1]))
+    assert len(T.ys) < n / 2  # the classes compress
+    i, j = np.where(~np.eye(n, dtype=bool))
+    Dsw = D[j].copy()
+    Dsw[:, 1] = D[i, 1]
+    th = np.array([0.2, -0.7, 1.1, 0.4])
+    for loss in (MarginLoss("logistic"), MarginLoss("hinge", 0.05, 1.0)):
+        m = y[j] * (Dsw @ th)
+        l0, l1, l2 = mt._derivs(loss, m)
+        f, g, H = T.switch_parts(th, loss, 2)
+        assert f == pytest.approx(l0.mean(), rel=1e-13)
+        np.testing.assert_allclose(g, Dsw.T @ (l1 * y[j]) / len(i), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(H, (Dsw.T * (l2 / len(i))) @ Dsw, rtol=1e-12, atol=1e-15)
+        assert T.e_switch(th, loss) == pytest.approx(float(np.mean(loss.exact(m))), rel=1e-13)
+    hv = np.maximum(0.0, 1.0 - y[j] * (Dsw @ th))
+    assert T.hinge_dual(th, 0.1, 0.0, 1.0)[0] == pytest.approx(hv.mean(), rel=1e-13)

@@ -122,8 +122,8 @@ class ScoreRanges:
                 break
 
     def switched(self, terms):
-        """Margin intervals of the switched pairs (V × n) on S."""
-        y = self.y[None, :]
+        """Margin intervals of the switched pairs (V × m, the row classes of ``terms``) on S."""
+        y = terms.ys[None, :]
         s_c = terms.switched_scores(self.mid)
         h = np.sqrt(self.r * terms.switch_halfwidth(self.Pball))
         h = h + (np.abs(terms.G) @ self.fw[terms.gi])[:, None] + (np.abs(terms.Dr) @ self.fw[terms.ri])[None, :]
@@ -156,7 +156,7 @@ def surrogate_bound(terms, ranges: ScoreRanges, loss, offset, theta_x, eps, kind
     n = len(y)
     w = np.full(n, 1.0 / n)
     m0 = y * (D @ theta_x)
-    M0 = terms.switched_scores(theta_x) * y[None, :]
+    M0 = terms.switched_scores(theta_x) * terms.ys[None, :]
     lo_s, hi_s = ranges.switched(terms)
     up = side == "upper"
     # primary (the loss with coefficient 1 in h) and secondary (coefficient γ)

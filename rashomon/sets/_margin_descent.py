@@ -67,7 +67,7 @@ def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, max_iter=No
 
     def step(th, q):
         """The majorise–minimise step from θ (see the module docstring)."""
-        M0 = T.switched_scores(th) * T.y[None, :]
+        M0 = T.switched_scores(th) * T.ys[None, :]
         quad = T.switch_quadratic(th, mj, mj.jj_curvature(M0))
         g = T.orig_parts(th, mj, 1)[1]
         Q2, lin = 2.0 * quad.Q, -2.0 * quad.c - q * g
