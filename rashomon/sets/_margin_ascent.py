@@ -15,6 +15,7 @@ constraint ``e_orig,τ <= ε`` implies the exact one).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -70,18 +71,45 @@ def _smoothed(loss, eps):
     return loss if loss.name == "logistic" else loss.smoothed(max(loss.s, _HINGE_TAU * eps))
 
 
-def coordinate_extremes(ms, T, loss, eps, lo, hi):
-    """The points of S furthest along ± each switched coefficient (at most three): starts of both local searches."""
+class Extremes(NamedTuple):
+    """Points of S furthest along ± switched coefficients, and certified bounds on those coefficients over S."""
+
+    points: list  # θ per (coordinate, sign), in the order of ``keys``
+    keys: list  # (coordinate j, sign ±1)
+    bounds: list  # certified upper bound of sign·θ_j over S, per key (inf when no solve certified one)
+
+    def coef_range(self, j: int) -> tuple[float, float]:
+        """A certified interval containing θ_j on S (``(-inf, inf)`` for a coordinate not searched)."""
+        b = dict(zip(self.keys, self.bounds))
+        return -b.get((j, -1.0), math.inf), b.get((j, 1.0), math.inf)
+
+
+def coordinate_extremes(ms, T, loss, eps, lo, hi) -> Extremes:
+    """The points of S furthest along ± each switched coefficient (at most three): starts of both local searches.
+
+    Each solve of the search, ``min_K e_orig - t·u'θ`` with certified lower bound lb(t) (the exact loss:
+    the smoothing's offset is subtracted), also bounds the coefficient: for θ in S, e_orig(θ) <= ε, so
+    ``u'θ <= (ε - lb(t))/t`` (Lagrangian duality); the least over the search's t is kept."""
     sm = _smoothed(loss, eps)
     e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731
-    out = []
+    pts, keys, bounds = [], [], []
     for j in T.gi[:3]:
         for sgn in (1.0, -1.0):
             u = np.zeros(ms.D.shape[1])
             u[j] = sgn
-            out.append(_search_t(lambda t, x, u=u: ms.solve(1.0, 0.0, ms.orig, lo, hi, x, lin=-t * u, tol=1e-10,
-                                                            loss=sm)[0], e_o, eps, math.inf, ms.theta_min, iters=8))
-    return out
+            best = [math.inf]
+
+            def solve(t, x, u=u, best=best):
+                th, lb, ok = ms.solve(1.0, 0.0, ms.orig, lo, hi, x, lin=-t * u, tol=1e-10, loss=sm)
+                if ok and t > 0 and np.isfinite(lb):
+                    v = (eps - lb) / t
+                    best[0] = min(best[0], v + 1e-12 * max(1.0, abs(v)))  # rounding of lb and of the division
+                return th
+
+            pts.append(_search_t(solve, e_o, eps, math.inf, ms.theta_min, iters=8))
+            keys.append((int(j), sgn))
+            bounds.append(best[0])
+    return Extremes(pts, keys, bounds)
 
 
 def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extremes, max_iter=30):
@@ -103,7 +131,7 @@ def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extreme
     def solve_t(t, x0, g):
         return ms.solve(1.0, 0.0, ms.orig, lo, hi, x0, lin=-t * g, tol=1e-10, loss=sm)[0]
 
-    ext = extremes()
+    ext = extremes().points
     starts = [ms.theta_min] + ext[: max(n_starts - 1, 1)]
     rng = np.random.default_rng(seed_from(random_state, "RashomonSet.model_class_reliance"))
     for _ in range(max(n_starts - 1, 0) - len(ext)):  # random directions beyond the coordinate ones

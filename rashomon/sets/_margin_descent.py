@@ -84,7 +84,7 @@ def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, max_iter=No
 
         return _search_t(solve_t, e_o, eps, math.inf, th, iters=_SEARCH)
 
-    starts = [th for th in members if th is not None] + extremes()
+    starts = [th for th in members if th is not None] + extremes().points
 
     def run(state, iters):
         """Dinkelbach iterations from state = [θ, MR, done]."""

@@ -203,7 +203,7 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
     # row envelopes on slabs of the switched coefficient (._margin_secant; a deterministic work budget), only
     # where it can tighten
     if uth is not None and len(gi) == 1 and not (np.isfinite(upper) and upper - umr <= _SECANT_SKIP * abs(upper)):
-        sec = secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, umr)
+        sec = secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, umr, b_limits=extremes().coef_range(int(gi[0])))
         upper = min(upper, sec) if np.isfinite(sec) else upper
     upper = max(upper, umr)  # rounding guard: the outer bound is never below an attained value
     lower = min(lower, lmr)

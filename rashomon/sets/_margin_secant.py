@@ -333,16 +333,19 @@ class SecantBound:
         return ub, x
 
     # ------------------------------------------------------------------ branch and bound over slabs
-    def bound(self, kind, inner, budget=SECANT_WORK, rel_tol=0.01, max_slabs=64, x_start=None, n0=None):
+    def bound(self, kind, inner, budget=SECANT_WORK, rel_tol=0.01, max_slabs=64, x_start=None, n0=None,
+              b_limits=(-math.inf, math.inf)):
         """Certified outer bound on MCR+ (kind "ratio" or "difference") given the best member value ``inner``.
 
         ``budget`` is in work units (:meth:`slab_cost`), never seconds: a slab programme starts only when the
         work done plus its estimate fits, so the result is a deterministic function of the inputs. The b-range
-        starts as ``n0`` slabs (default: 4, 2 or 1, the most the budget covers); ``nan`` when the budget
-        cannot cover them (every member must lie in a bounded slab)."""
+        (K's, cut to ``b_limits``: a certified interval containing b on S) starts as ``n0`` slabs (default: 4,
+        2 or 1, the most the budget covers); the slabs left when the estimate outgrows the budget are one
+        slab (every member must lie in a bounded slab), so the budget may be passed by one slab programme."""
         if self.too_big:
             return math.nan
         b_lo, b_hi = self.b_range()
+        b_lo, b_hi = max(b_lo, b_limits[0]), min(b_hi, b_limits[1])
         if not b_lo <= b_hi:
             return math.nan
         lam = inner if kind == "ratio" else 1.0
@@ -374,15 +377,11 @@ class SecantBound:
 
         if n0 is None:
             n0 = next((k for k in (4, 2, 1) if fits(k)), 1)
-        if not fits(n0):
-            return math.nan
         edges = np.linspace(b_lo, b_hi, n0 + 1)
         slabs = []
         for i in range(n0):
             last = edges[i + 1]
             if i and not fits(n0 - i):  # the estimate has grown with the slabs seen: one slab covers the rest
-                if not fits():
-                    return math.nan
                 last = edges[-1]
             cell = (edges[i], last, self.lo, self.hi)
             v, x = evaluate(cell, x_start)
@@ -403,13 +402,15 @@ class SecantBound:
         return max(s[0] for s in slabs)
 
 
-def secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, inner, budget=SECANT_WORK):
-    """The outer bound of :class:`SecantBound` for one switched coordinate (``nan`` when it gives none)."""
+def secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, inner, budget=SECANT_WORK, b_limits=(-math.inf, math.inf)):
+    """The outer bound of :class:`SecantBound` for one switched coordinate (``nan`` when it gives none);
+    ``b_limits``: a certified interval containing the switched coefficient on S."""
     if len(T.gi) != 1 or not np.isfinite(inner):
         return math.nan
     try:
         with np.errstate(all="ignore"):
-            v = SecantBound(ms, T, ranges, loss, eps, ms.e_min_lower, lo, hi).bound(kind, inner, budget=budget)
+            v = SecantBound(ms, T, ranges, loss, eps, ms.e_min_lower, lo, hi).bound(kind, inner, budget=budget,
+                                                                                       b_limits=b_limits)
     except (np.linalg.LinAlgError, ValueError, FloatingPointError):
         return math.nan
     return v if np.isfinite(v) else math.nan
