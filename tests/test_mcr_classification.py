@@ -67,7 +67,9 @@ def test_members_match_model_reliance():
 
 
 def test_closed_form_independent_feature():
-    """A feature crossed with every other row (full factorial): e_switch = e_orig for every model, MR = 1."""
+    """A feature crossed with every other row (full factorial): e_switch = e_orig for every model, so MCR is
+    exactly [1, 1] (ratio) and [0, 0] (difference), certified and tight; MR from the explicit n(n-1) pairs is 1
+    on 20 sampled members. Breaking the balance (one row dropped) goes back to the general path."""
     rng = np.random.default_rng(0)
     base = rng.normal(size=(60, 2))
     yb = (base[:, 0] + 0.5 * rng.logistic(size=60) > 0).astype(float)
@@ -78,7 +80,19 @@ def test_closed_form_independent_feature():
         res = RashomonSet(cls(norm_bound=2.0), 0.1).fit(X, y).model_class_reliance(2)
         assert res.lower_model.mr == pytest.approx(1.0, abs=1e-12)
         assert res.upper_model.mr == pytest.approx(1.0, abs=1e-12)
-        assert res.lower <= 1.0 + 1e-12 and res.upper >= 1.0 - 1e-12
+        assert res.lower == res.upper == 1.0 and res.certified and res.lower_tight and res.upper_tight
+        rs = RashomonSet(cls(norm_bound=2.0), 0.1).fit(X, y)
+        dif = rs.model_class_reliance(2, kind="difference")
+        assert dif.lower == dif.upper == 0.0 and abs(dif.upper_model.mr) <= 1e-12
+        D, ye, k = rs._margin.D, rs._margin.y, 2 + rs._margin.o
+        i, j = np.where(~np.eye(len(ye), dtype=bool))
+        Dsw = D[j].copy()
+        Dsw[:, k] = D[i, k]
+        for th in sample_margin_members(rs, 20, random_state=0):
+            mr = np.mean(rs._margin.loss.exact(ye[j] * (Dsw @ th))) / np.mean(rs._margin.loss.exact(ye * (D @ th)))
+            assert mr == pytest.approx(1.0, abs=1e-12)
+        gen = RashomonSet(cls(norm_bound=2.0), 0.1).fit(X[1:], y[1:]).model_class_reliance(2)
+        assert gen.lower < gen.upper and "independent" not in gen.notes
 
 
 def test_linear_class_with_logistic_loss_routes_to_classifier_path():

@@ -85,6 +85,8 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
     lo, hi = intercept_interval(ms.D, ms.y, ms.o, B, r, loss, eps)
     e_o = lambda th: T.e_orig(th, loss)  # noqa: E731
     e_s = lambda th: T.e_switch(th, loss)  # noqa: E731
+    if T.switch_is_orig():
+        return _factorial_result(ms, T, columns, group, eps, e_ref, reference_theta, kind, tol, loss)
     cand: list = []
     memo: list = []
 
@@ -215,12 +217,7 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
                      "(gap above 5%)")
 
     def model(th):
-        if th is None:
-            return None
-        a, b = e_o(th), e_s(th)
-        est = ms.par.estimator(th)
-        return MCRModel(np.asarray(th), a, b, mr_value(a, b, kind), {"coef": est.coef_, "intercept": est.intercept_},
-                        est)
+        return _member(ms, T, th, kind)
 
     ref = model(reference_theta)
     lo_ok = up_ok = all(s.certified for s in steps)
@@ -238,6 +235,33 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
         gamma_upper=math.nan, kind=kind, features=names, epsilon_abs=eps, e_ref=float(e_ref), e_min=float(ms.e_min),
         reference_model=ref, steps=steps, model_class=ms.par.class_name, tol=tol, certified=bool(lo_ok and up_ok),
         lower_certified=bool(lo_ok), upper_certified=bool(up_ok), loss=canonical_loss_name(loss.name), notes="; ".join(notes))
+
+
+def _member(ms, T, th, kind):
+    """The MCRModel of θ (exact losses), or None."""
+    if th is None:
+        return None
+    a, b = T.e_orig(th, ms.loss), T.e_switch(th, ms.loss)
+    est = ms.par.estimator(th)
+    return MCRModel(np.asarray(th), a, b, mr_value(a, b, kind), {"coef": est.coef_, "intercept": est.intercept_}, est)
+
+
+def _factorial_result(ms, T, columns, group, eps, e_ref, reference_theta, kind, tol, loss) -> MCRResult:
+    """MCR when e_switch ≡ e_orig (:meth:`MarginTerms.switch_is_orig`): MR = 1 (ratio) or 0 (difference) for every
+    model, so both ends are that value, attained by θ_min (its computed MR differs only by the rounding of the
+    two sums)."""
+    v = 1.0 if kind == "ratio" else 0.0
+    m = _member(ms, T, ms.theta_min, kind)
+    names = tuple(columns[i] if columns else f"x{i}" for i in group)
+    return MCRResult(
+        lower=v, upper=v, lower_model=m, upper_model=m, lower_gap=abs(m.mr - v), upper_gap=abs(m.mr - v),
+        lower_tight=True, upper_tight=True, gamma_lower=math.nan, gamma_upper=math.nan, kind=kind, features=names,
+        epsilon_abs=eps, e_ref=float(e_ref), e_min=float(ms.e_min), reference_model=_member(ms, T, reference_theta, kind),
+        steps=[], model_class=ms.par.class_name, tol=tol, certified=True, lower_certified=True, upper_certified=True,
+        loss=canonical_loss_name(loss.name),
+        notes="the group's values are exactly independent of the other features and the label in the data (every "
+              "value occurs equally often with every row pattern), so e_switch = e_orig for every model and MR = "
+              f"{v:g} exactly")
 
 
 def _bound_loss(loss):

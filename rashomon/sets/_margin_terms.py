@@ -119,6 +119,18 @@ class MarginTerms:
         # the weights of every block are kept when they fit in a few blocks' memory, else rebuilt per use
         self._wkeep = [self._weights(sl) for sl in self._blocks] if len(vals) * m <= _KEEP else None
 
+    def switch_is_orig(self) -> bool:
+        """True when e_switch and e_orig are the same function of θ: the group's values and the row classes
+        are exactly independent in the sample (``n·#{rows of class c with value v} = |c|·#{rows with value v}``
+        for every v and c, in integers), so every switched pair's weight is that of an original row with
+        the same design and label (a full factorial design; MR is then 1 for every model)."""
+        V, m = len(self.G), len(self.ys)
+        cells, cnt = np.unique(self._inv * m + self._cls, return_counts=True)
+        if len(cells) != V * m:
+            return False
+        need = self._counts.astype(np.int64)[cells // m] * self._size.astype(np.int64)[cells % m]
+        return bool(np.array_equal(cnt.astype(np.int64) * self.n, need))
+
     @property
     def W(self) -> np.ndarray:
         """The pair weights, shape (V, m) over the row classes (materialised on demand; the solvers work block by
