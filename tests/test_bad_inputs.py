@@ -92,6 +92,7 @@ def _cases():
         "learner_importance": lambda v: rsh.learner_importance(LinearRegression(), X, Y, n_refits=2, n_jobs=v),
         "pimp": lambda v: rsh.pimp(LinearRegression(), X, Y, n_permutations=2, n_jobs=v),
         "conditional_model_reliance": lambda v: rsh.conditional_model_reliance(LR, X, Y, 0, n_jobs=v),
+        "RashomonSet.importance_cloud": lambda v: RS.importance_cloud([0], n_models=5, n_jobs=v),
     }
     for fname, fn in jobbed.items():
         for v in BAD_NJOBS:

@@ -249,8 +249,11 @@ def test_importance_cloud_members_inside_mcr(fitted):
     assert np.all(cloud.samples >= cloud.lower[None, :] - 1e-9)
     assert np.all(cloud.samples <= cloud.upper[None, :] + 1e-9)
     assert np.all((cloud.lower <= cloud.reference) & (cloud.reference <= cloud.upper))
-    again = rs.importance_cloud(feats, n_models=300, random_state=1)
+    again = rs.importance_cloud(feats, n_models=300, random_state=1, n_jobs=2)  # features in two processes
     np.testing.assert_array_equal(cloud.samples, again.samples)
+    np.testing.assert_array_equal(cloud.lower, again.lower)
+    np.testing.assert_array_equal(cloud.upper, again.upper)
+    np.testing.assert_array_equal(cloud.reference, again.reference)
 
 
 def test_plots_render_for_a_classifier_set(fitted):

@@ -192,6 +192,9 @@ def test_importance_cloud_points_inside_exact_mcr():
         assert np.all(cl.samples >= cl.lower - slack) and np.all(cl.samples <= cl.upper + slack)
         assert np.all(cl.lower <= cl.reference + slack) and np.all(cl.reference <= cl.upper + slack)
         assert cl.to_frame().shape == (3, 7) and cl.samples_frame().shape == (1500, 3)
+        par = rs.importance_cloud(n_models=500, random_state=0, n_jobs=2)  # same numbers whatever n_jobs
+        for a in ("lower", "upper", "reference", "samples"):
+            np.testing.assert_array_equal(getattr(cl, a), getattr(par, a))
 
 
 def test_standardized_coefficient_ranges_are_the_raw_ranges_times_sd():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..utils.validation import Boolean, Integral, Options, RandomStateLike, Real, validate_params
+from ..utils.validation import Boolean, Integral, NJobs, Options, RandomStateLike, Real, validate_params
 
 __all__ = ["SetQueries"]
 
@@ -143,10 +143,10 @@ class SetQueries:
 
         return sample_members(self, n_models, method, random_state, "RashomonSet.sample")
 
-    @validate_params({"n_models": Integral(1), "kind": Options(("ratio", "difference")), "method": Options(("auto", "rejection", "hit_and_run")), "random_state": RandomStateLike(), "tol": Real(0.0, closed="neither")}, func="RashomonSet.importance_cloud")
+    @validate_params({"n_models": Integral(1), "kind": Options(("ratio", "difference")), "method": Options(("auto", "rejection", "hit_and_run")), "random_state": RandomStateLike(), "tol": Real(0.0, closed="neither"), "n_jobs": NJobs()}, func="RashomonSet.importance_cloud")
     def importance_cloud(self, features: Any = None, *, n_models: int = 1000,
                          kind: Literal["ratio", "difference"] = "ratio", method: str = "auto",
-                         random_state: Any = None, tol: float = 2.0**-20):
+                         random_state: Any = None, tol: float = 2.0**-20, n_jobs: int | None = None):
         """The variable importance cloud: exact MCR per feature with the MR of sampled members.
 
         Parameters
@@ -159,6 +159,9 @@ class SetQueries:
             Sampling (see :meth:`sample`).
         tol : float
             MCR tolerance (see :meth:`model_class_reliance`).
+        n_jobs : int, default=None
+            Features computed in parallel (joblib). Every feature's MCR and member MRs are a deterministic
+            function of the set and the sample (drawn once, before), so any ``n_jobs`` gives identical numbers.
 
         Returns
         -------
@@ -167,4 +170,4 @@ class SetQueries:
         from ._sampling import importance_cloud
 
         return importance_cloud(self, features, n_models, kind, method, random_state, tol,
-                                "RashomonSet.importance_cloud")
+                                "RashomonSet.importance_cloud", n_jobs)

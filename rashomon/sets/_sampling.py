@@ -252,34 +252,38 @@ def sample_members(rs, n_models: int, method: str, random_state: Any, func: str)
                           list(rs._columns) if rs._columns else None)
 
 
-def importance_cloud(rs, features, n_models, kind, method, random_state, tol, func) -> ImportanceCloud:
+def _feature_cloud(rs, f, kind, tol, thetas, e_orig, func):
+    """MCR of one feature, the MR of the sampled members and of the reference (one task of importance_cloud)."""
+    from ._ranges import margin_set
+
+    ms = margin_set(rs)
+    r = rs.model_class_reliance(f, kind=kind, tol=tol)
+    if ms is None:
+        es = rs.problem(f, func=func).e_switch
+        sw = es.evaluate_many(thetas)
+    else:  # a classifier class: the exact all-pairs e_switch of the margin loss
+        from ._margin_terms import MarginTerms
+
+        T = MarginTerms(ms.D, ms.y, np.asarray(rs._group(f, func), dtype=int) + ms.o)
+        es = lambda th: T.e_switch(th, ms.loss)  # noqa: E731
+        sw = np.array([es(t) for t in thetas])
+    e_sw = es(rs.reference_theta_)
+    ref = e_sw / rs.e_ref_ if kind == "ratio" else e_sw - rs.e_ref_
+    return r, (sw / e_orig if kind == "ratio" else sw - e_orig), ref
+
+
+def importance_cloud(rs, features, n_models, kind, method, random_state, tol, func, n_jobs=None) -> ImportanceCloud:
+    from joblib import Parallel, delayed
+
     if features is None:
         features = list(rs._columns) if rs._columns else list(range(rs.n_features_in_))
     elif isinstance(features, (str, int, np.integer)):
         features = [features]
-    from ._ranges import margin_set
-
     smp = sample_members(rs, n_models, method, random_state, func)
-    ms = margin_set(rs)
-    names, lo, hi, ref, cols, res = [], [], [], [], [], []
-    for f in features:
-        r = rs.model_class_reliance(f, kind=kind, tol=tol)
-        if ms is None:
-            es = rs.problem(f, func=func).e_switch
-            sw = es.evaluate_many(smp.thetas)
-        else:  # a classifier class: the exact all-pairs e_switch of the margin loss
-            from ._margin_terms import MarginTerms
-
-            T = MarginTerms(ms.D, ms.y, np.asarray(rs._group(f, func), dtype=int) + ms.o)
-            es = lambda th, T=T: T.e_switch(th, ms.loss)  # noqa: E731
-            sw = np.array([es(t) for t in smp.thetas])
-        so = smp.e_orig
-        cols.append(sw / so if kind == "ratio" else sw - so)
-        names.append(", ".join(r.features))
-        lo.append(r.lower)
-        hi.append(r.upper)
-        t_ref = rs.reference_theta_
-        ref.append(es(t_ref) / rs.e_ref_ if kind == "ratio" else es(t_ref) - rs.e_ref_)
-        res.append(r)
+    out = Parallel(n_jobs=n_jobs)(delayed(_feature_cloud)(rs, f, kind, tol, smp.thetas, smp.e_orig, func)
+                                  for f in features)
+    res = [o[0] for o in out]
+    names, lo, hi = [", ".join(r.features) for r in res], [r.lower for r in res], [r.upper for r in res]
+    cols, ref = [o[1] for o in out], [o[2] for o in out]
     return ImportanceCloud(names, np.array(lo), np.array(hi), np.array(ref), np.column_stack(cols), kind,
                            smp.method, res)
