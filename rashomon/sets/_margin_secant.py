@@ -365,7 +365,7 @@ class SecantBound:
         def evaluate(cell, x0):
             a, b, ilo, ihi = cell
             best, xb = math.inf, None
-            for i, (tau1, tau2) in enumerate(((1.0, 0.5), (2.0, 2.0), (3.0, 1.0))):
+            for i, (tau1, tau2) in enumerate(((0.5, 0.25), (0.0, 0.25), (0.5, 0.0))):
                 if i and not fits():
                     break
                 u, x = self.slab_value(a, b, lam, tau1, tau2, x0, ilo, ihi)
