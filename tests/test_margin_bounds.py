@@ -221,3 +221,8 @@ def test_coordinate_extremes_bound_the_coefficient(cls):
     assert b_hi - max(p[k] for p in ext.points) <= rel * width
     assert min(p[k] for p in ext.points) - b_lo <= rel * width
     assert ext.coef_range(k + 1) == (-math.inf, math.inf)  # a coordinate not searched
+    # the set's intercept interval: Jensen's cut by the same bounds along ± the intercept
+    i_lo, i_hi = ms.intercept_range(eps)
+    icpt = np.array([th[0] for th in sample_margin_members(rs, 1000, random_state=4)])
+    assert np.all(icpt >= i_lo[0]) and np.all(icpt <= i_hi[0])
+    assert lo[0] <= i_lo[0] <= i_hi[0] <= hi[0] and (i_hi[0] - i_lo[0]) < 0.9 * (hi[0] - lo[0])

@@ -84,8 +84,9 @@ class Extremes(NamedTuple):
         return -b.get((j, -1.0), math.inf), b.get((j, 1.0), math.inf)
 
 
-def coordinate_extremes(ms, T, loss, eps, lo, hi) -> Extremes:
-    """The points of S furthest along ± each switched coefficient (at most three): starts of both local searches.
+def coordinate_extremes(ms, T, loss, eps, lo, hi, coords=None) -> Extremes:
+    """The points of S furthest along ± each switched coefficient (at most three; or along ``coords``): starts of
+    both local searches.
 
     Each solve of the search, ``min_K e_orig - t·u'θ`` with certified lower bound lb(t) (the exact loss:
     the smoothing's offset is subtracted), also bounds the coefficient: for θ in S, e_orig(θ) <= ε, so
@@ -93,7 +94,7 @@ def coordinate_extremes(ms, T, loss, eps, lo, hi) -> Extremes:
     sm = _smoothed(loss, eps)
     e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731
     pts, keys, bounds = [], [], []
-    for j in T.gi[:3]:
+    for j in (T.gi[:3] if coords is None else coords):
         for sgn in (1.0, -1.0):
             u = np.zeros(ms.D.shape[1])
             u[j] = sgn

@@ -51,6 +51,23 @@ class MarginSet:
         self.loss = par.info["margin_loss"]  # smoothed at the class's τ for the hinge
         self.B, self.r, self.o = par.B, par.r, par.o
         self.orig = MarginTerms(self.D, ye, np.zeros(0, dtype=int))
+        self._icpt: dict = {}
+
+    def intercept_range(self, eps):
+        """A certified interval containing the intercept on S at ε: Jensen's (:func:`._margin_bounds.intercept_interval`)
+        cut by the Lagrangian bounds of the two searches along ± the intercept
+        (:func:`._margin_ascent.coordinate_extremes`; about half as wide on Pima). Computed once per ε."""
+        lo, hi = intercept_interval(self.D, self.y, self.o, self.B, self.r, self.loss, eps)
+        if not self.o:
+            return lo, hi
+        key = float(eps)
+        if key not in self._icpt:
+            from ._margin_ascent import coordinate_extremes
+
+            a, b = coordinate_extremes(self, self.orig, self.loss, eps, lo, hi, coords=(0,)).coef_range(0)
+            lo2, hi2 = np.maximum(lo, a), np.minimum(hi, b)
+            self._icpt[key] = (lo2, hi2) if np.all(lo2 <= hi2) else (lo, hi)
+        return self._icpt[key]
 
     # ------------------------------------------------------------------ convex solves
     def solve(self, w_orig, w_switch, terms, lo, hi, x0=None, lin=None, tol=1e-11, loss=None, atol=None):
@@ -82,7 +99,7 @@ def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_t
     loss, B, r = ms.loss, ms.B, ms.r
     gi = np.asarray(group, dtype=int) + ms.o
     T = MarginTerms(ms.D, ms.y, gi)
-    lo, hi = intercept_interval(ms.D, ms.y, ms.o, B, r, loss, eps)
+    lo, hi = ms.intercept_range(eps)
     e_o = lambda th: T.e_orig(th, loss)  # noqa: E731
     e_s = lambda th: T.e_switch(th, loss)  # noqa: E731
     if T.switch_is_orig():
