@@ -110,11 +110,11 @@ def _reorder(G, g, first, second, d):
 def convex_reference_norm(loss: str, Z: np.ndarray, y: np.ndarray, M: np.ndarray) -> float:
     """r for ``norm_bound=None`` under a non-quadratic loss: the norm ``β̃'Mβ̃`` of a cross-validated
     L2-regularised fit of the same loss on the standardised features Z (y in {-1, +1} for
-    hinge / logistic): ``LogisticRegressionCV``, ``LinearSVC`` over a grid of C, or ridge (absolute)."""
+    hinge / logistic): ``LogisticRegressionCV``, ``LinearSVC`` over a grid of C (5-fold grid search, each
+    fit exact: :func:`~._svm_path.hinge_svm_cv`), or ridge (absolute)."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
-    from sklearn.model_selection import GridSearchCV
 
     loss = canonical_loss_name(loss)  # "logistic" is "log_loss"
     if loss in ("log_loss", "hinge"):
@@ -128,13 +128,11 @@ def convex_reference_norm(loss: str, Z: np.ndarray, y: np.ndarray, M: np.ndarray
 
                 coef = LogisticRegressionCV(Cs=10, cv=5).fit(Z, y > 0).coef_.ravel()
             else:
-                from sklearn.svm import LinearSVC
+                # GridSearchCV(LinearSVC(loss="hinge"), C in logspace(-3, 2, 11), cv=5) with every fit
+                # exact (liblinear stopped at its iteration cap for large C: COMPAS took 18 CPU-s)
+                from ._svm_path import hinge_svm_cv
 
-                # liblinear's dual coordinate descent shuffles with its own random state: fixed, so the
-                # default ball (and every result of the set) is the same in every process
-                svc = LinearSVC(loss="hinge", max_iter=20000, random_state=0)
-                gs = GridSearchCV(svc, {"C": list(np.logspace(-3, 2, 11))}, cv=5).fit(Z, y > 0)
-                coef = gs.best_estimator_.coef_.ravel()
+                coef = hinge_svm_cv(Z, y)[1]
     else:
         coef = ridge_loo(Z, y, np.logspace(-4, 4, 81))[1]
     return float(coef @ M @ coef)
