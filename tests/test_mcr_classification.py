@@ -233,3 +233,24 @@ def test_switched_sums_over_row_classes_equal_all_pairs(monkeypatch, keep):
         assert T.e_switch(th, loss) == pytest.approx(float(np.mean(loss.exact(m))), rel=1e-13)
     hv = np.maximum(0.0, 1.0 - y[j] * (Dsw @ th))
     assert T.hinge_dual(th, 0.1, 0.0, 1.0)[0] == pytest.approx(hv.mean(), rel=1e-13)
+
+
+def test_same_bits_whatever_the_blas_thread_count():
+    """COMPAS (6,172 rows: large enough for OpenBLAS to split n x d products across threads, which changed the
+    last bit of the upper bound): fit and MCR give the same bits under 1 and 2 BLAS threads (a joblib worker
+    has one), because both run with one."""
+    import pandas as pd
+    from threadpoolctl import threadpool_limits
+
+    from rashomon.datasets import load_compas
+
+    c = load_compas()
+    X = pd.get_dummies(c[["race", "sex", "c_charge_degree"]], drop_first=True, dtype=float)
+    X["priors_count"], X["age"] = c["priors_count"].astype(float), c["age"].astype(float)
+    out = []
+    for k in (2, 1):
+        with threadpool_limits(limits=k):
+            rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, c["two_year_recid"])
+            r = rs.model_class_reliance("race_Asian")
+        out.append((rs.theta_min_.tobytes(), r.lower, r.upper, r.upper_model.theta.tobytes(), r.lower_model.theta.tobytes()))
+    assert out[0] == out[1]

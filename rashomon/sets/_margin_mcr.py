@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from ..utils import single_blas_thread
 from ..utils.losses import canonical_loss_name
 from ._margin_bounds import ScoreRanges, intercept_interval, surrogate_bound
 from ._margin_secant import secant_upper_bound
@@ -92,9 +93,15 @@ class MarginSet:
         return theta, self.e_min
 
 
-def margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_theta, kind, tol, max_iter,
-               n_starts, random_state, func) -> MCRResult:
-    """MCR of ``group`` (feature indices) over the fitted classifier set ``ms`` (see the module docstring)."""
+def margin_mcr(*args, **kwargs) -> MCRResult:
+    """MCR of ``group`` (feature indices) over the fitted classifier set ``ms`` (see the module docstring), with
+    one BLAS thread: no loss at these sizes (n x d products), and the bits then do not depend on the process's
+    thread count (a joblib worker has one)."""
+    return single_blas_thread(lambda: _margin_mcr(*args, **kwargs))
+
+
+def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_theta, kind, tol, max_iter,
+                n_starts, random_state, func) -> MCRResult:
     eps = float(epsilon_abs)
     loss, B, r = ms.loss, ms.B, ms.r
     gi = np.asarray(group, dtype=int) + ms.o
@@ -296,7 +303,12 @@ def _surrogate(T, ranges, loss, theta_x, eps, kind, side, B, r):
 
 
 def fit_margin_set(rs, Xa, ya, columns, func) -> None:
-    """RashomonSet.fit for a classifier class: parametrise, θ_min, reference, e_ref and ε_abs (set on ``rs``)."""
+    """RashomonSet.fit for a classifier class: parametrise, θ_min, reference, e_ref and ε_abs (set on ``rs``), with
+    one BLAS thread (see :func:`margin_mcr`)."""
+    single_blas_thread(_fit_margin_set, rs, Xa, ya, columns, func)
+
+
+def _fit_margin_set(rs, Xa, ya, columns, func) -> None:
     from ..model_classes import ClassMember, HingeModelClass, LogisticModelClass
     from ..model_classes import encode_margin_labels
     from ..utils.validation import RashomonInputError

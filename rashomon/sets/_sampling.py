@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import single_blas_thread
 from ..utils.validation import RashomonInputError, seed_from
 from ._functional import quadratic_roots
 
@@ -280,8 +281,9 @@ def importance_cloud(rs, features, n_models, kind, method, random_state, tol, fu
     elif isinstance(features, (str, int, np.integer)):
         features = [features]
     smp = sample_members(rs, n_models, method, random_state, func)
-    out = Parallel(n_jobs=n_jobs)(delayed(_feature_cloud)(rs, f, kind, tol, smp.thetas, smp.e_orig, func)
-                                  for f in features)
+    # one BLAS thread in every task, in-process or in a worker: the same reductions, so the same bits for any n_jobs
+    out = Parallel(n_jobs=n_jobs)(delayed(single_blas_thread)(_feature_cloud, rs, f, kind, tol, smp.thetas, smp.e_orig,
+                                                              func) for f in features)
     res = [o[0] for o in out]
     names, lo, hi = [", ".join(r.features) for r in res], [r.lower for r in res], [r.upper for r in res]
     cols, ref = [o[1] for o in out], [o[2] for o in out]
