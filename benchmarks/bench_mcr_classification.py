@@ -4,10 +4,11 @@ For every feature: the certified lower bound, the member attaining the lower end
 the best member found for the upper end, the certified outer bound, the upper gap and the time of one
 MCR (both ends; wall clock and process CPU time). Beside it, the old convex-loss path (cvxpy; one feature
 per data set, the lower end certified, the upper end an inner value only) is timed on the same set, in the
-same run. Then every feature again with both cores: ``importance_cloud(n_models=1000, n_jobs=2)`` (features in two
-processes, plus the MR of 1,000 sampled members per feature, each checked inside the certified interval; the
-bounds must equal the one-process ones bit for bit). A summary line per data set and loss gives the maximum
-seconds of one feature in one process and the wall time per feature on 2 cores (target: 2 s).
+same run. Then every feature again with both cores (joblib, two processes, one feature per task; the wall time
+includes starting the workers; the bounds must equal the one-process ones bit for bit), and validity by sampling:
+``importance_cloud(n_models=1000, n_jobs=2)``, the MR of 1,000 members per feature, each inside the certified
+interval. A summary line per data set and loss gives the maximum seconds of one feature in one process and the
+wall time per feature on 2 cores (target: 2 s).
 
     python benchmarks/bench_mcr_classification.py [--quick]
 """
@@ -17,6 +18,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 
 from rashomon import HingeModelClass, LinearModelClass, LogisticModelClass, RashomonSet
 from rashomon.datasets import load_compas, load_pima_diabetes, load_wine_quality
@@ -78,19 +80,25 @@ def main(quick=False):
                 print(pd.DataFrame([rows[-1]]).to_string(header=len(rows) == 1, index=False, float_format="%.4f"),
                       flush=True)
             t = time.perf_counter()
+            par = Parallel(n_jobs=2)(delayed(rs.model_class_reliance)(f) for f in feats)
+            t_par = time.perf_counter() - t
+            mine = [r for r in rows if r["data"] == name and r["loss"] == rs.loss_]
+            same = all(r["lower"] == p.lower and r["upper"] == p.upper for r, p in zip(mine, par))
+            t = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
                 cloud = rs.importance_cloud(feats, n_models=1000, random_state=0, n_jobs=2)
-            t_par = time.perf_counter() - t
-            mine = [r for r in rows if r["data"] == name and r["loss"] == rs.loss_]
-            same = all(r["lower"] == lo and r["upper"] == up for r, lo, up in zip(mine, cloud.lower, cloud.upper))
+            t_cloud = time.perf_counter() - t
             inside = bool(np.all(cloud.samples >= cloud.lower - 1e-9) and np.all(cloud.samples <= cloud.upper + 1e-9))
             for r in mine:
                 r["par_s_per_feature"] = round(t_par / len(feats), 2)
-            print(f"  2 cores, every feature + 1,000 members' MR: {t_par:.2f} s wall = {t_par / len(feats):.2f} s per "
-                  f"feature; bounds equal the one-process run: {same}; all {cloud.samples.size} member MRs inside: "
-                  f"{inside}", flush=True)
+            print(f"  2 cores, every feature: {t_par:.2f} s wall = {t_par / len(feats):.2f} s per feature; bounds equal "
+                  f"the one-process run: {same}. Validity: {cloud.samples.size} sampled members' MRs (importance_cloud, "
+                  f"{t_cloud:.1f} s) all inside the certified intervals: {inside}", flush=True)
             f = feats[0]
+            if name.startswith("synthetic"):  # its cvxpy path ran over 5 minutes without finishing (2026-11-24)
+                print(f"  old path ({name}): not run (over 5 min for one feature in an earlier run)", flush=True)
+                continue
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -106,8 +114,7 @@ def main(quick=False):
     for (name, loss), g in df.groupby(["data", "loss"], sort=False):
         par = g["par_s_per_feature"].max()
         print(f"summary {name} / {loss}: one process, max seconds of a feature {g['seconds'].max():.2f} (CPU "
-              f"{g['cpu_s'].max():.2f}); 2 cores, {par:.2f} s per feature over {len(g)} features (incl. 1,000 members' "
-              f"MR); target <= 2 s per feature on 2 cores: {'met' if par <= 2 else 'NOT met'}")
+              f"{g['cpu_s'].max():.2f}); 2 cores, {par:.2f} s per feature over {len(g)} features; target <= 2 s per feature on 2 cores: {'met' if par <= 2 else 'NOT met'}")
     print("\nupper gap (outer - inner) / outer:")
     print(df.groupby(["data", "loss"])["upper_gap_rel"].describe()[["50%", "max"]].to_string(float_format="%.3f"))
 
