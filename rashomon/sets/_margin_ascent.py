@@ -68,7 +68,7 @@ def _search_t(solve_t, e_o, eps, t_max, x0, iters=30):
 
 def _smoothed(loss, eps):
     """The loss of the local searches' constraint (the hinge smoothed at _HINGE_TAU·ε: its e_orig <= ε implies the exact one)."""
-    return loss if loss.name == "logistic" else loss.smoothed(max(loss.s, _HINGE_TAU * eps))
+    return loss.smoothed(max(loss.s, _HINGE_TAU * eps))  # the logistic loss is its own smoothing
 
 
 class Extremes(NamedTuple):

@@ -49,7 +49,7 @@ def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, max_iter=No
     """Members of S with small MR (see the module docstring), best first; returns a list of θ. ``extremes()``
     gives :func:`._margin_ascent.coordinate_extremes` (computed once per MCR, shared with the upper end)."""
     sm = _smoothed(loss, eps)
-    mj = loss if loss.name == "logistic" else loss.smoothed(_HINGE_SMOOTH)
+    mj = loss.smoothed(_HINGE_SMOOTH)  # the logistic loss is its own smoothing
     e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731  (>= the exact loss)
     B, r = ms.B, ms.r
 

@@ -53,6 +53,17 @@ class MarginSet:
         self.B, self.r, self.o = par.B, par.r, par.o
         self.orig = MarginTerms(self.D, ye, np.zeros(0, dtype=int))
         self._icpt: dict = {}
+        self._hchol = None
+
+    def hessian_cholesky(self) -> np.ndarray:
+        """Lower Cholesky factor of the Hessian of e_orig at θ_min (the hinge smoothed at 0.05; a 1e-9 relative
+        ridge): the metric of the ranges' first multiplier and of the sampler's chains. Computed once."""
+        if self._hchol is None:
+            d = self.D.shape[1]
+            H = self.orig.orig_parts(self.theta_min, self.loss.smoothed(0.05), 2)[2]
+            H = 0.5 * (H + H.T) + 1e-9 * np.trace(H) / d * np.eye(d)
+            self._hchol = np.linalg.cholesky(H)
+        return self._hchol
 
     def intercept_range(self, eps):
         """A certified interval containing the intercept on S at ε: Jensen's (:func:`._margin_bounds.intercept_interval`)
@@ -291,7 +302,7 @@ def _factorial_result(ms, T, columns, group, eps, e_ref, reference_theta, kind, 
 def _bound_loss(loss):
     """The loss the surrogates are built on: logistic itself; for the hinge a smoothing wide enough to carry
     curvature (its offset τ log 2 is paid in the minorant)."""
-    return loss if loss.name == "logistic" else loss.smoothed(0.05)
+    return loss.smoothed(0.05)  # the logistic loss is its own smoothing
 
 
 def _surrogate(T, ranges, loss, theta_x, eps, kind, side, B, r):

@@ -45,10 +45,7 @@ class MarginFunctionalRange:
         self.pen = np.arange(ms.o, d)
         Bp = ms.B[np.ix_(self.pen, self.pen)]
         self._Bp_inv = np.linalg.inv(Bp)
-        smooth = ms.loss if ms.loss.name == "logistic" else ms.loss.smoothed(0.05)
-        H = ms.orig.orig_parts(ms.theta_min, smooth, 2)[2]
-        H = 0.5 * (H + H.T) + 1e-9 * np.trace(H) / d * np.eye(d)
-        self._H_chol = np.linalg.cholesky(H)
+        self._H_chol = ms.hessian_cholesky()
 
     # ---------------------------------------------------------------- pieces
     def e_orig(self, theta: np.ndarray) -> float:

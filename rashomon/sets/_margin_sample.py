@@ -105,10 +105,7 @@ def sample_margin_members(rs, n_models: int = 1000, *, random_state=None, thin: 
     D, y = ms.D, ms.y
     d = D.shape[1]
     rng = np.random.default_rng(random_state)
-    smooth = loss if loss.name == "logistic" else loss.smoothed(0.05)
-    H = ms.orig.orig_parts(ms.theta_min, smooth, 2)[2]
-    H = 0.5 * (H + H.T) + 1e-9 * np.trace(H) / d * np.eye(d)
-    Linv = np.linalg.inv(np.linalg.cholesky(H)).T  # u = L^{-T} z: isotropic in the Hessian metric
+    Linv = np.linalg.inv(ms.hessian_cholesky()).T  # u = L^{-T} z: isotropic in the Hessian metric
     thin = d if thin is None else thin
     burn_in = 10 * d if burn_in is None else burn_in
     k = min(n_models, 32) if n_chains is None else n_chains

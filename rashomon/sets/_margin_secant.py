@@ -168,9 +168,7 @@ class SecantBound:
         # ball: penalised coordinates, P = B_P^{-1}, centre 0, level r; the intercept adds an interval
         o = ms.o
         self.o = o
-        Pb = np.zeros((self.d, self.d))
-        Pb[o:, o:] = np.linalg.inv(ms.B[o:, o:])
-        self.Pball = Pb
+        self.Pball = ranges.Pball
         self.ell = ranges.ellipsoid
         self.work = 0.0  # work done so far (deterministic units, see slab_cost)
         self._seen = 0.0  # the largest work of one slab programme so far
