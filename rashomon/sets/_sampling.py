@@ -208,14 +208,20 @@ def _margin_members(rs, ms, n_models, method, seed, func) -> RashomonSample:
     par = rs.parametrization_
     th = sample_margin_members(rs, n_models, random_state=seed)
     e = set_losses(ms, th)
-    nb = np.einsum("ij,jk,ik->i", th, par.B, th)
     # the sampler accepts e_orig <= ε exactly; recomputed here in another order of summation, the loss may differ
     # by a few units in the last place, hence 1e-12 relative
-    if np.any(e > rs.epsilon_abs_ * (1 + 1e-12)) or np.any(nb > par.r * (1 + 1e-12)):
-        raise RashomonInputError(f"{func}: a sampled member violates the set's constraints by more than 1e-12 "
-                                 "relative; please report this data.")
+    nb = _check_members(th, e, rs.epsilon_abs_, par, 1e-12, func, "")
     return RashomonSample(th, e, nb, "hit_and_run", math.nan, rs.epsilon_abs_, par.r, rs.e_min_, par,
                           list(rs._columns) if rs._columns else None)
+
+
+def _check_members(th, e, eps, par, rel, func, why):
+    """The norms θ'Bθ of the members, after checking every one is in the set to ``rel`` (loss and ball)."""
+    nb = np.einsum("ij,jk,ik->i", th, par.B, th)
+    if np.any(e > eps * (1 + rel)) or np.any(nb > par.r * (1 + rel)):
+        raise RashomonInputError(f"{func}: a sampled member violates the set's constraints by more than {rel:g} "
+                                 f"relative{why}; please report this data.")
+    return nb
 
 
 def sample_members(rs, n_models: int, method: str, random_state: Any, func: str) -> RashomonSample:
@@ -245,10 +251,7 @@ def sample_members(rs, n_models: int, method: str, random_state: Any, func: str)
         th = z @ eng.V.T
     excess = eng.loss_excess(th) if not rs._degenerate else np.zeros(n_models)
     e = rs.e_min_ + excess
-    nb = np.einsum("ij,jk,ik->i", th, par.B, th)
-    if np.any(e > rs.epsilon_abs_ * (1 + 1e-9)) or np.any(nb > par.r * (1 + 1e-9)):
-        raise RashomonInputError(f"{func}: a sampled member violates the set's constraints by more than 1e-9 "
-                                 "relative (rounding on an ill-conditioned class); please report this data.")
+    nb = _check_members(th, e, rs.epsilon_abs_, par, 1e-9, func, " (rounding on an ill-conditioned class)")
     return RashomonSample(th, e, nb, used, rate, rs.epsilon_abs_, par.r, rs.e_min_, par,
                           list(rs._columns) if rs._columns else None)
 
