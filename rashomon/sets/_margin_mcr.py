@@ -12,8 +12,8 @@ bound is the weak-duality bound of the exact hinge problem at the smoothed multi
 γ is found by safeguarded regula falsi on ``e_orig(θ_γ) = ε``; a member attaining the bound is the minimiser at the bracketing γ or a point
 of the segment between the two bracketing minimisers with ``e_orig = ε`` (e_orig is convex on it).
 When the e_switch minimiser already lies in S, γ < 0 is needed (non-convex): the bound is the
-larger of the γ = 0 bound and the surrogate bounds of :mod:`._margin_bounds` (expanded at the γ = 0
-minimiser and at the best member), and the member is found by a local descent from several starts
+larger of the γ = 0 bound and (logistic loss) the surrogate bounds of :mod:`._margin_bounds` (expanded at
+the γ = 0 minimiser and at the best member; for the hinge they never win), and the member is found by a local descent from several starts
 (:mod:`._margin_descent`; members with MR < 1 exist); its MR minus the bound is the reported gap.
 
 **Upper end (MCR+).** Inner value: Dinkelbach's method with the convex e_switch linearised
@@ -215,8 +215,8 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
     lower = lower_bound()
     if s0.e_orig <= eps:
         notes.append("lower end: the e_switch minimiser lies in the set, so the tight bound needs γ < 0 (non-convex); "
-                     "the bound is the better of γ = 0 and the quadratic-surrogate bound, the member is found by a "
-                     "local descent")
+                     + ("the bound is the better of γ = 0 and the quadratic-surrogate bound" if loss.name == "logistic"
+                        else "the bound is the γ = 0 bound") + ", the member is found by a local descent")
         from ._margin_descent import descend_lower
 
         th_0 = best("lower")[0]
