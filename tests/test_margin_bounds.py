@@ -226,3 +226,29 @@ def test_coordinate_extremes_bound_the_coefficient(cls):
     icpt = np.array([th[0] for th in sample_margin_members(rs, 1000, random_state=4)])
     assert np.all(icpt >= i_lo[0]) and np.all(icpt <= i_hi[0])
     assert lo[0] <= i_lo[0] <= i_hi[0] <= hi[0] and (i_hi[0] - i_lo[0]) < 0.9 * (hi[0] - lo[0])
+
+
+@pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
+def test_no_intercept_set_and_surrogate_fallback_are_valid(monkeypatch, cls):
+    """A set without intercept (no intercept interval to cut): every grid point of the 2-D set has its brute-force
+    MR inside the certified interval, and the members attaining both ends are in the set. With the slab bound
+    made to give nothing, the hinge falls back to the surrogate outer bound: finite, certified, still valid."""
+    import rashomon.sets._margin_mcr as mm
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 2))
+    y = (X @ [1.2, -0.8] + rng.logistic(size=60) > 0).astype(int)
+    rs = RashomonSet(cls(fit_intercept=False, standardize=False, norm_bound=3.0), 0.2).fit(X, y)
+    ms, eps = rs._margin, rs.epsilon_abs_
+    g = np.linspace(-1.8, 1.8, 181)
+    G = np.stack(np.meshgrid(g, g), axis=-1).reshape(-1, 2)
+    vals = np.array([_brute_mr(ms.D, ms.y, 0, th, ms.loss.name, "ratio") for th in G])
+    inside = (vals[:, 1] <= eps) & (np.einsum("ij,jk,ik->i", G, ms.B, G) <= ms.r)
+    assert inside.sum() > 100
+    res = rs.model_class_reliance(0)
+    assert res.certified and np.all(vals[inside, 0] >= res.lower - TOL) and np.all(vals[inside, 0] <= res.upper + TOL)
+    for m in (res.lower_model, res.upper_model):
+        assert m.e_orig <= eps * (1 + 1e-12) and m.theta @ ms.B @ m.theta <= ms.r * (1 + 1e-9)
+    monkeypatch.setattr(mm, "secant_upper_bound", lambda *a, **k: math.nan)
+    fb = rs.model_class_reliance(0)
+    assert np.isfinite(fb.upper) and fb.upper_certified and np.all(vals[inside, 0] <= fb.upper + TOL)
