@@ -252,3 +252,34 @@ def test_no_intercept_set_and_surrogate_fallback_are_valid(monkeypatch, cls):
     monkeypatch.setattr(mm, "secant_upper_bound", lambda *a, **k: math.nan)
     fb = rs.model_class_reliance(0)
     assert np.isfinite(fb.upper) and fb.upper_certified and np.all(vals[inside, 0] <= fb.upper + TOL)
+
+
+@pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
+def test_row_envelopes_majorise_the_switched_rows(cls):
+    """The concave pieces ψ_j of one slab lie above φ'_j(m, b) = Σ_v w_vj ℓ(m + c_vj b) - Λ' ℓ(m), computed by
+    brute force from the definition (pairs i ≠ j), at every grid margin of every row and every b of the slab
+    (11 values, ends included); Λ' = 1.3."""
+    X, y = _small(n=50, seed=6)
+    rs = RashomonSet(cls(norm_bound=3.0), 0.2).fit(X, y)
+    ms, eps = rs._margin, rs.epsilon_abs_
+    lo, hi = intercept_interval(ms.D, ms.y, ms.o, ms.B, ms.r, ms.loss, eps)
+    bl = _bound_loss(ms.loss)
+    R = ScoreRanges(ms.D, ms.y, ms.B, ms.r, lo, hi, bl, bl.offset, eps, ms.theta_min)
+    k = 1 + ms.o
+    sb = SecantBound(ms, MarginTerms(ms.D, ms.y, np.array([k])), R, ms.loss, eps, ms.e_min_lower, lo, hi)
+    b_lo, b_hi = sb.b_range()
+    a, b = b_lo + 0.3 * (b_hi - b_lo), b_lo + 0.6 * (b_hi - b_lo)
+    lam = 1.3
+    x0, f0, sl = sb.pieces(a, b, lam)
+    mlo, mhi = sb._ranges(sb.C, a, b)
+    mlo, mhi = np.maximum(mlo, R.lo_o), np.minimum(mhi, R.hi_o)
+    name, D, yy, n = ms.loss.name, ms.D, ms.y, len(ms.y)
+    worst = -np.inf
+    for j in range(n):
+        c = yy[j] * (np.delete(D[:, k], j) - D[j, k])  # the other rows' values, switched into row j
+        for m in np.linspace(mlo[j], mhi[j], 23):
+            psi = np.min(f0[j] + sl[j] * (m - x0[j]))
+            for bb in np.linspace(a, b, 11):
+                phi = np.mean(_loss(name, m + c * bb)) - lam * _loss(name, np.array([m]))[0]
+                worst = max(worst, phi - psi)
+    assert worst <= 1e-12

@@ -6,7 +6,7 @@ with coordinate k (b = θ_k), row margins ``m_j = y_j d_j'θ``. The switched pai
 
     e_switch - Λ·e_orig = (1/n) Σ_j φ_j(m_j, b),   φ_j(m, b) = Σ_v w_vj ℓ(m + c_vj b) - Λ ℓ(m)
 
-(``w_vj = n·W_vj``, Σ_v w_vj = 1). Rows with the same (y_j, g_j) share φ_j.
+(``w_vj = n·W_vj``, Σ_v w_vj = 1).
 
 **Bound on one slab** ``A = S ∩ {a <= b <= a'}``. (i) Every m_j stays in an interval ``[lo_j, hi_j]``
 on A: the intersection of its ranges on ``E ∩ slab`` and ``ball ∩ slab`` (E ⊇ S: the ellipsoid of
@@ -14,10 +14,13 @@ on A: the intersection of its ranges on ``E ∩ slab`` and ``ball ∩ slab`` (E 
 one coordinate is closed form, slice formula below). (ii) φ_j is convex in b (the switched losses
 are), so on the slab ``φ_j(m, b) <= max(φ_j(m, a), φ_j(m, a'))``. (iii) For ``Λ' = Λ + τ₁`` (τ₁ >= 0)
 let ψ_j be the least concave majorant, on a grid of [lo_j, hi_j], of ``f_j = max over the two ends of
-φ'_j`` (φ with Λ'), raised by the interpolation error: the switched part is replaced by its linear
-interpolation on a finer per-class grid (>= it: it is convex), after which ``-f_j'' <= Λ' max ℓ''``
-on each cell, so ``f_j <= lin. interpolation + Λ' max_cell ℓ''·h²/8`` (logistic); for the hinge the
-kink of ℓ at 1 is a grid node and the correction is 0. ψ_j is a minimum of affine functions, concave
+φ'_j`` (φ with Λ'), raised by the interpolation error. Split φ'_j into the sum over all V values,
+``Σ_v cnt_v ℓ(m + c_vj b)/(n-1) = F_{y_j}(m - y_j g_j b)/(n-1)`` with ``F_s(z) = Σ_v cnt_v ℓ(z + s G_v b)``
+convex, minus the concave ``(Λ' + 1/(n-1))·ℓ(m)`` (the row's own value has c = 0). F_s is replaced by its
+linear interpolation on one fine grid per label (>= it: it is convex; 2·V·fine loss evaluations per end,
+where per-row-class grids cost V² and were 16 points for a continuous feature), after which
+``-f_j'' <= (Λ' + 1/(n-1)) max ℓ''`` on each cell, so ``f_j <= lin. interpolation + (Λ' + 1/(n-1))
+max_cell ℓ''·h²/8`` (logistic); for the hinge the kink of ℓ at 1 is a grid node and the correction is 0. ψ_j is a minimum of affine functions, concave
 on R and >= f_j on [lo_j, hi_j]. (iv) For θ ∈ A and τ₂ >= 0, using ``e_orig <= ε`` twice,
 
     e_switch - Λ e_orig = (1/n) Σ_j φ'_j(m_j, b) + τ₁ e_orig
@@ -137,34 +140,24 @@ class SecantBound:
     lo, hi : intercept interval.
     """
 
-    def __init__(self, ms, T, ranges, loss, eps, e_lo, lo, hi, *, grid=48, fine=128):
+    def __init__(self, ms, T, ranges, loss, eps, e_lo, lo, hi, *, grid=48):
         self.ms, self.T, self.R, self.eps, self.e_lo = ms, T, ranges, float(eps), float(e_lo)
         self.hinge = loss.name == "hinge"
         self.lo, self.hi = lo, hi
-        self.grid, self.fine = int(min(grid, max(16, _GRID_ROWS // max(len(ms.y), 1)))), fine
+        self.grid = int(min(grid, max(16, _GRID_ROWS // max(len(ms.y), 1))))
         D, y = ms.D, ms.y
         self.n, self.d = D.shape
         self.k = int(T.gi[0])
         self.C = y[:, None] * D
         self.lossv = (lambda m: np.maximum(0.0, 1.0 - m)) if self.hinge else (lambda m: np.logaddexp(0.0, -m))
         self.sm = loss.smoothed(1e-3) if self.hinge else loss  # for ẽ_orig in G
-        # classes of rows sharing the switched part: (y_j, g_j)
-        g = D[:, self.k]
-        G = T.G[:, 0]
-        gidx = np.searchsorted(G, g)
-        key = gidx * 2 + (y > 0)
-        self.cls, self.row_cls = np.unique(key, return_inverse=True)
-        self.cls_y = np.where(self.cls % 2 == 1, 1.0, -1.0)
-        self.cls_g = G[self.cls // 2]
-        V = len(G)
-        cnt = np.bincount(gidx, minlength=V).astype(float)
-        Wc = np.repeat(cnt[None, :], len(self.cls), axis=0)
-        Wc[np.arange(len(self.cls)), self.cls // 2] -= 1.0
-        self.Wc = Wc / (self.n - 1.0)  # w_v for each class (sums to 1)
-        self.G = G
-        # bounded work per envelope: the per-class grid shrinks with the number of classes x values
-        self.fine = int(min(fine, max(16, 2e6 // max(len(self.cls) * V, 1))))
-        self.too_big = len(self.cls) * V * 16 > 2e7
+        # the switched part of row j is F_{y_j}(m - y_j g_j b) with F_s(z) = Σ_v cnt_v ℓ(z + s G_v b) (see _switch_part)
+        self.y, self.g, self.G = y, D[:, self.k], T.G[:, 0]
+        V = len(self.G)
+        self.cnt = np.bincount(np.searchsorted(self.G, self.g), minlength=V).astype(float)
+        # bounded work per envelope: the fine grid of F_s shrinks with the number of values (2·V·fine <= 2e6)
+        self.fine = int(min(1024, max(16, 1e6 // max(V, 1))))
+        self.too_big = V * 16 > 2e7
         # ball: penalised coordinates, P = B_P^{-1}, centre 0, level r; the intercept adds an interval
         o = ms.o
         self.o = o
@@ -185,7 +178,7 @@ class SecantBound:
         projected-Newton iterations of one Hessian and one line-search evaluation each."""
         if self._seen:
             return self._seen
-        env = 2.0 * len(self.cls) * len(self.G) * self.fine + 4.0 * self.n * self.grid
+        env = 4.0 * len(self.G) * self.fine + 4.0 * self.n * self.grid
         return env + _NEWTON_EST * (self._call_cost(self.grid + 1, 2) + self._call_cost(self.grid + 1, 0))
 
     # ------------------------------------------------------------------ ranges on a slab
@@ -214,27 +207,23 @@ class SecantBound:
 
     # ------------------------------------------------------------------ envelope pieces on a slab
     def _switch_part(self, M, b):
-        """Upper bound on ``Σ_v w_v ℓ(m + c_v b)`` at M (n × K) for row classes: interpolation on a per-class
-        fine grid (>= the convex function)."""
-        cls = self.row_cls
-        nc = len(self.cls)
-        lo_c = np.full(nc, np.inf)
-        hi_c = np.full(nc, -np.inf)
-        np.minimum.at(lo_c, cls, M[:, 0])
-        np.maximum.at(hi_c, cls, M[:, -1])
-        t = np.linspace(0.0, 1.0, self.fine)
-        xf = lo_c[:, None] + (hi_c - lo_c)[:, None] * t[None, :]  # nc × fine
-        shifts = self.cls_y[:, None] * (self.G[None, :] - self.cls_g[:, None]) * b  # nc × V
-        vals = np.einsum("cv,cvf->cf", self.Wc, self.lossv(xf[:, None, :] + shifts[:, :, None]))
-        self.work += nc * len(self.G) * self.fine + 2.0 * M.size
-        # linear interpolation per row
-        width = np.maximum(hi_c - lo_c, 1e-300)
-        pos = (M - lo_c[cls][:, None]) / width[cls][:, None] * (self.fine - 1)
-        i0 = np.clip(np.floor(pos).astype(int), 0, self.fine - 2)
-        fr = np.clip(pos - i0, 0.0, 1.0)
-        v0 = vals[cls[:, None], i0]
-        v1 = vals[cls[:, None], i0 + 1]
-        return v0 + fr * (v1 - v0)
+        """Upper bound at M (n × K) on ``Σ_v cnt_v ℓ(m + y_j (G_v - g_j) b)/(n - 1)``, every value of the group
+        included (the row's own value's term ``ℓ(m)/(n - 1)`` is subtracted exactly in :meth:`pieces`). For the
+        rows of label s it is ``F_s(m - s g_j b)/(n - 1)`` with ``F_s(z) = Σ_v cnt_v ℓ(z + s G_v b)``, convex in z,
+        replaced by its linear interpolation on one fine grid per label (>= F_s): each row's bound is convex and
+        piecewise linear in m."""
+        out = np.empty_like(M)
+        for s in (1.0, -1.0):
+            rows = self.y == s
+            if not rows.any():
+                continue
+            Z = M[rows] - (s * b) * self.g[rows, None]
+            z0, z1 = float(Z.min()), float(Z.max())
+            zf = np.linspace(z0, z1, self.fine) if z1 > z0 else np.array([z0, z0 + 1.0])
+            vals = self.cnt @ self.lossv(zf[None, :] + (s * b) * self.G[:, None])
+            self.work += len(self.G) * len(zf) + 2.0 * Z.size
+            out[rows] = np.interp(Z, zf, vals) / (self.n - 1.0)
+        return out
 
     def pieces(self, a, b, lam, ilo=None, ihi=None):
         """Affine pieces ``(x0, f0, slope)`` of ψ_j on the cell (b in [a, b], intercept in [ilo, ihi]) for
@@ -245,6 +234,7 @@ class SecantBound:
             return None
         K = self.grid
         w = mhi - mlo
+        own_w = lam + 1.0 / (self.n - 1.0)  # Λ' and the own value's switched term (concave part of φ_j)
         if self.hinge:
             t = np.linspace(0.0, 1.0, K - 1)
             X = mlo[:, None] + w[:, None] * t[None, :]
@@ -258,11 +248,11 @@ class SecantBound:
             # max of ℓ'' = σ(m)σ(-m) on each cell: at the point of the cell nearest 0
             near = np.clip(0.0, X[:, :-1], X[:, 1:])
             en = np.exp(-np.abs(near))
-            cell = lam * en / (1.0 + en) ** 2 * (h[:, None] ** 2) / 8.0
+            cell = own_w * en / (1.0 + en) ** 2 * (h[:, None] ** 2) / 8.0
             corr = np.zeros((self.n, K))
             corr[:, :-1] = cell
             corr[:, 1:] = np.maximum(corr[:, 1:], cell)
-        own = lam * self.lossv(X)
+        own = own_w * self.lossv(X)
         F = np.maximum(self._switch_part(X, a), self._switch_part(X, b)) - own + corr
         F = F + _PAD * (1.0 + np.abs(F))
         return upper_hull(X, F)
@@ -360,11 +350,13 @@ class SecantBound:
                 return u
             return lam + (u / self.eps if u <= 0 else u / self.e_lo)
 
-        def evaluate(cell, x0):
+        def evaluate(cell, x0, reserve=0):
+            """The slab's bound: the first multiplier pair always, the others while the budget keeps ``reserve``
+            slab programmes for the slabs still to be evaluated."""
             a, b, ilo, ihi = cell
             best, xb = math.inf, None
             for i, (tau1, tau2) in enumerate(((0.5, 0.25), (0.0, 0.25), (0.5, 0.0))):
-                if i and not fits():
+                if i and not fits(1 + reserve):
                     break
                 u, x = self.slab_value(a, b, lam, tau1, tau2, x0, ilo, ihi)
                 if u < best:
@@ -382,7 +374,7 @@ class SecantBound:
             if i and not fits(n0 - i):  # the estimate has grown with the slabs seen: one slab covers the rest
                 last = edges[-1]
             cell = (edges[i], last, self.lo, self.hi)
-            v, x = evaluate(cell, x_start)
+            v, x = evaluate(cell, x_start, reserve=0 if last == edges[-1] else n0 - i - 1)
             slabs.append((v, cell, x))
             if last == edges[-1]:
                 break
@@ -394,8 +386,8 @@ class SecantBound:
             slabs.pop()
             mid = 0.5 * (a + b)
             kids = ((a, mid, ilo, ihi), (mid, b, ilo, ihi))
-            for cell in kids:
-                vv, xx = evaluate(cell, x)
+            for i, cell in enumerate(kids):
+                vv, xx = evaluate(cell, x, reserve=1 - i)
                 slabs.append((min(vv, v), cell, xx))
         return max(s[0] for s in slabs)
 
