@@ -329,3 +329,33 @@ def test_unsupported_queries_are_clear_errors():
         ra.prediction_range(X[:3])
     with pytest.raises(RashomonInputError, match=r"envelope.*absolute_error"):
         ra.envelope(0, [0.1])
+
+
+def test_hinge_ranges_conic_path_and_fallback_agree(monkeypatch):
+    """Hinge score ranges: the conic solve (CLARABEL's point and multiplier, certified by this package's own
+    Lagrangian bound) answers every row-end here, and the Lagrangian search alone (the fallback when CLARABEL
+    fails) gives the same ranges within both certified gaps; every bound <= its attained value."""
+    import rashomon.sets._margin_ranges as mr
+
+    X, y = _data(n=100)
+    used = []
+    fast = mr.MarginFunctionalRange._hinge_fast
+
+    def spy(self, c, tol):
+        out = fast(self, c, tol)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(mr.MarginFunctionalRange, "_hinge_fast", spy)
+    rs = RashomonSet(HingeModelClass(norm_bound=3.0), 0.1).fit(X, y)
+    a = rs.prediction_range(X[:6]).to_frame()
+    assert used and all(used)
+    monkeypatch.setattr(mr.MarginFunctionalRange, "_hinge_program", lambda self: None)
+    rs2 = RashomonSet(HingeModelClass(norm_bound=3.0), 0.1).fit(X, y)
+    b = rs2.prediction_range(X[:6]).to_frame()
+    for f in (a, b):
+        assert np.all(f.lower_gap >= 0) and np.all(f.upper_gap >= 0)
+    slack = a.lower_gap + b.lower_gap + 1e-12
+    assert np.all(np.abs(a.lower - b.lower) <= slack)
+    slack = a.upper_gap + b.upper_gap + 1e-12
+    assert np.all(np.abs(a.upper - b.upper) <= slack)
