@@ -19,6 +19,12 @@ are in K, hence the whole segment). The gap (attained value minus bound) is repo
 driven below ``tol·max(1, |bound|)`` where the solver's precision allows: about 1e-10 for the logistic
 loss; for the hinge at best about ``τ log 2 / μ`` (τ: the smoothing), in practice 1e-6 to 1e-4 relative where
 projected Newton on the sharply smoothed hinge stops short (the bound stays valid; the gap says how far).
+
+For the hinge the search is the fallback: first CLARABEL (through cvxpy) solves ``min c'θ`` over S, an SOCP,
+and its dual multiplier λ of the loss constraint gives μ = 1/(nλ); the bound ``(lb(μ) - ε)/μ`` is then
+certified by this package's own solve at that μ (warm-started at CLARABEL's point), and the member is
+CLARABEL's point moved into the ball and S along the segment to θ_min. Nothing of CLARABEL's is trusted
+beyond being a good μ and a good start: a failure or a gap above ``max(tol, 1e-6)`` runs the search.
 """
 from __future__ import annotations
 
