@@ -9,12 +9,14 @@ on h* whatever its accuracy, so each step gives a valid bound (Fisher et al. 201
 a minimum over a superset. For the hinge a decreasing schedule of smoothings is minimised and the
 bound is the weak-duality bound of the exact hinge problem at the smoothed multipliers
 (:mod:`._margin_solve`); steps far from the end are solved coarsely (their bounds stay valid).
-γ is found by safeguarded regula falsi on ``e_orig(θ_γ) = ε``; a member attaining the bound is the minimiser at the bracketing γ or a point
-of the segment between the two bracketing minimisers with ``e_orig = ε`` (e_orig is convex on it).
+γ is found by safeguarded regula falsi on ``e_orig(θ_γ) = ε``; a member attaining the bound is the
+minimiser at the bracketing γ or a point of the segment between the two bracketing minimisers with
+``e_orig = ε`` (e_orig is convex on it).
 When the e_switch minimiser already lies in S, γ < 0 is needed (non-convex): the bound is the
-larger of the γ = 0 bound and (logistic loss) the surrogate bounds of :mod:`._margin_bounds` (expanded at
-the γ = 0 minimiser and at the best member; for the hinge they never win), and the member is found by a local descent from several starts
-(:mod:`._margin_descent`; members with MR < 1 exist); its MR minus the bound is the reported gap.
+larger of the γ = 0 bound and (logistic loss) the surrogate bounds of :mod:`._margin_bounds`
+(expanded at the γ = 0 minimiser and at the best member; for the hinge they never win), and the
+member is found by a local descent from several starts (:mod:`._margin_descent`; members with
+MR < 1 exist); its MR minus the bound is the reported gap.
 
 **Upper end (MCR+).** Inner value: Dinkelbach's method with the convex e_switch linearised
 (convex–concave procedure) from several starts; every iterate is a member of S and MR never
@@ -66,9 +68,10 @@ class MarginSet:
         return self._hchol
 
     def intercept_range(self, eps):
-        """A certified interval containing the intercept on S at ε: Jensen's (:func:`._margin_bounds.intercept_interval`)
-        cut by the Lagrangian bounds of the two searches along ± the intercept
-        (:func:`._margin_ascent.coordinate_extremes`; about half as wide on Pima). Computed once per ε."""
+        """A certified interval containing the intercept on S at ε: Jensen's
+        (:func:`._margin_bounds.intercept_interval`) cut by the Lagrangian bounds of the two searches along
+        ± the intercept (:func:`._margin_ascent.coordinate_extremes`; about half as wide on Pima). Computed
+        once per ε."""
         lo, hi = intercept_interval(self.D, self.y, self.o, self.B, self.r, self.loss, eps)
         if not self.o:
             return lo, hi
@@ -298,7 +301,8 @@ def _factorial_result(ms, T, columns, group, eps, e_ref, reference_theta, kind, 
     return MCRResult(
         lower=v, upper=v, lower_model=m, upper_model=m, lower_gap=abs(m.mr - v), upper_gap=abs(m.mr - v),
         lower_tight=True, upper_tight=True, gamma_lower=math.nan, gamma_upper=math.nan, kind=kind, features=names,
-        epsilon_abs=eps, e_ref=float(e_ref), e_min=float(ms.e_min), reference_model=_member(ms, T, reference_theta, kind),
+        epsilon_abs=eps, e_ref=float(e_ref), e_min=float(ms.e_min),
+        reference_model=_member(ms, T, reference_theta, kind),
         steps=[], model_class=ms.par.class_name, tol=tol, certified=True, lower_certified=True, upper_certified=True,
         loss=canonical_loss_name(loss.name),
         notes="the group's values are exactly independent of the other features and the label in the data (every "

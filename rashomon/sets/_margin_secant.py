@@ -20,8 +20,9 @@ convex, minus the concave ``(Λ' + 1/(n-1))·ℓ(m)`` (the row's own value has c
 linear interpolation on one fine grid per label (>= it: it is convex; 2·V·fine loss evaluations per end,
 where per-row-class grids cost V² and were 16 points for a continuous feature), after which
 ``-f_j'' <= (Λ' + 1/(n-1)) max ℓ''`` on each cell, so ``f_j <= lin. interpolation + (Λ' + 1/(n-1))
-max_cell ℓ''·h²/8`` (logistic); for the hinge the kink of ℓ at 1 is a grid node and the correction is 0. ψ_j is a minimum of affine functions, concave
-on R and >= f_j on [lo_j, hi_j]. (iv) For θ ∈ A and τ₂ >= 0, using ``e_orig <= ε`` twice,
+max_cell ℓ''·h²/8`` (logistic); for the hinge the kink of ℓ at 1 is a grid node and the correction is 0.
+ψ_j is a minimum of affine functions, concave on R and >= f_j on [lo_j, hi_j]. (iv) For θ ∈ A and
+τ₂ >= 0, using ``e_orig <= ε`` twice,
 
     e_switch - Λ e_orig = (1/n) Σ_j φ'_j(m_j, b) + τ₁ e_orig
                         <= (1/n) Σ_j ψ_j(m_j) + τ₁ ε + τ₂ (ε - ẽ_orig(θ)) - μ·pen(b) =: G(θ),
@@ -151,7 +152,7 @@ class SecantBound:
         self.C = y[:, None] * D
         self.lossv = (lambda m: np.maximum(0.0, 1.0 - m)) if self.hinge else (lambda m: np.logaddexp(0.0, -m))
         self.sm = loss.smoothed(1e-3) if self.hinge else loss  # for ẽ_orig in G
-        # the switched part of row j is F_{y_j}(m - y_j g_j b) with F_s(z) = Σ_v cnt_v ℓ(z + s G_v b) (see _switch_part)
+        # row j's switched part is F_{y_j}(m - y_j g_j b), F_s(z) = Σ_v cnt_v ℓ(z + s G_v b) (see _switch_part)
         self.y, self.g, self.G = y, D[:, self.k], T.G[:, 0]
         V = len(self.G)
         self.cnt = np.bincount(np.searchsorted(self.G, self.g), minlength=V).astype(float)
@@ -392,7 +393,8 @@ class SecantBound:
         return max(s[0] for s in slabs)
 
 
-def secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, inner, budget=SECANT_WORK, b_limits=(-math.inf, math.inf)):
+def secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, inner, budget=SECANT_WORK,
+                       b_limits=(-math.inf, math.inf)):
     """The outer bound of :class:`SecantBound` for one switched coordinate (``nan`` when it gives none);
     ``b_limits``: a certified interval containing the switched coefficient on S."""
     if len(T.gi) != 1 or not np.isfinite(inner):

@@ -5,8 +5,8 @@ features). The switched row of the pair (i, j), i ≠ j, takes the group's value
 row i and everything else from row j: its score is ``a_j + b_i`` with
 ``a = D_rest θ_rest`` and ``b = D_group θ_group``. Over the V distinct values of the
 group with weights ``W_vj = #{i ≠ j : x1_i = v}/(n(n-1))`` every quantity the solvers
-need is a V × n array operation; rows j with the same rest of the design and label are one column
-(m <= n row classes, their weights summed, so the arrays are V × m) (no pair loop, no n² design): the value, the gradient
+need is a V × m array operation, no pair loop and no n² design (rows j with the same rest of the
+design and label are one column: m <= n row classes, their weights summed): the value, the gradient
 (two matrix-vector products) and the Hessian (a weighted Gram in three blocks,
 ``D_rest' diag(K 1) D_rest``, ``G' diag(K' 1) G`` and ``G' K D_rest``), accumulated over blocks
 of values so that memory stays bounded when V is large (a continuous feature: V ≈ n).
