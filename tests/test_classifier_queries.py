@@ -341,8 +341,8 @@ def test_hinge_ranges_conic_path_and_fallback_agree(monkeypatch):
     used = []
     fast = mr.MarginFunctionalRange._hinge_fast
 
-    def spy(self, c, tol):
-        out = fast(self, c, tol)
+    def spy(self, c, tol, corner):
+        out = fast(self, c, tol, corner)
         used.append(out is not None)
         return out
 

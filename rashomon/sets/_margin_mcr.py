@@ -136,7 +136,6 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
             memo.append(coordinate_extremes(ms, T, loss, eps, lo, hi))
         return memo[0]
 
-
     def add(th):
         if th is not None and th @ B @ th <= r * (1 + 1e-9):
             eo = e_o(th)
@@ -261,10 +260,7 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
         notes.append(f"lower end: the bound is {lgap / max(abs(lower), 1e-300):.1%} below the best member found "
                      "(gap above 5%)")
 
-    def model(th):
-        return _member(ms, T, th, kind)
-
-    ref = model(reference_theta)
+    ref = _member(ms, T, reference_theta, kind)
     lo_ok = up_ok = all(s.certified for s in steps)
     slack = 4 * tol * max(1.0, abs(lower), abs(upper))
     if ref is not None and ref.e_orig <= eps * (1 + 1e-12) and not (lower - slack <= ref.mr <= upper + slack):
@@ -273,7 +269,8 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
     up_ok = up_ok and np.isfinite(upper)
     names = tuple(columns[i] if columns else f"x{i}" for i in group)
     return MCRResult(
-        lower=float(lower), upper=float(upper), lower_model=model(lth), upper_model=model(uth),
+        lower=float(lower), upper=float(upper), lower_model=_member(ms, T, lth, kind),
+        upper_model=_member(ms, T, uth, kind),
         lower_gap=float(lgap), upper_gap=float(ugap), lower_tight=bool(lgap <= tol * max(1.0, abs(lower)) and lo_ok),
         upper_tight=bool(ugap <= tol * max(1.0, abs(upper)) and up_ok),
         gamma_lower=float(max(steps, key=lambda s: np.nan_to_num(step_bound(s, eps, kind), nan=-np.inf)).gamma),

@@ -143,11 +143,12 @@ class MarginFunctionalRange:
                 self._cvx = None
         return self._cvx
 
-    def _hinge_fast(self, c: np.ndarray, tol: float):
+    def _hinge_fast(self, c: np.ndarray, tol: float, corner: float):
         """``(bound, θ, value)`` from CLARABEL's solution and multiplier, certified here: μ = 1/(n·λ) from its
         dual of the loss constraint, the bound ``(lb(μ) - ε)/μ`` from this package's certified solve warm-started
         at its θ, the member its θ (moved into S along the segment to θ_min if its constraint is off by
-        rounding). None when CLARABEL fails or the gap exceeds ``tol`` relative (the caller's search then runs)."""
+        rounding); ``corner`` is min over K of c'θ, also a bound. None when CLARABEL fails or the gap exceeds
+        ``tol`` relative (the caller's search then runs)."""
         import warnings
 
         prog = self._hinge_program()
@@ -170,7 +171,7 @@ class MarginFunctionalRange:
         t, lb, ok = ms.solve(1.0, 0.0, ms.orig, self.lo, self.hi, x, lin=mu * c)
         if not (ok and np.isfinite(lb)):
             return None
-        bound = max((lb - eps) / mu, self.corner(c)[0])
+        bound = max((lb - eps) / mu, corner)
         cands = [p for p in (x if self.in_set(x) else self._pull_in(x), t) if self.in_set(p)]
         if not cands:
             return None
@@ -202,7 +203,7 @@ class MarginFunctionalRange:
         if not np.any(c):
             return 0.0, best_t, 0.0
         if ms.loss.name == "hinge":
-            fast = self._hinge_fast(c, tol)
+            fast = self._hinge_fast(c, tol, bound)
             if fast is not None:
                 return fast
         scale = lambda b: tol * max(1.0, abs(b))  # noqa: E731

@@ -150,7 +150,7 @@ class SecantBound:
         self.n, self.d = D.shape
         self.k = int(T.gi[0])
         self.C = y[:, None] * D
-        self.lossv = (lambda m: np.maximum(0.0, 1.0 - m)) if self.hinge else (lambda m: np.logaddexp(0.0, -m))
+        self.lossv = loss.exact  # the hinge itself, or the logistic loss
         self.sm = loss.smoothed(1e-3) if self.hinge else loss  # for ẽ_orig in G
         # row j's switched part is F_{y_j}(m - y_j g_j b), F_s(z) = Σ_v cnt_v ℓ(z + s G_v b) (see _switch_part)
         self.y, self.g, self.G = y, D[:, self.k], T.G[:, 0]
@@ -175,7 +175,7 @@ class SecantBound:
 
     def slab_cost(self):
         """A deterministic estimate of the work of one :meth:`slab_value`: the most any one has taken so far,
-        else the envelope (two switched parts on the per-class grids, n x grid rows) and ``_NEWTON_EST``
+        else the envelope (two switched parts on the per-label grids of F_s, n x grid rows) and ``_NEWTON_EST``
         projected-Newton iterations of one Hessian and one line-search evaluation each."""
         if self._seen:
             return self._seen
