@@ -264,6 +264,9 @@ def test_plots_render_for_a_classifier_set(fitted):
     assert len(d.ax_.collections) + len(d.ax_.lines) > 0
     s = smp.plot()
     assert len(s.ax_.patches) > 0
+    cl = rs.importance_cloud([0], n_models=50, random_state=0).plot()  # an outer bound: not labelled exact
+    labels = {t.get_text() for t in cl.ax_.get_legend().get_texts()}
+    assert ("exact MCR" in labels) == bool(cl.cloud.mcr[0].upper_tight and cl.cloud.mcr[0].lower_tight)
     if _name(rs) == "hinge":
         return plt.close("all")
     env = rs.envelope(0, [0.05, 0.1])

@@ -133,7 +133,8 @@ class SampleDisplay:
 
 
 class ImportanceCloudDisplay:
-    """The variable importance cloud: per feature the exact MCR interval (``intervals_``), the sampled
+    """The variable importance cloud: per feature the MCR interval (``intervals_``; exact, or certified bounds with
+    a gap for the classifier classes), the sampled
     members' MR as points (``points_``) and the reference (``reference_``)."""
 
     def __init__(self, cloud):
@@ -152,7 +153,10 @@ class ImportanceCloudDisplay:
         self.points_ = ax.scatter(S.ravel(), (ys[None, :] + jitter).ravel(), s=4, alpha=0.3, color="C0",
                                   label="sampled members")
         segs = [[(lo, y), (hi, y)] for lo, hi, y in zip(c.lower, c.upper, ys)]
-        self.intervals_ = ax.add_collection(LineCollection(segs, colors="C3", linewidths=2, label="exact MCR"))
+        # exact when both ends are attained (quadratic classes); a classifier's upper end is an outer bound
+        tight = all(r.lower_tight and r.upper_tight for r in c.mcr) if c.mcr else True
+        self.intervals_ = ax.add_collection(LineCollection(segs, colors="C3", linewidths=2,
+                                                           label="exact MCR" if tight else "MCR (certified bounds)"))
         self.reference_ = ax.plot(c.reference, ys, "k*", markersize=9, label="reference")[0]
         lo, hi = float(np.min(c.lower)), float(np.max(c.upper))
         pad = 0.05 * max(hi - lo, 1e-9)

@@ -99,13 +99,14 @@ class RashomonSample:
 
 @dataclass(frozen=True)
 class ImportanceCloud:
-    """The variable importance cloud: MR of sampled members per feature, with the exact MCR interval.
+    """The variable importance cloud: MR of sampled members per feature, with the MCR interval.
 
     Attributes
     ----------
     features : list of str
     lower, upper : ndarray of shape (n_features,)
-        Exact certified MCR per feature.
+        Certified MCR bounds per feature (exact for the quadratic classes; for the classifier classes the
+        results in ``mcr`` give the members attaining values and the gaps).
     reference : ndarray of shape (n_features,)
         MR of the set's reference.
     samples : ndarray of shape (n_models, n_features)
