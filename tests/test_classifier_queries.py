@@ -338,7 +338,7 @@ def test_hinge_ranges_conic_path_and_fallback_agree(monkeypatch):
     """Hinge score ranges: the conic solve (CLARABEL's point and multiplier, certified by this package's own
     Lagrangian bound) answers every row-end here, and the Lagrangian search alone (the fallback when CLARABEL
     fails) gives the same ranges within both certified gaps; every bound <= its attained value."""
-    import rashomon.sets._margin_ranges as mr
+    import rashomon.sets.margin._ranges as mr
 
     X, y = _data(n=100)
     used = []

@@ -1,7 +1,7 @@
-"""Certified outer bound on classifier MCR+ from row envelopes on slabs (rashomon/sets/_margin_secant.py):
+"""Certified outer bound on classifier MCR+ from row envelopes on slabs (rashomon/sets/margin/_secant.py):
 valid on members sampled from the set (MR by brute force from the definition), above the maximum found
 by a grid over a 2-D set, and its building blocks (slab ranges, concave majorants) checked directly.
-The members attaining both ends (rashomon/sets/_margin_descent.py, _margin_ascent.py) reach the grid's
+The members attaining both ends (rashomon/sets/margin/_descent.py, _ascent.py) reach the grid's
 extremes on the 2-D set, and the whole result is deterministic (the slab bound's budget is work, not time)."""
 import math
 import warnings
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from rashomon import HingeModelClass, LogisticModelClass, RashomonSet
-from rashomon.sets._margin_bounds import ScoreRanges, intercept_interval
-from rashomon.sets._margin_mcr import _bound_loss
-from rashomon.sets._margin_sample import sample_margin_members
-from rashomon.sets._margin_secant import SecantBound, slab_ranges, upper_hull
-from rashomon.sets._margin_terms import MarginTerms
+from rashomon.sets.margin._bounds import ScoreRanges, intercept_interval
+from rashomon.sets.margin._mcr import _bound_loss
+from rashomon.sets.margin._sample import sample_margin_members
+from rashomon.sets.margin._secant import SecantBound, slab_ranges, upper_hull
+from rashomon.sets.margin._terms import MarginTerms
 
 TOL = 1e-9  # rounding of the brute-force sums; the bounds themselves carry their own (smaller) safety margin
 
@@ -112,7 +112,7 @@ def test_two_dimensional_grid_reference(cls, kind):
     assert res.upper_model.mr >= grid.max() - 1e-3
     lo, hi = intercept_interval(ms.D, ms.y, ms.o, ms.B, ms.r, ms.loss, eps)
     bl = _bound_loss(ms.loss)
-    from rashomon.sets._margin_bounds import surrogate_bound
+    from rashomon.sets.margin._bounds import surrogate_bound
 
     R = ScoreRanges(ms.D, ms.y, ms.B, ms.r, lo, hi, bl, bl.offset, eps, ms.theta_min)
     T = MarginTerms(ms.D, ms.y, np.array([1]))
@@ -203,7 +203,7 @@ def test_coordinate_extremes_bound_the_coefficient(cls):
     searches' own points, and is near those points: within 1e-3 of the width (logistic: the dual is nearly
     tight), 1e-2 for the hinge (its points meet the smoothed constraint e_orig,τ <= ε, a subset of S, and
     the bound pays the smoothing's τ log 2)."""
-    from rashomon.sets._margin_ascent import coordinate_extremes
+    from rashomon.sets.margin._ascent import coordinate_extremes
 
     X, y = _small(n=80, seed=2)
     rs = RashomonSet(cls(norm_bound=3.0), 0.15).fit(X, y)
@@ -233,7 +233,7 @@ def test_no_intercept_set_and_surrogate_fallback_are_valid(monkeypatch, cls):
     """A set without intercept (no intercept interval to cut): every grid point of the 2-D set has its brute-force
     MR inside the certified interval, and the members attaining both ends are in the set. With the slab bound
     made to give nothing, the hinge falls back to the surrogate outer bound: finite, certified, still valid."""
-    import rashomon.sets._margin_mcr as mm
+    import rashomon.sets.margin._mcr as mm
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(60, 2))

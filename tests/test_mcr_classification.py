@@ -7,7 +7,7 @@ import pytest
 
 from rashomon import HingeModelClass, LinearModelClass, LogisticModelClass, RashomonSet, model_reliance
 from rashomon.datasets import load_pima_diabetes
-from rashomon.sets._margin_sample import sample_margin_members
+from rashomon.sets.margin._sample import sample_margin_members
 from rashomon.utils.validation import RashomonInputError
 
 TOL = 2.0**-20
@@ -20,7 +20,7 @@ def _pima(n=250):
 
 def _mr_of(rs, th, group):
     T = rs._margin
-    from rashomon.sets._margin_terms import MarginTerms
+    from rashomon.sets.margin._terms import MarginTerms
 
     terms = MarginTerms(T.D, T.y, np.asarray(group) + T.o)
     return terms.e_switch(th, T.loss) / terms.e_orig(th, T.loss), terms.e_orig(th, T.loss)
@@ -129,8 +129,8 @@ def test_hinge_step_certificate_against_exact_program(gamma):
     objective is within the requested accuracy of the bound."""
     import cvxpy as cp
 
-    from rashomon.sets._margin_bounds import intercept_interval
-    from rashomon.sets._margin_terms import MarginTerms
+    from rashomon.sets.margin._bounds import intercept_interval
+    from rashomon.sets.margin._terms import MarginTerms
 
     rs = _small_set(HingeModelClass)
     ms = rs._margin
@@ -159,7 +159,7 @@ def test_hinge_step_certificate_against_exact_program(gamma):
 def test_switch_parts_blocks_and_sharp_path(monkeypatch):
     """Blockwise sums over the switched values equal the one-block sums; the sharp-smoothing path (kink
     neighbourhood only) equals the dense formula."""
-    import rashomon.sets._margin_terms as mt
+    import rashomon.sets.margin._terms as mt
     from rashomon.model_classes import MarginLoss
 
     rs = _small_set(LogisticModelClass, n=120)
@@ -208,7 +208,7 @@ def test_switched_sums_over_row_classes_equal_all_pairs(monkeypatch, keep):
     """Rows sharing the rest of the design and the label are summed as one column (row classes): value,
     gradient and Hessian of e_switch equal the explicit sum over all n(n-1) ordered pairs, with heavy
     duplication (categorical rest columns, own values differing inside a class), weights kept or rebuilt."""
-    import rashomon.sets._margin_terms as mt
+    import rashomon.sets.margin._terms as mt
     from rashomon.model_classes import MarginLoss
 
     rng = np.random.default_rng(3)

@@ -65,7 +65,7 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPD
     At ε_abs = e_min the set is the minimiser and both ends are its PD.
 
     Classifier classes (logistic, hinge): the band is of the PD of the *score* (decision function), a
-    linear functional of θ, exact in the same way (:mod:`._margin_ranges`). The PD of the probability
+    linear functional of θ, exact in the same way (:mod:`.margin._ranges`). The PD of the probability
     ``mean σ(score)`` is not linear in θ; averaging σ of per-row score ranges would give only a valid outer
     band (not tight) at the cost of one range per row and grid value, so it is not offered.
     """

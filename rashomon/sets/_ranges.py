@@ -141,13 +141,13 @@ class CoefRange(FunctionalRange):
 
 # ---------------------------------------------------------------------- engine access
 def margin_set(rs):
-    """The fitted classifier pieces (:class:`~rashomon.sets._margin_mcr.MarginSet`) of a logistic / hinge set, else None."""
+    """The fitted classifier pieces (:class:`~rashomon.sets.margin._mcr.MarginSet`) of a logistic / hinge set, else None."""
     return rs.__dict__.get("_margin") if rs.loss_ in ("log_loss", "logistic", "hinge") else None
 
 
 def engine_of(rs, func: str):
     """The set's range engine, built once per fit: :class:`LinearFunctionalRange` for the quadratic classes,
-    :class:`~rashomon.sets._margin_ranges.MarginFunctionalRange` for the logistic and hinge classes."""
+    :class:`~rashomon.sets.margin._ranges.MarginFunctionalRange` for the logistic and hinge classes."""
     rs._check_fitted(func.split(".")[-1])
     ms = margin_set(rs)
     if rs.loss_ != "squared_error" and ms is None:
@@ -159,7 +159,7 @@ def engine_of(rs, func: str):
     if cached is not None and cached[0] == key:
         return cached[1]
     if ms is not None:
-        from ._margin_ranges import MarginFunctionalRange
+        from .margin import MarginFunctionalRange
 
         eng = MarginFunctionalRange(ms, rs.epsilon_abs_)
     else:

@@ -181,8 +181,8 @@ class RashomonSet(SetQueries):
                 f"'model_class'. Got {type(self.model_class).__name__} instead.")
         if w is not None:
             raise RashomonInputError(f"The 'sample_weight' parameter of {func} needs loss='squared_error'.")
-        if self.loss_ in ("log_loss", "hinge"):  # classifier classes: rashomon/sets/_margin_mcr.py
-            from ._margin_mcr import fit_margin_set
+        if self.loss_ in ("log_loss", "hinge"):  # classifier classes: rashomon/sets/margin/_mcr.py
+            from .margin import fit_margin_set
 
             return fit_margin_set(self, Xa, ya, columns, func)
         ref = self.reference
@@ -350,7 +350,7 @@ class RashomonSet(SetQueries):
                                      f"{type(self.model_class).__name__} (loss={self.loss_!r}); they need loss='squared_error'.")
         group = self._group(features, func)
         if getattr(self, "_margin", None) is not None:
-            from ._margin_mcr import margin_mcr
+            from .margin import margin_mcr
 
             return margin_mcr(self._margin, self._columns, group, e_ref=self.e_ref_, epsilon_abs=self.epsilon_abs_,
                               reference_theta=self.reference_theta_, kind=kind, tol=tol, max_iter=max_iter,
@@ -378,8 +378,8 @@ class RashomonSet(SetQueries):
             raise RashomonInputError(f"The 'epsilons' parameter of {func} must be a non-empty 1-d array of finite floats. "
                                      f"Got {epsilons!r} instead.")
         abs_eps = np.array([epsilon_threshold(float(e), epsilon_kind, self.e_ref_, self.e_min_, func) for e in eps_in])
-        if self.loss_ != "squared_error":  # classifier classes: rashomon/sets/_margin_envelope.py
-            from ._margin_envelope import margin_envelope
+        if self.loss_ != "squared_error":  # classifier classes: rashomon/sets/margin/_envelope.py
+            from .margin import margin_envelope
 
             return margin_envelope(self, features, abs_eps, kind=kind, conditional=conditional, strata=strata,
                                    tol=tol, max_iter=max_iter, progress=progress)

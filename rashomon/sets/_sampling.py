@@ -15,7 +15,7 @@ distribution there to the uniform distribution in θ.
 * ``"auto"``: rejection when at least 5% of proposals are accepted, else hit-and-run.
 
 Classifier classes (logistic, hinge: a convex set that is not an ellipsoid) are sampled by
-hit-and-run with an exact membership oracle (:mod:`._margin_sample`).
+hit-and-run with an exact membership oracle (:mod:`.margin._sample`).
 """
 from __future__ import annotations
 
@@ -199,8 +199,8 @@ def _rejection(eng, n_models, rng, budget):
 
 def _margin_members(rs, ms, n_models, method, seed, func) -> RashomonSample:
     """Members of a classifier set (logistic / hinge): hit-and-run with exact membership
-    (:func:`~rashomon.sets._margin_sample.sample_margin_members`), every member re-checked from scratch."""
-    from ._margin_sample import sample_margin_members, set_losses
+    (:func:`~rashomon.sets.margin._sample.sample_margin_members`), every member re-checked from scratch."""
+    from .margin import sample_margin_members, set_losses
 
     if method == "rejection":
         raise RashomonInputError(f"The 'method' parameter of {func} is 'rejection', which needs a quadratic class "
@@ -267,7 +267,7 @@ def _feature_cloud(rs, f, kind, tol, thetas, e_orig, func):
         es = rs.problem(f, func=func).e_switch
         sw = es.evaluate_many(thetas)
     else:  # a classifier class: the exact all-pairs e_switch of the margin loss
-        from ._margin_terms import MarginTerms
+        from .margin import MarginTerms
 
         T = MarginTerms(ms.D, ms.y, np.asarray(rs._group(f, func), dtype=int) + ms.o)
         es = lambda th: T.e_switch(th, ms.loss)  # noqa: E731

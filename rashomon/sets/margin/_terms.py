@@ -12,14 +12,14 @@ design and label are one column: m <= n row classes, their weights summed): the 
 of values so that memory stays bounded when V is large (a continuous feature: V ≈ n).
 
 The same Gram with per-row curvatures builds the quadratic minorants / majorants of
-the two losses used by the certified outer bounds (:mod:`._margin_bounds`).
+the two losses used by the certified outer bounds (:mod:`._bounds`).
 """
 from __future__ import annotations
 
 import numpy as np
 from scipy.special import expit
 
-from ..model_classes import Quadratic
+from ...model_classes import Quadratic
 
 __all__ = ["MarginTerms", "orig_quadratic"]
 
@@ -218,7 +218,7 @@ class MarginTerms:
         """``(f, s, g)`` at θ for the hinge with the multipliers ``α_k = σ((1 - m_k)/τ)`` of the smoothed hinge:
         the exact objective ``f = w_orig·e_orig + w_switch·e_switch``, ``s = Σ_k w_k α_k`` and
         ``g = -Σ_k w_k α_k y_k d_k``; ``s + min_{z∈K} g'z`` is a lower bound on the exact-hinge minimum over K
-        (weak duality, :mod:`._margin_solve`)."""
+        (weak duality, :mod:`._solve`)."""
         def parts(M):
             return np.maximum(0.0, 1.0 - M), expit((1.0 - M) / tau)
 

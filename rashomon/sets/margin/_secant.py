@@ -10,7 +10,7 @@ with coordinate k (b = θ_k), row margins ``m_j = y_j d_j'θ``. The switched pai
 
 **Bound on one slab** ``A = S ∩ {a <= b <= a'}``. (i) Every m_j stays in an interval ``[lo_j, hi_j]``
 on A: the intersection of its ranges on ``E ∩ slab`` and ``ball ∩ slab`` (E ⊇ S: the ellipsoid of
-:class:`._margin_bounds.ScoreRanges`; the range of a linear function on an ellipsoid cut by a slab of
+:class:`._bounds.ScoreRanges`; the range of a linear function on an ellipsoid cut by a slab of
 one coordinate is closed form, slice formula below). (ii) φ_j is convex in b (the switched losses
 are), so on the slab ``φ_j(m, b) <= max(φ_j(m, a), φ_j(m, a'))``. (iii) For ``Λ' = Λ + τ₁`` (τ₁ >= 0)
 let ψ_j be the least concave majorant, on a grid of [lo_j, hi_j], of ``f_j = max over the two ends of
@@ -50,7 +50,7 @@ import math
 
 import numpy as np
 
-from ..solvers import SmoothBallProgram
+from ...solvers import SmoothBallProgram
 
 __all__ = ["slab_ranges", "upper_hull", "SecantBound", "secant_upper_bound", "SECANT_WORK"]
 

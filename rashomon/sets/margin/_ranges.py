@@ -1,7 +1,7 @@
 """Exact ranges of linear functionals over a classifier Rashomon set (logistic and hinge classes).
 
 S = {θ ∈ K : e_orig(θ) <= ε} is convex (K: the class's norm ball with the intercept in the interval of
-:func:`._margin_bounds.intercept_interval`, which contains S; e_orig is convex in θ). For a functional
+:func:`._bounds.intercept_interval`, which contains S; e_orig is convex in θ). For a functional
 ``c'θ`` (a row's score, a coefficient, a partial dependence value, any contrast) the least value over S
 is a convex programme, bounded by Lagrangian duality: for every μ > 0 and every θ in S,
 
@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ._margin_bounds import intercept_interval
+from ._bounds import intercept_interval
 
 __all__ = ["MarginFunctionalRange"]
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..solvers import SmoothBallProgram
+from ...solvers import SmoothBallProgram
 
 __all__ = ["solve_margin"]
 

@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..utils.validation import seed_from
-from ._steps import level_point, mr_value
+from ...utils.validation import seed_from
+from .._steps import level_point, mr_value
 
 __all__ = ["ascend_upper", "coordinate_extremes"]
 

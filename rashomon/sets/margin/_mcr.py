@@ -2,26 +2,26 @@
 
 **Lower end (MCR-), γ >= 0.** ``min_K γ·e_orig + e_switch`` is convex; it is solved by
 projected Newton (:class:`~rashomon.solvers.SmoothBallProgram`) on K = the norm ball with the
-intercept in an interval containing the Rashomon set S (:func:`._margin_bounds.intercept_interval`),
+intercept in an interval containing the Rashomon set S (:func:`._bounds.intercept_interval`),
 with the Frank–Wolfe duality gap as certificate: the solver's ``lower_bound`` is a lower bound
 on h* whatever its accuracy, so each step gives a valid bound (Fisher et al. 2019, §6:
 ``MR >= h*/ε - γ`` for h* >= 0; difference ``h* - (1+γ)ε``), since a minimum over K ⊇ S is
 a minimum over a superset. For the hinge a decreasing schedule of smoothings is minimised and the
 bound is the weak-duality bound of the exact hinge problem at the smoothed multipliers
-(:mod:`._margin_solve`); steps far from the end are solved coarsely (their bounds stay valid).
+(:mod:`._solve`); steps far from the end are solved coarsely (their bounds stay valid).
 γ is found by safeguarded regula falsi on ``e_orig(θ_γ) = ε``; a member attaining the bound is the
 minimiser at the bracketing γ or a point of the segment between the two bracketing minimisers with
 ``e_orig = ε`` (e_orig is convex on it).
 When the e_switch minimiser already lies in S, γ < 0 is needed (non-convex): the bound is the
-larger of the γ = 0 bound and (logistic loss) the surrogate bounds of :mod:`._margin_bounds`
+larger of the γ = 0 bound and (logistic loss) the surrogate bounds of :mod:`._bounds`
 (expanded at the γ = 0 minimiser and at the best member; for the hinge they never win), and the
-member is found by a local descent from several starts (:mod:`._margin_descent`; members with
+member is found by a local descent from several starts (:mod:`._descent`; members with
 MR < 1 exist); its MR minus the bound is the reported gap.
 
 **Upper end (MCR+).** Inner value: Dinkelbach's method with the convex e_switch linearised
 (convex–concave procedure) from several starts; every iterate is a member of S and MR never
-decreases. Outer bound: the smaller of :func:`._margin_bounds.surrogate_bound` and, for one
-feature, :func:`._margin_secant.secant_upper_bound` (row envelopes on slabs of the switched
+decreases. Outer bound: the smaller of :func:`._bounds.surrogate_bound` and, for one
+feature, :func:`._secant.secant_upper_bound` (row envelopes on slabs of the switched
 coefficient; proofs in their modules; a budget of work, not time, and skipped when the surrogate
 bound is already within 1% of the best member). The result reports both, the gap, and flags gaps above 5%.
 """
@@ -31,14 +31,14 @@ import math
 
 import numpy as np
 
-from ..utils import single_blas_thread
-from ..utils.losses import canonical_loss_name
-from ._margin_bounds import ScoreRanges, intercept_interval, surrogate_bound
-from ._margin_secant import secant_upper_bound
-from ._margin_solve import solve_margin
-from ._margin_terms import MarginTerms
-from ._results import MCRResult
-from ._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
+from ...utils import single_blas_thread
+from ...utils.losses import canonical_loss_name
+from ._bounds import ScoreRanges, intercept_interval, surrogate_bound
+from ._secant import secant_upper_bound
+from ._solve import solve_margin
+from ._terms import MarginTerms
+from .._results import MCRResult
+from .._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
 
 __all__ = ["MarginSet", "margin_mcr", "fit_margin_set"]
 
@@ -69,15 +69,15 @@ class MarginSet:
 
     def intercept_range(self, eps):
         """A certified interval containing the intercept on S at ε: Jensen's
-        (:func:`._margin_bounds.intercept_interval`) cut by the Lagrangian bounds of the two searches along
-        ± the intercept (:func:`._margin_ascent.coordinate_extremes`; about half as wide on Pima). Computed
+        (:func:`._bounds.intercept_interval`) cut by the Lagrangian bounds of the two searches along
+        ± the intercept (:func:`._ascent.coordinate_extremes`; about half as wide on Pima). Computed
         once per ε."""
         lo, hi = intercept_interval(self.D, self.y, self.o, self.B, self.r, self.loss, eps)
         if not self.o:
             return lo, hi
         key = float(eps)
         if key not in self._icpt:
-            from ._margin_ascent import coordinate_extremes
+            from ._ascent import coordinate_extremes
 
             a, b = coordinate_extremes(self, self.orig, self.loss, eps, lo, hi, coords=(0,)).coef_range(0)
             lo2, hi2 = np.maximum(lo, a), np.minimum(hi, b)
@@ -86,7 +86,7 @@ class MarginSet:
 
     # ------------------------------------------------------------------ convex solves
     def solve(self, w_orig, w_switch, terms, lo, hi, x0=None, lin=None, tol=1e-11, loss=None, atol=None):
-        """Minimise ``w_orig·e_orig + w_switch·e_switch (+ lin'θ)`` over K (:func:`._margin_solve.solve_margin`:
+        """Minimise ``w_orig·e_orig + w_switch·e_switch (+ lin'θ)`` over K (:func:`._solve.solve_margin`:
         Newton; for the hinge a smoothing schedule with a dual certificate). Returns ``(θ, certified lower bound
         of the *exact*-loss objective, certified)``. ``loss`` replaces the set's (smoothed) loss for one
         warm-started solve (local searches)."""
@@ -131,7 +131,7 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
     def extremes():
         """The coordinate extremes of S (starts of both local searches), computed once, by whichever end asks first."""
         if not memo:
-            from ._margin_ascent import coordinate_extremes
+            from ._ascent import coordinate_extremes
 
             memo.append(coordinate_extremes(ms, T, loss, eps, lo, hi))
         return memo[0]
@@ -219,7 +219,7 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
         notes.append("lower end: the e_switch minimiser lies in the set, so the tight bound needs γ < 0 (non-convex); "
                      + ("the bound is the better of γ = 0 and the quadratic-surrogate bound" if loss.name == "logistic"
                         else "the bound is the γ = 0 bound") + ", the member is found by a local descent")
-        from ._margin_descent import descend_lower
+        from ._descent import descend_lower
 
         th_0 = best("lower")[0]
         for th in descend_lower(ms, T, loss, eps, lo, hi, kind, [c[0] for c in cand], extremes):
@@ -235,7 +235,7 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
         lower = max(lower, step_bound(step(0.0, s0.theta, coarse=0.0, again=True), eps, kind))
         lth, lmr = best("lower")
     # ---------------------------------------------------------------- upper end
-    from ._margin_ascent import ascend_upper
+    from ._ascent import ascend_upper
 
     for th in ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extremes):
         add(th)
@@ -244,7 +244,7 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
     # for one feature it is the fallback only
     slab_first = loss.name == "hinge" and uth is not None and len(gi) == 1
     upper = math.inf if slab_first else min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
-    # row envelopes on slabs of the switched coefficient (._margin_secant; a deterministic work budget), only
+    # row envelopes on slabs of the switched coefficient (._secant; a deterministic work budget), only
     # where it can tighten
     if uth is not None and len(gi) == 1 and not (np.isfinite(upper) and upper - umr <= _SECANT_SKIP * abs(upper)):
         sec = secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, umr, b_limits=extremes().coef_range(int(gi[0])))
@@ -328,10 +328,10 @@ def fit_margin_set(rs, Xa, ya, columns, func) -> None:
 
 
 def _fit_margin_set(rs, Xa, ya, columns, func) -> None:
-    from ..model_classes import ClassMember, HingeModelClass, LogisticModelClass
-    from ..model_classes import encode_margin_labels
-    from ..utils.validation import RashomonInputError
-    from ._epsilon import epsilon_threshold
+    from ...model_classes import ClassMember, HingeModelClass, LogisticModelClass
+    from ...model_classes import encode_margin_labels
+    from ...utils.validation import RashomonInputError
+    from .._epsilon import epsilon_threshold
 
     mc = rs.model_class
     if not isinstance(mc, (LogisticModelClass, HingeModelClass)):  # LinearModelClass with loss=...

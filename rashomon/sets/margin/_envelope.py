@@ -1,6 +1,6 @@
 """MCR over a grid of ε for the classifier classes (logistic, hinge).
 
-Each ε is answered by the classifier MCR (:func:`._margin_mcr.margin_mcr`: certified lower bound and
+Each ε is answered by the classifier MCR (:func:`._mcr.margin_mcr`: certified lower bound and
 outer upper bound, members attaining inner values). The sets are nested (``S_ε ⊆ S_ε'`` for ε <= ε'),
 which gives three valid improvements, applied to the reported bounds:
 
@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
-from ..utils.validation import RashomonInputError
-from ._results import MCREnvelope
+from ...utils.validation import RashomonInputError
+from .._results import MCREnvelope
 
 __all__ = ["MarginEnvelope", "margin_envelope", "classifier_only"]
 
@@ -83,7 +83,7 @@ def _tightened(results, order, kind):
 
 def classifier_only(rs, func: str, *, conditional: bool = False, strata=None) -> None:
     """A clear error for what the classifier classes do not answer (conditional switching, other convex losses)."""
-    from ._ranges import margin_set
+    from .._ranges import margin_set
 
     name = type(rs.model_class).__name__
     if margin_set(rs) is None:
@@ -99,7 +99,7 @@ def classifier_only(rs, func: str, *, conditional: bool = False, strata=None) ->
 def margin_envelope(rs, features, abs_eps: np.ndarray, *, kind: str, tol: float, max_iter: int, progress: bool,
                     conditional: bool = False, strata=None, n_starts: int = 5, random_state=0) -> MarginEnvelope:
     """The classifier MCR at every absolute ε of ``abs_eps`` (see the module docstring)."""
-    from ._margin_mcr import margin_mcr
+    from ._mcr import margin_mcr
 
     func = "RashomonSet.envelope"
     classifier_only(rs, func, conditional=conditional, strata=strata)

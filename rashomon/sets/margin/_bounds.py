@@ -33,9 +33,9 @@ import math
 
 import numpy as np
 
-from ..solvers import QCQPSequence, SolverStatus
-from ._margin_terms import orig_quadratic
-from ._steps import MCRStep, step_bound
+from ...solvers import QCQPSequence, SolverStatus
+from ._terms import orig_quadratic
+from .._steps import MCRStep, step_bound
 
 __all__ = ["intercept_interval", "ScoreRanges", "surrogate_bound"]
 

@@ -12,11 +12,11 @@ problem. Dinkelbach iterations, each a majorise–minimise step of ``e_switch - 
   multiplier on ``e_orig <= ε`` the step is ``min_K e_orig + t·(Q_k(θ) - q·g'θ)``: n rows and a
   d × d quadratic (the pairs are touched once per iteration, to build Q_k). e_orig of the minimiser
   increases with t; the largest t whose minimiser stays in S is found by the search of
-  :mod:`._margin_ascent` (with the level point on the final bracket: the minimiser may jump).
+  :mod:`._ascent` (with the level point on the final bracket: the minimiser may jump).
 
 For the hinge the majorant and tangent are built on the hinge smoothed at ``_HINGE_SMOOTH`` (the JJ
 curvature of a sharper smoothing is too large to move) and the constraint on the smoothing of
-:mod:`._margin_ascent` (``e_orig,τ <= ε`` implies the exact constraint). Every iterate is checked for
+:mod:`._ascent` (``e_orig,τ <= ε`` implies the exact constraint). Every iterate is checked for
 membership with the exact loss (ball and ``e_orig <= ε``) and kept only when its exact MR is smaller:
 MR never increases.
 
@@ -32,9 +32,9 @@ import math
 
 import numpy as np
 
-from ..solvers import SmoothBallProgram
-from ._margin_ascent import _search_t, _smoothed
-from ._steps import mr_value
+from ...solvers import SmoothBallProgram
+from ._ascent import _search_t, _smoothed
+from .._steps import mr_value
 
 __all__ = ["descend_lower"]
 
@@ -47,7 +47,7 @@ _MAX_ITER = 8  # iterations of the best start (the race's included)
 
 def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, max_iter=None):
     """Members of S with small MR (see the module docstring), best first; returns a list of θ. ``extremes()``
-    gives :func:`._margin_ascent.coordinate_extremes` (computed once per MCR, shared with the upper end)."""
+    gives :func:`._ascent.coordinate_extremes` (computed once per MCR, shared with the upper end)."""
     sm = _smoothed(loss, eps)
     mj = loss.smoothed(_HINGE_SMOOTH)  # the logistic loss is its own smoothing
     e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731  (>= the exact loss)
