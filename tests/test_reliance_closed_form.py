@@ -222,8 +222,8 @@ def test_values_at_the_magnitude_limit():
 def test_badly_centred_data(x_offset, y_offset):
     # Columns and target far from 0 (a model fitted elsewhere, so the residuals do not average 0 either):
     # every feature and group equals the U-statistic in exact rational arithmetic (of the model's own
-    # predictions) to 1e-10, the generic path to 1e-9 and the per-feature formula to 1e-9 (that formula
-    # itself loses digits here: it centres u = X_G β_G after forming it about the offset).
+    # predictions) to 1e-10, the generic path to 1e-9 and the per-feature formula (which centres the
+    # group's columns before they meet β) to 1e-10.
     rng = np.random.default_rng(4)
     X = rng.normal(size=(1500, 5)) * np.array([1.0, 30.0, 0.01, 1.0, 5.0]) + x_offset
     y = (X - x_offset) @ np.array([1.0, -0.2, 30.0, 0.8, 0.5]) + rng.normal(size=1500) + y_offset
@@ -237,7 +237,8 @@ def test_badly_centred_data(x_offset, y_offset):
         assert r.exact_algorithm == "linear"
         assert r.e_switch == pytest.approx(_exact_rational(Xt, yt, pred, m.coef_, g), rel=1e-10)
         assert r.e_switch == pytest.approx(s.e_switch, rel=1e-9)
-        assert r.e_switch == pytest.approx(linear_squared_e_switch(Xt, yt, pred, m.coef_, g)[1], rel=1e-9)
+        assert linear_squared_e_switch(Xt, yt, pred, m.coef_, g)[1] == pytest.approx(
+            _exact_rational(Xt, yt, pred, m.coef_, g), rel=1e-10)
     assert fr.e_orig == pytest.approx(float(np.mean((yt - pred) ** 2)), rel=1e-12)
 
 

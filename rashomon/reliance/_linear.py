@@ -91,12 +91,16 @@ def linear_squared_e_switch(X: np.ndarray, y: np.ndarray, pred: np.ndarray, beta
     """
     n = X.shape[0]
     g = list(group)
-    u = X[:, g] @ beta[g]
-    r = y - pred + u
-    diag = float(np.sum((y - pred) ** 2))
-    rc = r - r.mean()
-    uc = u - u.mean()
-    total = n * float(rc @ rc) + n * float(uc @ uc) + n * n * float(r.mean() - u.mean()) ** 2
+    e = y - pred
+    diag = float(e @ e)
+    # centre the group's columns before they meet beta (two passes: the second removes the first's
+    # rounding), so columns far from 0 lose no digits; r = e + u, and mean(r) - mean(u) = mean(e)
+    Xg = X[:, g] - X[:, g].mean(axis=0)
+    uc = (Xg - Xg.mean(axis=0)) @ beta[g]
+    uc -= uc.mean()
+    ec = e - e.mean()
+    rc = ec + uc
+    total = n * float(rc @ rc) + n * float(uc @ uc) + n * n * float(e.mean()) ** 2
     return diag / n, (total - diag) / (n * (n - 1))
 
 
