@@ -52,6 +52,7 @@ def test_reference_is_the_class_minimiser(cls, fit_intercept):
     rs = RashomonSet(mc, 0.05).fit(X, y)
     loss = _loss(mc, ref, X, y)
     assert abs(loss - rs.e_min_) <= 1e-8
+    np.testing.assert_array_equal(ref.theta_, rs.theta_min_)  # the same solve, one BLAS thread: the same bits
     assert abs(rs.e_ref_ - rs.e_min_) <= 1e-8
     # an independent solve of the same problem: cvxpy's Clarabel (its accuracy ~1e-8; 1e-6 stated)
     assert loss == pytest.approx(_cvxpy_min(mc, par, X, y), abs=1e-6)
