@@ -164,8 +164,20 @@ class _MarginClass(LinearModelClass):
         (:meth:`rashomon.sets.margin.MarginSet.fit`), so the member's loss on (X, y) is the
         set's ``e_min_`` on those rows. Its parametrisation (standardisation, norm bound)
         travels with it: ``RashomonSet(..., reference=member)`` fitted on other rows (held-out
-        data) uses this class. ``predict`` returns scores (log-odds for the logistic class).
-        y holds labels in {0, 1} or {-1, +1}; ``sample_weight`` is not supported.
+        data) uses this class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels in {0, 1} or {-1, +1}, both present.
+        sample_weight : None
+            Not supported by the classifier classes (an error if given).
+
+        Returns
+        -------
+        ClassMember
+            ``predict`` returns scores (log-odds for the logistic class); ``coef_``, ``intercept_``, ``theta_``.
         """
         par, (theta,) = self.minimise_loss(X, y, sample_weight, func=f"{type(self).__name__}.fit_reference")
         return par.estimator(theta)
@@ -178,7 +190,7 @@ class _MarginClass(LinearModelClass):
         its minimiser on each fold). θ is in the parametrisation's coordinates.
 
         Runs with one BLAS thread, as :meth:`RashomonSet.fit` does (the same bits; the norm's cross-validated
-        fit is also much faster so on a busy machine: breast cancer 0.8 s against 13 s)."""
+        fit is also much faster on a busy machine: breast cancer 0.8 s against 13 s)."""
         from ..utils import single_blas_thread
         from ..utils.validation import check_sample_weight, check_X, check_y
 
