@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import checkpoint
 from ..utils.validation import RashomonInputError
 
 __all__ = ["group_slug", "check_group_names", "check_writable_dir", "prepare"]
@@ -143,8 +144,16 @@ class _Progress:
 
     @contextmanager
     def phase(self, desc: str, total: int = 1):
+        checkpoint(f"phase {desc}")  # named points where the signal tests pause the run (no-op otherwise)
+
+        def ticked(update):
+            def tick(k=1):
+                update(k)
+                checkpoint(f"tick {desc}")
+            return tick
+
         if not self.enabled:
-            yield lambda k=1: None
+            yield ticked(lambda k=1: None)
             return
         t0 = time.perf_counter()
         if self.tty:
@@ -152,12 +161,12 @@ class _Progress:
 
             bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=True)
             try:
-                yield bar.update
+                yield ticked(bar.update)
             finally:
                 bar.close()
         else:
             print(f"[rashomon] {desc} ...", file=sys.stderr, flush=True)
-            yield lambda k=1: None
+            yield ticked(lambda k=1: None)
             print(f"[rashomon] {desc}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
 
 

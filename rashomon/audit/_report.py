@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..utils import save_figure, write_bytes, write_text
 from ._report_text import (
     _HP_LABELS,
     _LOSS_TEXT,
@@ -117,9 +118,11 @@ def write_figures(result, out_dir: str | Path) -> dict:
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=FIG_DPI, bbox_inches="tight")
             png = buf.getvalue()
-            (out / f"{stem}.png").write_bytes(png)
-            fig.savefig(out / f"{stem}.svg", bbox_inches="tight")
-            plt.close(fig)
+            try:
+                write_bytes(out / f"{stem}.png", png)
+                save_figure(fig, out / f"{stem}.svg", bbox_inches="tight")
+            finally:
+                plt.close(fig)
         figs[stem] = base64.b64encode(png).decode()
     return figs
 
@@ -254,4 +257,4 @@ correlated variables, and scrambling it can create unusual combinations of value
 <dt>Run time</dt><dd>{timings or "not recorded"}</dd>
 </dl>
 </body></html>"""
-    path.write_text(page, encoding="utf-8")
+    write_text(path, page)  # last: a report.html is only there once its figures are
