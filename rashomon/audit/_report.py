@@ -189,6 +189,7 @@ def to_html(result, path: str | Path, figures: dict | None = None) -> None:
     else:
         input_txt = "a table passed in memory (a DataFrame, no file)"
     sha_txt = f"<code>{esc(str(sha))}</code>" if sha else "not recorded"
+    notes = "".join(f"<dt>Note</dt><dd>{esc(str(t))}</dd>" for t in meta.get("notes") or [])
     timings = ", ".join(f"{esc(k)} {v:.1f} s" for k, v in (result.timings or {}).items())
 
     page = f"""<!DOCTYPE html>
@@ -223,7 +224,7 @@ model needs the group; an MCR− above 1 says every good model uses it.</li>
 <dt>Rows</dt><dd>{_rows_text(result, meta)}</dd>
 <dt>Encoding</dt><dd>{_encoding_text(result, meta)}</dd>
 <dt>Intervals</dt><dd>{_ci_text(result, meta)}</dd>
-<dt>Computation</dt><dd>{_computation_text(result, meta)}</dd>
+<dt>Computation</dt><dd>{_computation_text(result, meta)}</dd>{notes}
 </dl>
 <h3>Hyper-parameters of the reference and the class</h3>
 <dl class="kv">{hp_rows}</dl>

@@ -182,6 +182,8 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"rashomon audit: error: {_as_option(str(exc))}", file=sys.stderr)
         return 2
     print(res.to_frame().round(4).to_string())
+    for note in res.meta.get("notes") or []:
+        print(f"note: {note}", file=sys.stderr)
     if res.meta.get("n_rows_dropped"):
         print(f"dropped {res.meta['n_rows_dropped']} of {res.meta['n_rows_input']} rows with missing values", file=sys.stderr)
     try:
