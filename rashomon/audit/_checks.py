@@ -1,5 +1,5 @@
 """Input checks of :func:`rashomon.audit`, all run before any computing: reading the CSV (separator
-sniffing, binary/empty files), group names and their file-name slugs, writable output folders, missing
+sniffing, binary/empty files, repeated header names), group names and their file-name slugs, writable output folders, missing
 values, one-hot encoding of categorical columns, ``train_size``; and the progress reporter.
 """
 from __future__ import annotations

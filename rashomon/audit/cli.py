@@ -10,7 +10,11 @@ Example::
 
 Every input (including the ``--out`` folder, created and test-written) is checked
 before any computing; a bad one prints ``rashomon audit: error: ...`` on stderr
-and exits with status 2.
+and exits with status 2. A report that cannot be written (a full disk) exits with
+status 1 after printing the results, naming the file. Ctrl-C (SIGINT) and SIGTERM
+stop the run with one line on stderr and status 130 or 143: joblib's workers are
+ended, and no file is left half-written (each is written under a temporary name
+and renamed into place; report.html last).
 """
 from __future__ import annotations
 
