@@ -389,6 +389,12 @@ def test_repeated_dataframe_columns_handled_alike(no_fit):
     merged, notes = merge_duplicate_columns(same, {"a": "a feature"})
     assert list(merged.columns) == ["a", "b", "y"] and "identical" in notes[0]
     pd.testing.assert_frame_equal(merged, df[["a", "b", "y"]])
+    # out of core the copies are not compared: a repeated name the audit uses is an error (column checks only)
+    from rashomon.audit._checks import check_columns
+
+    with pytest.raises(RashomonInputError, match=r"must not repeat the names of the columns the audit uses. Got \['a'\]"):
+        check_columns(same, "y", {"g": ["a"]}, None, "audit")
+    assert check_columns(same, "y", {"g": ["b"]}, None, "audit") == ({"g": ["b"]}, ["b"])
 
 
 def _shared_data(name):
