@@ -276,6 +276,7 @@ def audit(
                  "norm_bound": ref_info["norm"]}
     meta = audit_meta(epsilon, epsilon_kind, f"{cv}-fold", hyper, encoding, scaled, n_input, n, missing_by_column,
                       len(tr), digest, input_name, bootstrap)
+    meta.update({"notes": prep["notes"]} if prep["notes"] else {})  # e.g. repeated header names merged
     if mask is not None:
         meta.update(split_rule=f"a row fits the reference iff the column {split!r} is True (or 1)",
                     split_rule_short=f"column {split}")

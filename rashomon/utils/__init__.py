@@ -16,4 +16,10 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "get_loss": ".losses",
     "RashomonInputError": ".validation",
     "show_versions": "._versions",
+    "FileWriteError": "._io",
+    "atomic_write": "._io",
+    "write_text": "._io",
+    "write_bytes": "._io",
+    "save_figure": "._io",
+    "checkpoint": "._io",
 })
