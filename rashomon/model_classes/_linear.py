@@ -6,7 +6,16 @@ from typing import Any
 import numpy as np
 
 from ..utils.losses import canonical_loss_name
-from ..utils.validation import RashomonInputError, check_norm_bound, check_positive_grid
+from ..utils.validation import (
+    Boolean,
+    FiniteArray,
+    PositiveGrid,
+    RashomonInputError,
+    Real,
+    check_model_class_params,
+    check_norm_bound,
+    check_positive_grid,
+)
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic, switched_design_moments
 
@@ -182,6 +191,15 @@ class LinearModelClass(ModelClass):
     so building both costs O(n·p²) with no pair loop.
     """
 
+    #: constructor arguments, checked when the class is used (``check_model_class_params``, scikit-learn style)
+    _parameter_constraints: dict = {
+        "norm_bound": Real(0.0, closed="neither", allow_none=True),
+        "penalty_matrix": FiniteArray(2, square=True, allow_none=True),
+        "fit_intercept": Boolean(),
+        "standardize": Boolean(),
+        "alphas": PositiveGrid(allow_none=True),
+    }
+
     def __init__(self, norm_bound: float | None = None, penalty_matrix: Any = None, fit_intercept: bool = True,
                  standardize: bool = True, alphas: Any = None):
         self.norm_bound = norm_bound
@@ -262,6 +280,7 @@ class LinearModelClass(ModelClass):
         (:func:`convex_reference_norm`); the reference is always the loss minimiser over the
         ball, solved by the set.
         """
+        check_model_class_params(self)
         mean, sd, Z, Ms = self.coordinates(X, columns, func, sample_weight)
         o = 1 if self.fit_intercept else 0
         B = self.ball(Ms)

@@ -221,9 +221,10 @@ def fit_dask(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> Any:
 
 def _check_statistics_fit(rs: Any, func: str) -> None:
     if rs.loss_ != "squared_error":
-        raise RashomonInputError(f"The 'loss' parameter of {func} must be 'squared_error' when X is a Dask "
-                                 f"collection (only quadratic losses reduce to sufficient statistics). Got "
-                                 f"{rs.loss!r} instead.")
+        whose = "" if rs.loss is not None else f" (the loss of {type(rs.model_class).__name__})"
+        raise RashomonInputError(f"The 'loss' parameter of {func} must be 'squared_error' when X is a Dask collection "
+                                 f"(only the squared loss reduces to sufficient statistics). Got {rs.loss_!r}{whose} "
+                                 "instead; compute X first (X.compute()) for this loss.")
     if not isinstance(rs.model_class, LinearModelClass):
         raise RashomonInputError(f"The 'model_class' parameter of {func} must be a LinearModelClass when X is a Dask "
                                  f"collection. Got {type(rs.model_class).__name__} instead; compute X first "

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..utils.validation import RashomonInputError
+from ..utils.validation import RashomonInputError, Real
 from ._steps import MCRModel, envelope_loss, mr_value, step_bound
 
 __all__ = ["MCRResult", "MCREnvelope"]
@@ -159,7 +159,7 @@ class MCREnvelope:
 
     def bounds(self, epsilon: float) -> tuple[float, float]:
         """Certified ``(lower, upper)`` at any absolute ε, from all steps at once."""
-        eps = float(epsilon)
+        eps = Real().check(epsilon, "epsilon", "MCREnvelope.bounds")  # NaN gave (0, inf); a finite float
         if eps < self.e_min * (1 - 1e-12):
             raise RashomonInputError(f"The 'epsilon' parameter of MCREnvelope.bounds must be >= e_min = {self.e_min:.6g}. Got {eps!r} instead.")
         lo = [step_bound(s, eps, self.kind) for s in self.steps if s.side == "lower"]
