@@ -162,8 +162,18 @@ class KernelModelClass(ModelClass):
 
     # ------------------------------------------------------------------ pieces
     def _k(self, X, D, gamma):
-        if callable(self.kernel):
-            return np.asarray(self.kernel(X, D), dtype=float)
+        if callable(self.kernel):  # a user's kernel: its values are checked (shape, finite) before any use
+            try:
+                K = np.asarray(self.kernel(X, D), dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise RashomonInputError(f"The 'kernel' parameter of KernelModelClass must return an array of numbers "
+                                         f"k(X, D). Got an error instead: {exc}") from None
+            if K.shape != (len(X), len(D)) or not np.all(np.isfinite(K)):
+                raise RashomonInputError(f"The 'kernel' parameter of KernelModelClass must return a finite array of "
+                                         f"shape (len(X), len(D)) = ({len(X)}, {len(D)}). Got "
+                                         f"{'shape ' + str(K.shape) if K.shape != (len(X), len(D)) else 'NaN or inf'} "
+                                         "instead.")
+            return K
         return _KERNELS[self.kernel](X, D, gamma)
 
     def _check(self, func):

@@ -238,8 +238,19 @@ class LinearModelClass(ModelClass):
         if M.shape != (p, p) or not np.all(np.isfinite(M)):
             raise RashomonInputError(f"The 'penalty_matrix' parameter of LinearModelClass must be a finite ({p}, {p}) matrix. Got shape {M.shape} instead.")
         M = 0.5 * (M + M.T)
-        if np.linalg.eigvalsh(M)[0] < -1e-10 * max(1.0, np.abs(M).max()):
-            raise RashomonInputError("The 'penalty_matrix' parameter of LinearModelClass must be positive semi-definite.")
+        cls = type(self).__name__
+        ev = np.linalg.eigvalsh(M)
+        if ev[0] < -1e-10 * max(1.0, np.abs(M).max()):
+            raise RashomonInputError(f"The 'penalty_matrix' parameter of {cls} must be positive semi-definite. Got a "
+                                     f"least eigenvalue of {ev[0]:.3g} instead.")
+        if self.loss != "squared_error" and ev[0] <= 1e-12 * max(ev[-1], 1e-300):
+            raise RashomonInputError(f"The 'penalty_matrix' parameter of {cls} must be positive definite (a singular "
+                                     f"penalty leaves the scores unbounded). Got eigenvalues from {ev[0]:.3g} to "
+                                     f"{ev[-1]:.3g} instead.")
+        if self.norm_bound is None and not ev[-1] > 0:
+            raise RashomonInputError(f"The 'penalty_matrix' parameter of {cls} must be non-zero when norm_bound=None "
+                                     "(the norm bound is then the reference's β'Mβ, 0 for every β). Got the zero matrix "
+                                     "instead; give a norm_bound or a non-zero penalty.")
         return M if self.standardize else M / np.outer(sd, sd)
 
     def ball(self, Ms: np.ndarray) -> np.ndarray:

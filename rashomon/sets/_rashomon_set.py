@@ -18,6 +18,7 @@ from ..utils.validation import (
     Boolean,
     Integral,
     Options,
+    Percentiles,
     RandomStateLike,
     RashomonInputError,
     Real,
@@ -36,7 +37,7 @@ from ._queries import SetQueries
 from ._results import MCREnvelope, MCRResult
 from ._row_statistics import RowStatistics
 from ._search import GammaSearch, search_result
-from ._set_inputs import check_set_params, query_rows, record_names
+from ._set_inputs import check_epsilons, check_set_params, query_rows, record_names
 
 __all__ = ["RashomonSet"]
 
@@ -371,10 +372,8 @@ class RashomonSet(SetQueries):
         func = "RashomonSet.envelope"
         self._check_fitted("envelope")
         epsilon_kind = self.epsilon_kind if epsilon_kind is None else epsilon_kind
-        eps_in = np.geomspace(0.005, 0.5, 20) if epsilons is None else np.atleast_1d(np.asarray(epsilons, dtype=float))
-        if eps_in.size == 0 or not np.all(np.isfinite(eps_in)) or eps_in.ndim != 1:
-            raise RashomonInputError(f"The 'epsilons' parameter of {func} must be a non-empty 1-d array of finite floats. "
-                                     f"Got {epsilons!r} instead.")
+        eps_in = np.geomspace(0.005, 0.5, 20) if epsilons is None else check_epsilons(epsilons, epsilon_kind, func,
+                                                                                         "epsilons")
         abs_eps = np.array([epsilon_threshold(float(e), epsilon_kind, self.e_ref_, self.e_min_, func) for e in eps_in])
         if self.loss_ != "squared_error":  # classifier classes: rashomon/sets/margin/_envelope.py
             from .margin import margin_envelope
@@ -404,7 +403,7 @@ class RashomonSet(SetQueries):
             results=results, steps=list(srch.steps), kind=kind, features=srch.prob.feature_names, e_ref=self.e_ref_,
             e_min=self.e_min_)
 
-    @validate_params({"grid_resolution": Integral(2), "tol": Real(0.0, closed="neither")}, func="RashomonSet.pd_band")
+    @validate_params({"grid_resolution": Integral(2), "percentiles": Percentiles(), "tol": Real(0.0, closed="neither")}, func="RashomonSet.pd_band")
     def pd_band(self, feature: Any, grid: Any = None, *, grid_resolution: int = 20,
                 percentiles: tuple[float, float] = (0.05, 0.95), tol: float = 1e-9):
         """Lowest and highest partial dependence of ``feature`` over the set (see :func:`rashomon.rashomon_pd_band`)."""

@@ -107,7 +107,14 @@ class MCRResult:
 
     def envelope(self, m) -> np.ndarray:
         """Certified lower bound on the loss of any model of the class with MR = m."""
-        return envelope_loss(self.steps, m, self.kind)
+        try:
+            arr = np.asarray(m, dtype=float) if not isinstance(m, (str, bytes)) else None
+        except (TypeError, ValueError):
+            arr = None
+        if arr is None or not np.all(np.isfinite(arr)):
+            raise RashomonInputError(f"The 'm' parameter of MCREnvelope.envelope must be a finite float or array of "
+                                     f"them (model reliance values). Got {m!r:.80} instead.")
+        return envelope_loss(self.steps, arr, self.kind)
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
         """Envelope figure (x: MR, y: loss); returns an MCREnvelopeDisplay."""
@@ -171,7 +178,14 @@ class MCREnvelope:
 
     def envelope(self, m) -> np.ndarray:
         """Certified lower bound on the loss of any model of the class with MR = m."""
-        return envelope_loss(self.steps, m, self.kind)
+        try:
+            arr = np.asarray(m, dtype=float) if not isinstance(m, (str, bytes)) else None
+        except (TypeError, ValueError):
+            arr = None
+        if arr is None or not np.all(np.isfinite(arr)):
+            raise RashomonInputError(f"The 'm' parameter of MCREnvelope.envelope must be a finite float or array of "
+                                     f"them (model reliance values). Got {m!r:.80} instead.")
+        return envelope_loss(self.steps, arr, self.kind)
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"epsilon_abs": self.epsilons, "mcr_lower": self.lower, "mcr_upper": self.upper})

@@ -21,7 +21,7 @@ from ._dask import any_dask
 from ._epsilon import EPSILON_KINDS
 from ._row_statistics import RowStatistics
 
-__all__ = ["LOSSES", "check_set_params", "record_names", "query_rows", "scaled_functional_range"]
+__all__ = ["LOSSES", "MAX_EPSILON", "check_epsilons", "check_set_params", "record_names", "query_rows", "scaled_functional_range"]
 
 LOSSES = ("squared_error", "hinge", "log_loss", "absolute_error")
 
@@ -48,10 +48,33 @@ def check_set_params(rs: Any, func: str) -> str:
         if cls_loss != "squared_error" and loss != cls_loss:
             raise RashomonInputError(f"The 'loss' parameter of {func} must be None or {cls_loss!r} for "
                                      f"{type(mc).__name__} (the class carries its loss). Got {rs.loss!r} instead.")
-    check_float(rs.epsilon, "epsilon", func, low=0.0, strict=rs.epsilon_kind == "absolute")
-    if rs.epsilon_kind == "relative":
-        check_relative_epsilon(float(rs.epsilon), func)
+    check_epsilons(rs.epsilon, rs.epsilon_kind, func, "epsilon")
     return loss
+
+
+#: the largest ε accepted (any kind): a threshold 1e100 times the loss already admits the whole norm ball, and
+#: at 1e300 the squares the engines form overflow
+MAX_EPSILON = 1e100
+
+
+def check_epsilons(value: Any, kind: str, func: str, param: str) -> np.ndarray:
+    """ε (a number, or for an envelope a non-empty 1-D array): finite, >= 0 (> 0 when absolute), at most
+    MAX_EPSILON; a relative ε above 1 warns (:func:`~rashomon.utils.validation.check_relative_epsilon`)."""
+    expected = (f"a finite float {'> 0' if kind == 'absolute' else '>= 0'} and <= {MAX_EPSILON:g}" if param == "epsilon"
+                else f"a non-empty 1-D array of finite floats {'> 0' if kind == 'absolute' else '>= 0'} and <= "
+                     f"{MAX_EPSILON:g}")
+    if param == "epsilon":
+        check_float(value, param, func, low=0.0, strict=kind == "absolute")
+    try:
+        arr = np.atleast_1d(np.asarray(value, dtype=float)) if not isinstance(value, (str, bytes, bool)) else None
+    except (TypeError, ValueError):
+        arr = None
+    if (arr is None or arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr > MAX_EPSILON)
+            or (param == "epsilon" and np.any(arr < 0))):
+        raise RashomonInputError(f"The '{param}' parameter of {func} must be {expected}. Got {value!r:.80} instead.")
+    if kind == "relative" and param == "epsilon":
+        check_relative_epsilon(float(arr[0]), func, param)
+    return arr
 
 
 def record_names(rs: Any, names: Any) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["feature_names_of", "check_columns", "check_new_rows", "check_functional", "memory_limit", "check_memory",
-           "check_relative_epsilon"]
+           "check_relative_epsilon", "check_grid", "check_feature_indices"]
 
 
 def _param_error(*args: Any):
@@ -175,3 +175,40 @@ def _warning() -> type:
     from .validation import RashomonWarning
 
     return RashomonWarning
+
+
+def check_grid(grid: Any, n_features: int, func: str, param: str = "grid") -> list[np.ndarray]:
+    """A user grid of feature values: one non-empty 1-D array of finite floats (a pair of them for two features)."""
+    expected = ("a non-empty 1-D array of finite floats" if n_features == 1
+                else f"a list of {n_features} non-empty 1-D arrays of finite floats (one per feature)")
+    items = [grid] if n_features == 1 else grid
+    if isinstance(items, (str, bytes)) or not hasattr(items, "__len__") or len(items) != n_features:
+        raise _param_error(param, func, expected, f"{grid!r:.80}")
+    out = []
+    for g in items:
+        try:
+            arr = np.asarray(g, dtype=float) if not isinstance(g, (str, bytes)) else None
+        except (TypeError, ValueError):
+            arr = None
+        if arr is None or arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)):
+            raise _param_error(param, func, expected, f"{grid!r:.80}")
+        out.append(arr)
+    return out
+
+
+def check_feature_indices(values: Any, columns: Any, p: int, func: str, param: str) -> list[int]:
+    """Column indices of a list of single features (a single feature is a list of one; None is none)."""
+    from .validation import resolve_group
+
+    if values is None:
+        return []
+    items = [values] if isinstance(values, (str, int, np.integer)) else values
+    if not isinstance(items, (list, tuple, np.ndarray)) and not hasattr(items, "tolist"):
+        raise _param_error(param, func, "None, a feature or a list of features (indices or names)", f"{values!r:.80}")
+    out = []
+    for f in list(items):
+        g = resolve_group(f, columns, p, func, param)
+        if len(g) != 1:
+            raise _param_error(param, func, "a list of single features (indices or names)", f"the group {f!r}")
+        out.append(g[0])
+    return out

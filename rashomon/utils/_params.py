@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 __all__ = ["Constraint", "Real", "Integral", "Options", "Boolean", "RandomStateLike", "NJobs", "AnyOf", "CallableC",
-           "PositiveGrid", "FiniteArray", "validate_params", "check_random_state", "check_n_jobs",
+           "PositiveGrid", "FiniteArray", "Percentiles", "validate_params", "check_random_state", "check_n_jobs",
            "check_model_class_params"]
 
 #: the largest seed numpy's legacy RandomState accepts (as scikit-learn's check_random_state)
@@ -187,6 +187,19 @@ class FiniteArray(Constraint):
 
     def convert(self, value: Any) -> Any:
         return value
+
+
+class Percentiles(Constraint):
+    """The PD grid's ``percentiles``: two floats with 0 <= low < high <= 1 (scikit-learn's rule)."""
+
+    description = "a pair (low, high) of floats with 0 <= low < high <= 1"
+
+    def ok(self, value: Any) -> bool:
+        arr = _float_array(value)
+        return arr is not None and arr.shape == (2,) and 0.0 <= arr[0] < arr[1] <= 1.0
+
+    def convert(self, value: Any) -> tuple:
+        return tuple(float(v) for v in value)
 
 
 class RandomStateLike(Constraint):
