@@ -42,9 +42,9 @@ def check_not_rounding(prep: Any, e_orig: float, func: str) -> None:
     y = np.asarray(prep.y, dtype=float)
     size = float(np.mean(y * y)) if prep.loss.name == "squared_error" else float(np.mean(np.abs(y)))
     if e_orig <= rel * size:
+        what = "mean(y²)" if prep.loss.name == "squared_error" else "mean|y|"
         raise RashomonInputError(
-            f"The 'estimator' parameter of {func} fits y to rounding: e_orig = {e_orig:.3g} ({e_orig / size:.2g} of "
-            f"{'mean(y²)' if prep.loss.name == 'squared_error' else 'mean|y|'}, below the {rel:g} at which residuals are "
-            "double-precision rounding), so e_orig has no correct digits and the ratio e_switch / e_orig would be "
-            "noise (an exact interpolator's ratio is infinite on any feature it uses). Evaluate it on held-out rows, "
-            "where it does not fit exactly.")
+            f"The 'estimator' parameter of {func} must not fit y to rounding: e_orig then has no correct digits and "
+            "the ratio e_switch / e_orig is noise (an exact interpolator's ratio is infinite on any feature it uses). "
+            f"Got e_orig = {e_orig:.3g}, {e_orig / size:.2g} of {what}, below the {rel:g} at which the residuals are "
+            "double-precision rounding, instead. Evaluate the model on held-out rows, where it does not fit exactly.")

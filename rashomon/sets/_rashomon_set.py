@@ -128,8 +128,8 @@ class RashomonSet(SetQueries):
         func = "RashomonSet.fit"
         self.loss_ = self._check_params(func)
         names = feature_names_of(X, func)  # scikit-learn's feature_names_in_: string column names only
-        if isinstance(self.reference, ClassMember):  # a member fitted on named columns takes X's by name
-            X = check_columns(X, self.reference, func)
+        if isinstance(self.reference, ClassMember) and hasattr(self.reference, "feature_names_in_"):
+            X = check_columns(X, self.reference, func)  # a member fitted on named columns takes X's by name
         if any_dask(X, y, sample_weight):  # out of core: the rows are replaced by sufficient statistics
             return self._record_names(fit_dask(self, X, y, sample_weight, func), names)
         Xa, columns = check_X(X, func, min_rows=3)

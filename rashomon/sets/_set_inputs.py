@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model_classes.base import ModelClass
+from ..model_classes.base import ClassMember, ModelClass
 from ..utils.losses import canonical_loss_name
 from ..utils.validation import (
     RashomonInputError,
@@ -83,9 +83,12 @@ def record_names(rs: Any, names: Any) -> Any:
     by name (:attr:`~rashomon.ClassMember.feature_names_in_`)."""
     if names is None:
         rs.__dict__.pop("feature_names_in_", None)
-    else:
-        rs.feature_names_in_ = names
-        rs.parametrization_.feature_names_in_ = names
+        return rs
+    rs.feature_names_in_ = names
+    par = rs.parametrization_
+    # a user's reference member keeps its own parametrisation as it was (fitted without names: by position)
+    if not (isinstance(rs.reference, ClassMember) and getattr(rs.reference, "parametrization_", None) is par):
+        par.feature_names_in_ = names
     return rs
 
 
