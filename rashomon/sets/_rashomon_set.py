@@ -78,7 +78,9 @@ class RashomonSet(SetQueries):
         The reference's loss, the least loss in the class, and the threshold.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
-        Only when X is a DataFrame.
+        Only when X is a frame whose column names are all strings (scikit-learn's rule). Queries
+        taking new rows match a frame's columns to these by name (any order; missing, unseen or
+        repeated names are an error) and warn, as scikit-learn does, for an array.
 
     Examples
     --------
