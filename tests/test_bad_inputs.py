@@ -442,6 +442,15 @@ def _issue27_cases():
         "Dask frame with a string target": (
             lambda: RashomonSet(LMC, 0.1).fit(_dask_frame(DF.assign(s="x"))[["a", "b"]],
                                               _dask_frame(DF.assign(s="x"))["s"]), "y"),
+        "model_reliance on a Dask frame with an object column": (
+            lambda: rsh.model_reliance(LR, _dask_frame(DF.assign(s="x"))[["a", "b", "s"]], _dask_frame(DF.assign(t=Y))["t"],
+                                       "a"), "X"),
+        "feature_reliance on a Dask frame with an object column": (
+            lambda: rsh.feature_reliance(LR, _dask_frame(DF.assign(s="x"))[["a", "b", "s"]],
+                                         _dask_frame(DF.assign(t=Y))["t"]), "X"),
+        "model_reliance on a Dask frame with NaN": (
+            lambda: rsh.model_reliance(LinearRegression().fit(DF, Y), _dask_frame(DF.mask(DF > 2.0)),
+                                       _dask_frame(DF.assign(t=Y))["t"], "a"), "X"),
         "Dask-fitted set prediction_range()": (lambda: _dask_set().prediction_range(), "X"),
         "Dask-fitted set multiplicity()": (lambda: _dask_set().multiplicity(), "X"),
         "Dask-fitted set prediction_range(Dask frame)": (
