@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import expit
 
 from ..utils.losses import canonical_loss_name
-from ..utils.validation import RashomonInputError, check_float
+from ..utils.validation import RashomonInputError, Real, check_float
 from ._linear import LinearModelClass, LinearParametrization
 from .base import ClassMember
 
@@ -147,6 +147,12 @@ class _MarginClass(LinearModelClass):
             raise RashomonInputError(f"The 'sample_weight' parameter of {func} is not supported by "
                                      f"{type(self).__name__}.")
         ye = encode_margin_labels(np.asarray(y, dtype=float), func)
+        fewest = int(min(np.sum(ye > 0), np.sum(ye < 0)))
+        if self.norm_bound is None and fewest < 5:  # the norm comes from a 5-fold cross-validated fit
+            raise RashomonInputError(f"The 'y' parameter of {func} must have at least 5 rows of each class for "
+                                     f"{type(self).__name__}(norm_bound=None), whose norm bound is chosen by 5-fold "
+                                     f"cross-validation. Got {fewest} row(s) of one class instead; give the class a "
+                                     "norm_bound.")
         par = super().parametrize(X, ye, None, columns=columns, func=func, loss=self.loss)
         Ms = par.B[par.o:, par.o:]
         ev = np.linalg.eigvalsh(Ms)
@@ -270,6 +276,8 @@ class HingeModelClass(_MarginClass):
     """
 
     loss = "hinge"
+    _parameter_constraints: dict = {**LinearModelClass._parameter_constraints,
+                                    "smoothing": Real(0.0, 0.1, closed="right")}
 
     def __init__(self, norm_bound: float | None = None, penalty_matrix: Any = None, fit_intercept: bool = True,
                  standardize: bool = True, smoothing: float = 1e-7):

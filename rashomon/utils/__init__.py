@@ -15,6 +15,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "Predictor": ".losses",
     "get_loss": ".losses",
     "RashomonInputError": ".validation",
+    "RashomonWarning": ".validation",
     "show_versions": "._versions",
     "FileWriteError": "._io",
     "atomic_write": "._io",
