@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import DisplayMixin
 from ..utils.validation import (
     RashomonInputError,
     check_choice,
@@ -64,8 +65,8 @@ __all__ = ["EPSILON_RULES", "EpsilonChoice", "select_epsilon"]
 EPSILON_RULES = ("holdout_cv", "cv_1se", "profile", "likelihood_ratio")
 
 
-@dataclass(frozen=True)
-class EpsilonChoice:
+@dataclass(frozen=True, repr=False)
+class EpsilonChoice(DisplayMixin):
     """An ε chosen from the data, with the reading that gives it its meaning.
 
     Pass it on as ``RashomonSet(model_class, choice.epsilon, epsilon_kind=choice.epsilon_kind)``
@@ -91,6 +92,12 @@ class EpsilonChoice:
     cv_loss: float = math.nan
     cv_se: float = math.nan
     fold_losses: np.ndarray | None = field(repr=False, default=None)
+
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"rule": self.rule, "epsilon": self.epsilon, "epsilon_kind": self.epsilon_kind}
+        if math.isfinite(self.cv_loss):
+            fields.update(cv_loss=self.cv_loss, cv_se=self.cv_se)
+        return fields, [(self.description, None)]
 
     def rashomon_set(self, model_class: Any, **kwargs: Any):
         """An (unfitted) :class:`~rashomon.RashomonSet` of ``model_class`` with this ε."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..model_classes.base import ClassMember
 from ..solvers import QCQPSequence
+from ..utils import DisplayMixin
 from ..utils.validation import (
     Boolean,
     Integral,
@@ -37,13 +38,14 @@ from ._queries import SetQueries
 from ._results import MCREnvelope, MCRResult
 from ._row_statistics import RowStatistics
 from ._search import GammaSearch, search_result
+from ._set_display import set_display
 from ._set_inputs import check_epsilons, check_set_params, query_rows, record_names
 
 __all__ = ["RashomonSet"]
 
 
 
-class RashomonSet(SetQueries):
+class RashomonSet(SetQueries, DisplayMixin):
     """The empirical Rashomon set ``{f ∈ F : e_orig(f) <= ε_abs}`` of a model class, fitted once.
 
     Parameters
@@ -103,10 +105,8 @@ class RashomonSet(SetQueries):
         self.reference = reference
         self.loss = loss
 
-    def __repr__(self) -> str:
-        cls = type(self.model_class).__name__
-        tail = f", e_ref_={self.e_ref_:.4g}, epsilon_abs_={self.epsilon_abs_:.4g}" if hasattr(self, "epsilon_abs_") else ""
-        return f"RashomonSet({cls}, epsilon={self.epsilon!r}, epsilon_kind={self.epsilon_kind!r}{tail})"
+    def _display_(self) -> tuple[dict, list]:
+        return set_display(self)
 
     # ------------------------------------------------------------------ fit
     def _check_params(self, func: str) -> str:
