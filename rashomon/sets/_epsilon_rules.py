@@ -114,7 +114,7 @@ class EpsilonChoice(DisplayMixin):
         import matplotlib.pyplot as plt
 
         if ax is None:
-            _, ax = plt.subplots()
+            _, ax = plt.subplots(layout="constrained")
         if self.fold_losses is not None:
             k = len(self.fold_losses)
             ax.plot(np.arange(1, k + 1), self.fold_losses, "o", color="C0", label="held-out loss per fold")
@@ -127,7 +127,7 @@ class EpsilonChoice(DisplayMixin):
             ax.bar([self.rule], [self.epsilon], color="C0", label=f"ε ({self.epsilon_kind}) = {self.epsilon:.4g}")
             ax.set_ylabel(f"ε ({self.epsilon_kind})")
         ax.set_title(f"ε by the {self.rule} rule: {self.epsilon:.4g} ({self.epsilon_kind})")
-        ax.legend(loc="best")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8)  # outside the data
         return ax
 
 
