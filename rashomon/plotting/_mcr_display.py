@@ -109,7 +109,8 @@ class MCREnvelopeDisplay:
             if np.isfinite(x):
                 ha = "left" if x <= mid else "right"
                 ax.annotate(f"{name} = {x:.3g}", (x, self.epsilon), xytext=(3 if ha == "left" else -3, dy),
-                            textcoords="offset points", ha=ha, fontsize=9, color="#c44e52")
+                            textcoords="offset points", ha=ha, fontsize=9, color="#c44e52",
+                            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
         ax.set_xlabel(f"model reliance ({self.kind}) on {', '.join(self.features)}")
         ax.set_ylabel("empirical loss e_orig")
         legend_outside(ax)
