@@ -12,7 +12,7 @@ from typing import Any
 
 __all__ = ["new_axes", "legend_outside", "integer_ticks", "scale_label"]
 
-_SCALE = {"prediction": "prediction", "score": "score (decision function)", "probability": "probability"}
+_SCALE = {"prediction": "prediction", "score": "score (decision function)", "probability": "predicted probability"}
 
 
 def new_axes(ax: Any = None, figsize: Any = None) -> Any:
