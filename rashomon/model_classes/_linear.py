@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 
 from ..utils.losses import canonical_loss_name
+from ..utils import one_blas_thread
 from ..utils.validation import RashomonInputError, check_norm_bound, check_positive_grid
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic, switched_design_moments
@@ -247,6 +248,7 @@ class LinearModelClass(ModelClass):
                                      "any penalty); give LinearModelClass a norm_bound.")
         return r, np.r_[[intercept] * (1 if self.fit_intercept else 0), beta]
 
+    @one_blas_thread
     def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
                     columns: list[str] | None = None, func: str = "RashomonSet.fit",
                     loss: str = "squared_error") -> "LinearParametrization":
@@ -298,6 +300,7 @@ class LinearParametrization(Parametrization):
         Z = (X - self.mean) / self.sd
         return np.hstack([np.ones((X.shape[0], 1)), Z]) if self.o else Z
 
+    @one_blas_thread
     def e_orig(self, X, y, w=None, cache=None) -> Quadratic:
         D = self.design(X)
         w = np.ones(len(y)) if w is None else w
@@ -317,6 +320,7 @@ class LinearParametrization(Parametrization):
             cache[key] = out
         return out
 
+    @one_blas_thread
     def e_switch(self, X, y, w, group, strata=None, cache=None) -> Quadratic:
         d = self.B.shape[0]
         sw = np.array(group) + self.o
@@ -341,6 +345,7 @@ class LinearParametrization(Parametrization):
         Q1, c1 = _reorder(G, g, sw, keep, d)
         return Quadratic(Q1, c1, k1)
 
+    @one_blas_thread
     def prediction_map(self, X):
         return self.design(np.asarray(X, dtype=float)), np.zeros(len(X))
 
