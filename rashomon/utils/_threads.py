@@ -2,23 +2,26 @@
 
 The quadratic engines (the γ-search, the trust-region QCQP steps, the range engine) and the
 statistics they are built from call BLAS / LAPACK on small matrices (d = 50 to 400) hundreds of
-times. Measured on 2 cores (OpenBLAS 0.3.30/0.3.31, SkylakeX kernels), OpenBLAS's own threads make
-this slower, not faster: kernel MCR (n = 3,000, D = 400) took 1.62 s quiet with the default two
-threads against 1.08 s with one, and 10.6 s against 1.08 s beside two CPU-bound processes (a
-spinning BLAS thread waits for its descheduled partner at every call). The row products that
-could profit (Gram matrices over n = 10⁵ rows) also change their summation order with the
-thread count (OpenBLAS splits the long dimension of ``D'WD`` and ``D'y``), and the eigenvectors
-of a 400 × 400 ``eigh`` differ in their last bits, so results would depend on the user's
-thread setting. Hence one policy: the package's computations run with **one BLAS thread**, in a
-scoped limit that restores the caller's setting on exit (threadpoolctl), and results are the
-same bits whatever the user's thread count or ``n_jobs``.
+times. On 2 cores (OpenBLAS 0.3.30/0.3.31, SkylakeX kernels) OpenBLAS's own threads make this
+slower, not faster: kernel MCR (n = 3,000, D = 400) took 1.62 s quiet with the default two threads
+against 1.08 s with one, and 10.6 s against 1.08 s beside two CPU-bound processes (a spinning BLAS
+thread waits for its descheduled partner at every call); on a machine at load average 10 it took
+21-47 s against 1.5 s. The products that could profit from threads are few: in linear MCR at
+n = 10⁵, p = 50 the products over the n rows total about 0.22 s of 1.0 s CPU (one thread), so a
+second thread could save at most about 0.1 s quiet. And threads change the bits: OpenBLAS splits
+the long dimension of ``D'WD`` and ``D'y`` and threads a 400 × 400 ``eigh`` and a 3,000 × 400 ``K W``
+differently (measured: different bits), so the same MCR differed in its last bits (kernel: θ's coordinates themselves) between
+1 and 2 threads. Hence one policy: the package's computations run with **one BLAS thread**, in a
+scoped limit that restores the caller's setting on exit (threadpoolctl), and results are the same
+bits whatever the caller's thread count or ``n_jobs`` (``tests/test_threads.py``,
+``benchmarks/bench_under_load.py``).
 
-threadpoolctl's ``threadpool_limits`` enumerates the loaded libraries on every call (4-11 ms
-measured); the controller is therefore built once and rebuilt only when modules were imported
-since (a new extension may have loaded a new BLAS or OpenMP), and nested scopes cost a counter
-(the outermost one sets and restores the limits, about 60-80 µs). The limit is process-wide,
-as BLAS's own setting is: concurrent scopes from several Python threads share it, and the last
-one to leave restores the caller's values.
+threadpoolctl's ``threadpool_limits`` enumerates the loaded libraries at every call (measured 3.8 ms
+after importing numpy and scipy, 11 ms with scikit-learn and cvxpy loaded); the controller is
+therefore built once and rebuilt only when modules were imported since (a new extension may have
+brought a new BLAS or OpenMP), the outermost scope sets and restores the limits through it (60-80 µs)
+and nested scopes cost a counter. The limit is process-wide, as BLAS's own setting is: concurrent
+scopes from several Python threads share it, and the last one to leave restores the caller's values.
 """
 from __future__ import annotations
 
