@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 
+from ..utils import one_blas_thread
 from ..utils.losses import canonical_loss_name
 from ..utils.validation import (
     Boolean,
@@ -19,7 +20,7 @@ from ..utils.validation import (
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic, switched_design_moments
 
-__all__ = ["LinearModelClass", "LinearParametrization", "ridge_loo", "convex_reference_norm"]
+__all__ = ["LinearModelClass", "LinearParametrization", "ridge_loo", "convex_reference_norm", "distinct_rows"]
 
 
 def ridge_loo(Z: np.ndarray, y: np.ndarray, alphas: np.ndarray, fit_intercept: bool = True,
@@ -44,8 +45,10 @@ def ridge_loo(Z: np.ndarray, y: np.ndarray, alphas: np.ndarray, fit_intercept: b
     """
     n = Z.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    U0, inv, _ = np.unique(Z, axis=0, return_inverse=True, return_counts=True)
-    inv = inv.ravel()
+    U0 = None if sample_weight is not None or not distinct_rows(Z) else Z  # no copies: np.unique not needed
+    if U0 is None:
+        U0, inv = np.unique(Z, axis=0, return_inverse=True)
+        inv = inv.ravel()
     if len(U0) < n or sample_weight is not None:
         wu = np.bincount(inv, weights=w, minlength=len(U0))
         keep_u = wu > 0
@@ -77,6 +80,27 @@ def ridge_loo(Z: np.ndarray, y: np.ndarray, alphas: np.ndarray, fit_intercept: b
     best = int(np.argmin(loo))
     beta = V @ (Uty * sv / (s2 + a_eff[best]))
     return float(a_eff[best]), beta, ym - float(zm @ beta), float(loo[best])
+
+
+def distinct_rows(Z: np.ndarray) -> bool:
+    """True when no two rows of Z are equal (compared as ``np.unique`` does: -0.0 equals 0.0).
+
+    Decided from a 64-bit hash of each row's bytes (O(n·p), about 20 ms at n = 10⁵, p = 50, against
+    0.37 s for ``np.unique(Z, axis=0)``): equal rows have equal hashes, so distinct hashes prove distinct
+    rows; a repeated hash (copies, or a collision) returns False and the caller takes ``np.unique``'s exact
+    path, so the answer never depends on the hash.
+    """
+    n = Z.shape[0]
+    if n < 2:
+        return True
+    h = np.full(n, 0xCBF29CE484222325, dtype=np.uint64)
+    mul = np.uint64(0x100000001B3)
+    for j in range(Z.shape[1]):
+        h ^= (Z[:, j] + 0.0).view(np.uint64)  # + 0.0 turns -0.0 into 0.0
+        h *= mul
+        h ^= h >> np.uint64(29)
+    h.sort()
+    return not bool(np.any(h[1:] == h[:-1]))
 
 
 def ridge_fixed(Z: np.ndarray, y: np.ndarray, alpha: float, fit_intercept: bool = True,
@@ -276,6 +300,7 @@ class LinearModelClass(ModelClass):
                                      "any penalty); give LinearModelClass a norm_bound.")
         return r, np.r_[[intercept] * (1 if self.fit_intercept else 0), beta]
 
+    @one_blas_thread
     def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
                     columns: list[str] | None = None, func: str = "RashomonSet.fit",
                     loss: str = "squared_error") -> "LinearParametrization":
@@ -328,6 +353,7 @@ class LinearParametrization(Parametrization):
         Z = (X - self.mean) / self.sd
         return np.hstack([np.ones((X.shape[0], 1)), Z]) if self.o else Z
 
+    @one_blas_thread
     def e_orig(self, X, y, w=None, cache=None) -> Quadratic:
         D = self.design(X)
         w = np.ones(len(y)) if w is None else w
@@ -347,6 +373,7 @@ class LinearParametrization(Parametrization):
             cache[key] = out
         return out
 
+    @one_blas_thread
     def e_switch(self, X, y, w, group, strata=None, cache=None) -> Quadratic:
         d = self.B.shape[0]
         sw = np.array(group) + self.o
@@ -371,6 +398,7 @@ class LinearParametrization(Parametrization):
         Q1, c1 = _reorder(G, g, sw, keep, d)
         return Quadratic(Q1, c1, k1)
 
+    @one_blas_thread
     def prediction_map(self, X):
         return self.design(np.asarray(X, dtype=float)), np.zeros(len(X))
 

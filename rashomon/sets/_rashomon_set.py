@@ -14,6 +14,7 @@ import numpy as np
 
 from ..model_classes.base import ClassMember
 from ..solvers import QCQPSequence
+from ..utils import one_blas_thread_methods
 from ..utils.validation import (
     Boolean,
     Integral,
@@ -43,6 +44,7 @@ __all__ = ["RashomonSet"]
 
 
 
+@one_blas_thread_methods("fit", "reweighted", "model_class_reliance", "envelope", "pd_band", "functional_range", "prediction_range", "coef_range", "multiplicity", "sample", "importance_cloud")
 class RashomonSet(SetQueries):
     """The empirical Rashomon set ``{f ∈ F : e_orig(f) <= ε_abs}`` of a model class, fitted once.
 

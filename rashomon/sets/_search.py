@@ -41,6 +41,7 @@ from ..solvers import QCQPSequence, SolverStatus, qcqp_certificate
 from ._results import MCRResult
 from ._steps import MCRModel, MCRStep, mr_value, step_bound
 from ..utils.validation import RashomonInputError
+from ..utils import one_blas_thread
 
 __all__ = ["GammaSearch", "search_result"]
 
@@ -48,6 +49,7 @@ __all__ = ["GammaSearch", "search_result"]
 class GammaSearch:
     """Runs the γ-searches of one MCRProblem, reusing one factorisation per end."""
 
+    @one_blas_thread
     def __init__(self, prob: MCRProblem, kind: str, tol: float, max_iter: int, theta_min: np.ndarray | None = None):
         self.prob, self.kind, self.tol, self.max_iter = prob, kind, tol, max_iter
         eo, es = prob.e_orig, prob.e_switch
@@ -102,6 +104,7 @@ class GammaSearch:
         """Valid and its minimiser inside the Rashomon set: the optimum γ is not larger."""
         return self.valid(st, eps) and st.theta is not None and st.e_orig <= eps
 
+    @one_blas_thread
     def search(self, side: str, eps: float, start: float | None = None) -> None:
         """Bracket and bisect γ for one end at ε (steps accumulate in self.steps)."""
         kind = self.kind
@@ -199,6 +202,7 @@ class GammaSearch:
                 if th @ self.prob.B @ th <= self.prob.r * (1 + 1e-12):
                     self._add_candidate(th)
 
+    @one_blas_thread
     def recertify(self, side: str, eps: float) -> None:
         """Full original-coordinate certificate for the step giving the best bound.
 
@@ -289,6 +293,7 @@ class GammaSearch:
                         self.prob.par.estimator(theta))
 
 
+@one_blas_thread
 def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.ndarray, tol: float,
                   degenerate: bool = False) -> MCRResult:
     """The MCR result at ε from the steps so far, after its consistency checks.
