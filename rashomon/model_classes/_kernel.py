@@ -44,7 +44,8 @@ from ..utils.validation import (
     check_X,
 )
 from ..utils import one_blas_thread
-from ._linear import _stratified, ridge_fixed, ridge_loo
+from ._linear import _stratified
+from ._ridge import ridge_fixed, ridge_loo
 from ._kernel_stats import KernelStatistics
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic
