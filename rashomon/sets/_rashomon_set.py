@@ -33,6 +33,7 @@ from ..utils.validation import (
 )
 from ._dask import any_dask, fit_dask
 from ._epsilon import EPSILON_KINDS, epsilon_threshold
+from ._fairness import FairnessQueries
 from ._queries import SetQueries
 from ._results import MCREnvelope, MCRResult
 from ._row_statistics import RowStatistics
@@ -43,7 +44,7 @@ __all__ = ["RashomonSet"]
 _LOSSES = ("squared_error", "hinge", "log_loss", "absolute_error")
 
 
-class RashomonSet(SetQueries):
+class RashomonSet(SetQueries, FairnessQueries):
     """The empirical Rashomon set ``{f ∈ F : e_orig(f) <= ε_abs}`` of a model class, fitted once.
 
     Parameters
