@@ -189,14 +189,43 @@ class _Ranger:
         return lo, -nhi, th_lo, th_hi
 
 
-def _row_score_bounds(rs, eps, tol, func):
-    """Certified per-row score bounds on the set's rows (computed once per distinct row)."""
+def _row_score_bounds(rs, spec, eps, tol, func):
+    """Certified per-row score bounds on the set's rows (once per distinct row).
+
+    Quadratic classes: the exact range of every distinct row (one vectorised functional-range call). Classifier
+    classes: the ellipsoid outer ranges of every row at once (:func:`~rashomon.sets.margin.row_score_bounds`),
+    tightened by exact per-row solves on at most ``spec.exact_rows`` distinct rows, those that matter most
+    (for decisions, the rows whose range straddles the threshold, nearest first; otherwise the widest, by weight).
+    """
+    from ._ranges import margin_set
+
     Xu, inv = np.unique(rs.X_, axis=0, return_inverse=True)
-    P, p0 = rs.parametrization_.prediction_map(Xu)
-    lo, _, _ = min_functionals(rs, P, p0, eps, tol, func)
-    nhi, _, _ = min_functionals(rs, -P, -p0, eps, tol, func)
     inv = inv.ravel()
-    return lo[inv], -nhi[inv]
+    P, p0 = rs.parametrization_.prediction_map(Xu)
+    ms = margin_set(rs)
+    if ms is None or _degenerate(rs, eps):
+        lo, _, _ = min_functionals(rs, P, p0, eps, tol, func)
+        nhi, _, _ = min_functionals(rs, -P, -p0, eps, tol, func)
+        return lo[inv], -nhi[inv]
+    from .margin import row_score_bounds
+
+    lo, hi = row_score_bounds(ms, Xu, eps)
+    k = int(getattr(spec, "exact_rows", 0))
+    if k > 0:
+        weight = np.zeros(len(Xu))
+        np.add.at(weight, inv, np.abs(spec.W).sum(axis=0))
+        if spec.threshold is not None:
+            thr = spec.threshold if spec.scale == "score" else math.log(spec.threshold / (1 - spec.threshold))
+            key = np.where((lo <= thr) & (hi > thr) & (weight > 0), np.minimum(thr - lo, hi - thr), np.inf)
+        else:
+            key = np.where(weight > 0, -(hi - lo) * weight, np.inf)
+        pick = np.argsort(key, kind="stable")[:k]
+        pick = pick[np.isfinite(key[pick])]
+        if pick.size:
+            a, _, _ = min_functionals(rs, P[pick], p0[pick], eps, tol, func)
+            b, _, _ = min_functionals(rs, -P[pick], -p0[pick], eps, tol, func)
+            lo[pick], hi[pick] = np.maximum(lo[pick], a), np.minimum(hi[pick], -b)
+    return lo[inv], hi[inv]
 
 
 def _ascent_candidates(rs, spec, pairs, kind, eps, start, func, n_iter=6):
@@ -294,7 +323,7 @@ def range_rows(rs, spec: MetricSpec, kind: str, eps: float, tol: float, func: st
     ref_theta = rs.reference_theta_
     d = rs.parametrization_.dim
     if spec.structure == "rowwise":
-        lo_s, hi_s = _row_score_bounds(rs, eps, min(tol, 1e-8), func)
+        lo_s, hi_s = _row_score_bounds(rs, spec, eps, min(tol, 1e-8), func)
         glo, ghi = spec.rowwise_bounds(lo_s, hi_s)
         outer = {}
         for g, h in all_pairs:

@@ -23,10 +23,12 @@ class FairnessQueries:
     """Mixin of :class:`~rashomon.RashomonSet`: group disparities and reliance orders over the set."""
 
     @validate_params({"metric": _METRIC, "kind": Options(("difference", "ratio")), "threshold": Real(allow_none=True),
-                      "scale": _SCALE, "tol": Real(0.0, closed="neither")}, func="RashomonSet.disparity_range")
+                      "scale": _SCALE, "tol": Real(0.0, closed="neither"), "exact_rows": Integral(0)},
+                     func="RashomonSet.disparity_range")
     def disparity_range(self, sensitive: Any, metric: str = "mean_prediction", *, positive: Any = None,
                         threshold: float | None = None, kind: Literal["difference", "ratio"] = "difference",
-                        scale: str | None = None, reference_group: Any = None, tol: float = 1e-10):
+                        scale: str | None = None, reference_group: Any = None, tol: float = 1e-10,
+                        exact_rows: int = 32):
         """Certified range over the set of a group disparity (definitions as fairlearn's).
 
         Parameters
@@ -52,6 +54,10 @@ class FairnessQueries:
             The group every other is compared with (None: the first label in sorted order).
         tol : float, default=1e-10
             Tolerance of the exact functional ranges.
+        exact_rows : int, default=32
+            Classifier classes, metrics other than the mean score: the outer bounds use certified ellipsoid ranges
+            of every row's score, tightened by exact per-row solves on this many distinct rows (those that matter
+            most: for decisions, the rows whose range straddles the threshold). More rows, tighter outer bounds.
 
         Returns
         -------
@@ -67,15 +73,18 @@ class FairnessQueries:
         spec = make_spec(self, sensitive, metric, positive=positive, threshold=threshold, scale=scale,
                          reference_group=reference_group, func=func)
         _check_kind(spec, kind, func)
+        spec.exact_rows = exact_rows
         return make_range(self, spec, kind, self.epsilon_abs_, tol, func)[0]
 
     @validate_params({"metric": _METRIC, "kind": Options(("difference", "ratio")), "threshold": Real(allow_none=True),
-                      "scale": _SCALE, "frontier": Boolean(), "tol": Real(0.0, closed="neither")},
+                      "scale": _SCALE, "frontier": Boolean(), "tol": Real(0.0, closed="neither"),
+                      "exact_rows": Integral(0)},
                      func="RashomonSet.least_disparate")
     def least_disparate(self, sensitive: Any, metric: str = "mean_prediction", *, features: Any = None,
                         benchmark: Any = None, epsilons: Any = None, frontier: bool = True, positive: Any = None,
                         threshold: float | None = None, kind: Literal["difference", "ratio"] = "difference",
-                        scale: str | None = None, reference_group: Any = None, tol: float = 1e-10):
+                        scale: str | None = None, reference_group: Any = None, tol: float = 1e-10,
+                        exact_rows: int = 32):
         """The good model closest to parity, certified, with its loss, reliances and the trade-off frontier.
 
         Parameters
@@ -107,6 +116,7 @@ class FairnessQueries:
         spec = make_spec(self, sensitive, metric, positive=positive, threshold=threshold, scale=scale,
                          reference_group=reference_group, func=func)
         _check_kind(spec, kind, func)
+        spec.exact_rows = exact_rows
         if features is not None and (isinstance(features, (str, int)) or not hasattr(features, "__len__")):
             features = [features]
         return least_disparate(self, spec, kind, features, benchmark, epsilons, frontier, tol, func)
