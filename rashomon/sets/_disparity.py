@@ -23,6 +23,7 @@ summary: ``max_g m_g - min_g m_g`` (difference) or ``min_g m_g / max_g m_g`` (ra
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -47,10 +48,23 @@ def engine_at(rs, eps: float, func: str):
         from .margin import MarginFunctionalRange
 
         return MarginFunctionalRange(ms, eps)
-    from ._functional import LinearFunctionalRange
-
-    par, eo = rs.parametrization_, rs.e_orig_form_
-    return LinearFunctionalRange(eo.Q, eo.c, eo.k, par.B, par.r, eps, rs.theta_min_, func)
+    # the pencil (Q, B) is diagonalised once, by the set's own engine; only the loss constraint's slack moves with ε
+    base = engine_of(rs, func)
+    cache = rs.__dict__.setdefault("_fair_engines", {})
+    key = (id(base), float(eps))
+    if key not in cache:
+        eng = copy.copy(base)
+        th = base.theta_min
+        eng.eps = float(eps)
+        eng.slack = max(eng.eps - base._loss(th), 0.0)
+        eng.constraints = ((base.q, 2 * (base.q * base.z_min - base.ct), eng.slack), base.constraints[1])
+        eng.z_int = eng._interior()
+        eng.theta_int = base.V @ eng.z_int
+        eng.theta_constraints = ((base.Q, 2 * (base.Q @ th - base.c), eng.slack), base.theta_constraints[1])
+        if len(cache) > 64:
+            cache.clear()
+        cache[key] = eng
+    return cache[key]
 
 
 def _degenerate(rs, eps) -> bool:
@@ -228,6 +242,47 @@ def _row_score_bounds(rs, spec, eps, tol, func):
     return lo[inv], hi[inv]
 
 
+def _smooth(spec):
+    return (spec.metric in ("mean_prediction", "mean_residual") and spec.scale == "probability") or \
+        (spec.metric == "group_loss" and spec.loss == "log_loss")
+
+
+_SIG3 = math.log(2 + math.sqrt(3))  # |σ''| is largest at ±log(2 + √3)
+
+
+def _taylor_bound(rs, spec, g, h, th0, sign, lo_s, hi_s, eps, func):
+    """Certified bound on ``sign·min`` of the pair difference from a first-order expansion at a member θ0.
+
+    Each row value φ(s) lies within ``K/2·(s - s0)²`` of its tangent at s0, with ``K = sup |φ''|`` on the row's
+    certified score range and ``(s - s0)²`` at most its value at the farther end of the range; the tangent part is
+    a linear functional, minimised exactly (certified) over the set. ``sign = 1``: a lower bound; ``-1``: an upper
+    bound.
+    """
+    s0 = spec.P @ th0 + spec.p0
+    w = spec.W[g] - spec.W[h]
+    if spec.metric == "group_loss":
+        ypm = 2.0 * spec.ybin - 1.0
+        m0 = ypm * s0
+        phi, d1 = np.logaddexp(0.0, -m0), -ypm / (1.0 + np.exp(m0))
+        crit, curv = (0.0,), (lambda v: np.exp(-np.abs(v)) / (1 + np.exp(-np.abs(v))) ** 2)
+    else:
+        sg = 1 / (1 + np.exp(-s0))
+        phi, d1 = sg, sg * (1 - sg)
+        if spec.metric == "mean_residual":
+            phi, d1 = spec.ybin - sg, -d1
+        crit = (-_SIG3, _SIG3)
+        curv = (lambda v: np.abs((1 / (1 + np.exp(-v))) * (1 / (1 + np.exp(v))) * np.tanh(-v / 2)))
+    K = np.maximum(curv(lo_s), curv(hi_s))
+    for c in crit:
+        K = np.maximum(K, curv(np.clip(c, lo_s, hi_s)))
+    R = np.maximum((lo_s - s0) ** 2, (hi_s - s0) ** 2)
+    rem = float(np.abs(w) @ (0.5 * K * R))
+    c = (w * d1) @ spec.P
+    c0 = float(w @ (phi + d1 * (spec.p0 - s0)))
+    b, _, _ = min_functionals(rs, sign * c, np.array([sign * c0]), eps, 1e-10, func)
+    return float(b[0]) - rem if sign > 0 else -float(b[0]) + rem
+
+
 def _ascent_candidates(rs, spec, pairs, kind, eps, start, func, n_iter=6):
     """Members reached by linearise-and-jump ascent of each pair disparity and its negative (inner values)."""
     S_thr = spec.threshold
@@ -343,6 +398,13 @@ def range_rows(rs, spec: MetricSpec, kind: str, eps: float, tol: float, func: st
         start = base[int(np.argmax(np.abs(dv[0])))]
         cands = np.array(base + _ascent_candidates(rs, spec, signed, kind, eps, start, func) + [rs.theta_min_])
         exact_pairs = {}
+        if kind == "difference" and _smooth(spec):
+            Gc = spec.group_values(cands)
+            for g, h in all_pairs:
+                dv = Gc[:, g] - Gc[:, h]
+                lo_t = _taylor_bound(rs, spec, g, h, cands[int(np.argmin(dv))], 1.0, lo_s, hi_s, eps, func)
+                hi_t = _taylor_bound(rs, spec, g, h, cands[int(np.argmax(dv))], -1.0, lo_s, hi_s, eps, func)
+                outer[(g, h)] = (max(outer[(g, h)][0], lo_t), min(outer[(g, h)][1], hi_t))
     else:
         ranger = ranger or _Ranger(rs, spec, kind, eps, tol, func)
         ranger.eps = eps

@@ -144,7 +144,7 @@ class FairnessQueries:
                       "rtol": Real(0.0, closed="neither"), "tol": Real(0.0, closed="neither"),
                       "max_iter": Integral(1)}, func="RashomonSet.reliance_order")
     def reliance_order(self, features: Any, *, kind: Literal["ratio", "difference"] = "ratio", critical: bool = True,
-                       epsilon_max: float | None = None, rtol: float = 1e-4, tol: float = 2.0**-20,
+                       epsilon_max: float | None = None, rtol: float = 1e-3, tol: float = 2.0**-20,
                        max_iter: int = 100):
         """The certified partial order ``a ≻ b`` (lower end of ``MR(a) - MR(b)`` > 0) over the set.
 
@@ -157,7 +157,7 @@ class FairnessQueries:
             quadratic classes only.
         epsilon_max : float, default=None
             Largest ε_abs searched (None: e_min + 4096·(ε_abs - e_min)).
-        rtol : float, default=1e-4
+        rtol : float, default=1e-3
             Relative width of the critical-ε brackets.
 
         Returns

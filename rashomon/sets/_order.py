@@ -57,15 +57,17 @@ class _DiffSearch:
         n = self.N(th)
         return n / D if self.kind == "ratio" else n
 
-    def lower(self, eps):
-        """``(certified bound, member θ, its value)`` at ε."""
+    def lower(self, eps, recertify=True):
+        """``(certified bound, member θ, its value)`` at ε (``recertify=False``: the steps' reduced certificates only,
+        as the search itself uses; the bisection over ε re-certifies its final bracket)."""
         rs, s = self.rs, self.srch
         if rs.loss_ == "squared_error" and rs._at_e_min(eps):
             v = self.value(rs.theta_min_)
             return v, rs.theta_min_, v
         g = s.best_gamma("lower", eps) if s.steps else math.nan
         s.search("lower", eps, start=g if np.isfinite(g) else None)
-        s.recertify("lower", eps)
+        if recertify:
+            s.recertify("lower", eps)
         bound = s.best_bound("lower", eps)
         th, val = best_inside(rs, s, eps, self.value)
         res = 1e3 * np.finfo(float).eps * self.k  # the rounding of losses of size k, as in the MCR result
@@ -159,7 +161,7 @@ def _critical(rs, srch: _DiffSearch, eps_max, rtol):
         if hi - lo <= rtol * max(lo - emin, 1e-300):
             break
         mid = 0.5 * (lo + hi)
-        b, _, v = srch.lower(mid)
+        b, _, v = srch.lower(mid, recertify=False)
         if b > 0:
             lo = mid
         elif v <= 0:
@@ -167,6 +169,9 @@ def _critical(rs, srch: _DiffSearch, eps_max, rtol):
         else:
             note = "undetermined between the bounds (search gap)"
             break
+    # the bracket's lower end is reported as certified: its bound passes the full certificate, else step back
+    while lo > e0 and not srch.lower(lo)[0] > 0:
+        lo, note = e0 + 0.5 * (lo - e0), "stepped back: a bound failed its full certificate"
     return lo, hi, note
 
 
