@@ -44,7 +44,7 @@ class DisparityRangeDisplay:
         ax.set_yticks(y)
         ax.set_yticklabels(r.names)
         ax.set_xlabel(f"{r.metric} {r.kind} over the Rashomon set")
-        ax.legend(loc="best", fontsize=8, frameon=False)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
         return self
 
 

@@ -71,7 +71,7 @@ def _reliance(rs, features, thetas, func):
 
 def _benchmark(rs, spec, kind, res: DisparityRange, benchmark, func):
     """The benchmark's disparity (row 0 for two groups, else the between-groups row) and its place in the range."""
-    from scipy.special import expit, logit
+    from scipy.special import logit
 
     n = rs.X_.shape[0]
     scores = None
@@ -107,11 +107,10 @@ def _benchmark(rs, spec, kind, res: DisparityRange, benchmark, func):
     w = spec.W.sum(axis=0)
     w = w / w.sum()
     if not spec.margin:
-        out["loss"] = float(w @ (spec.y - pred) ** 2) if spec.metric != "positive_rate" else math.nan
+        out["loss"] = float(w @ (spec.y - pred) ** 2)
     elif spec.scale == "probability":
         p = np.clip(pred, 1e-15, 1 - 1e-15)
         out["loss"] = float(-np.mean(spec.ybin * np.log(p) + (1 - spec.ybin) * np.log1p(-p)))
-    _ = expit
     return out
 
 
