@@ -17,7 +17,8 @@ from ._envelope import margin_envelope
 from ._mcr import MarginSet, fit_margin_set, margin_mcr
 from ._ranges import MarginFunctionalRange
 from ._sample import sample_margin_members, set_losses
+from ._score_bounds import row_score_bounds
 from ._terms import MarginTerms
 
 __all__ = ["MarginFunctionalRange", "MarginSet", "MarginTerms", "fit_margin_set", "margin_envelope", "margin_mcr",
-           "sample_margin_members", "set_losses"]
+           "row_score_bounds", "sample_margin_members", "set_losses"]
