@@ -1,5 +1,9 @@
 """Exact ranges of linear functionals over a classifier Rashomon set (logistic and hinge classes).
 
+:meth:`MarginFunctionalRange.minimize` answers all functionals at once by :mod:`._batch` (batched Newton on the
+KKT systems, each row certified as below: a weak-duality bound and a member of S); a row the batch leaves
+uncertified runs the per-row search of this module (:meth:`MarginFunctionalRange._one`), described here.
+
 S = {θ ∈ K : e_orig(θ) <= ε} is convex (K: the class's norm ball with the intercept in the interval of
 :func:`._bounds.intercept_interval`, which contains S; e_orig is convex in θ). For a functional
 ``c'θ`` (a row's score, a coefficient, a partial dependence value, any contrast) the least value over S
