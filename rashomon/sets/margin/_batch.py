@@ -54,6 +54,7 @@ class MarginBatch:
         self.eng, self.eps, self.e_min = eng, eng.eps, eng.e_min
         Z, cnt = np.unique(ms.y[:, None] * ms.D, axis=0, return_counts=True)
         self.Z, self.w = Z, cnt.astype(float) / len(ms.y)
+        self.Zw = Z * self.w[:, None]
         d = Z.shape[1]
         self.d, self.o, self.r = d, ms.o, ms.r
         self.Bt = np.zeros((d, d))
@@ -85,11 +86,14 @@ class MarginBatch:
         """``(L, ∇L, s)`` of the loss smoothed at τ (``τ·softplus((c - m)/τ)``; the logistic loss is τ = 1, c = 0)
         for the columns of T, with ``s = -ℓ'(m) = σ((c - m)/τ)``."""
         M = self.Z @ T
-        tau = self.tau
-        U = (self.lc - M) / tau if self.hinge else -M
-        s = expit(U)
         self.n_eval += M.shape[1]
-        return -tau * (self.w @ log_expit(-U)), -self.Z.T @ (self.w[:, None] * s), s
+        if not self.hinge:
+            s = expit(-M)
+            return -(self.w @ log_expit(M)), -(self.Zw.T @ s), s
+        tau = self.tau
+        U = (self.lc - M) / tau
+        s = expit(U)
+        return -tau * (self.w @ log_expit(-U)), -(self.Zw.T @ s), s
 
     def hessians(self, s: np.ndarray) -> np.ndarray:
         """``Z'diag(w σ(m)σ(-m))Z`` per column of s (= σ(-m)): one product with the row-wise outer products."""
@@ -242,14 +246,15 @@ class MarginBatch:
             val = val + c0 * th[:, 0]
         return val, th
 
-    def members(self, T: np.ndarray) -> np.ndarray:
-        """Rows of T (m x d) in S, each by a margin far above rounding, checked exactly where it is close."""
+    def members(self, T: np.ndarray, L: np.ndarray | None = None) -> np.ndarray:
+        """Rows of T (m x d) in S, each by a margin far above rounding, checked exactly where it is close (``L``: an
+        upper bound on each row's loss, else computed)."""
         eng, ms, eps = self.eng, self.eng.ms, self.eps
         pen = eng.pen
         Bp = ms.B[np.ix_(pen, pen)]
         q = ((T[:, pen] @ Bp) * T[:, pen]).sum(1)
-        band = 1e-14 * max(eps - self.e_min, 1e-300)
-        L = self.loss(T.T)
+        band = max(1e-14 * (eps - self.e_min), 1e-15 * eps, 1e-300)
+        L = self.loss(T.T) if L is None else L
         ok = (q <= ms.r * (1 - 1e-15)) & (L <= eps - band)
         for i in np.where(~ok & (q <= ms.r * (1 + 1e-11)) & (L <= eps + band))[0]:  # too close to call: exactly
             ok[i] = eng.in_set(T[i])
@@ -316,7 +321,8 @@ class MarginBatch:
         slack = eps - self.e_min
         s = np.minimum(1.0, slack * (1 - 1e-13) / np.maximum(L - self.e_min, 1e-300))
         T = (t0 + s * (T - t0)).T.copy()
-        inside = self.members(T)
+        # L on the segment is convex: L(θ_min + s(θ - θ_min)) <= (1 - s)e_min + sL(θ) = ε - 1e-13·slack when s < 1
+        inside = self.members(T, np.where(s < 1, self.e_min + s * (L - self.e_min), L))
         value = (A * T).sum(1)
         fin = np.isfinite(bound) & np.isfinite(value) & inside
         ok = fin & (value - bound <= tol * np.maximum(1.0, np.abs(bound)) + 4 * ms.loss.offset / mu)
