@@ -476,6 +476,9 @@ def test_bad_probability_thresholds_are_clear_errors(bad):
     with pytest.raises(RashomonInputError, match=r"'threshold' parameter of RashomonSet\.multiplicity must be in "
                                                  r"\(0, 1\) on the probability scale\. Got"):
         rs.multiplicity(X[:5], bad)
+    with pytest.raises(RashomonInputError, match=r"'threshold' parameter of PredictionRange\.flippable must be in "
+                                                 r"\(0, 1\) on the probability scale"):
+        rs.prediction_range(X[:3]).flippable(bad)
     with pytest.raises(RashomonInputError, match="progress"):
         rs.prediction_range(X[:3], progress="yes")
 

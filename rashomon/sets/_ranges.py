@@ -123,6 +123,9 @@ class PredictionRange(FunctionalRange):
         the attained ends (each flip is witnessed by a returned member).
         """
         t = check_float(threshold, "threshold", "PredictionRange.flippable")
+        if self.scale == "probability" and not 0.0 < t < 1.0:
+            raise RashomonInputError("The 'threshold' parameter of PredictionRange.flippable must be in (0, 1) on the "
+                                     f"probability scale (this range's scale). Got {threshold!r} instead.")
         above = self.reference > t
         return np.where(above, self.lower_attained <= t, self.upper_attained > t)
 
