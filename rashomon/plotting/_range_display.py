@@ -86,7 +86,7 @@ class PredictionRangeDisplay:
         self.threshold_line_ = None
         if kind == "widths":
             _, _, self.bars_ = ax.hist(r.width, bins=min(50, max(5, len(r.width) // 10)), color="C0")
-            ax.set_xlabel("width of the prediction range")
+            ax.set_xlabel(f"width of the prediction range ({getattr(r, 'scale', 'prediction')} scale)")
             ax.set_ylabel("rows")
             ax.set_title("Predictive multiplicity: range widths over the Rashomon set")
         else:
@@ -105,7 +105,9 @@ class PredictionRangeDisplay:
             ax.set_xlim(-1, len(order))
             ax.set_ylim(float(np.min(r.lower[order])), float(np.max(r.upper[order])))
             ax.set_xlabel("rows, sorted by the reference's prediction")
-            ax.set_ylabel("prediction")
+            scale = getattr(r, "scale", "prediction")
+            ax.set_ylabel({"probability": "predicted probability", "score": "score (decision function)"}.get(
+                scale, "prediction"))
             ax.set_title("Viable prediction range over the Rashomon set")
             ax.legend(loc="upper left")
         self.ax_, self.figure_ = ax, ax.figure

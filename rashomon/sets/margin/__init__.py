@@ -9,7 +9,8 @@ of MCR). Modules:
 - ``_terms``: exact all-pairs switched sums over row classes;
 - ``_solve``: certified solves of the smoothed problems; ``_ascent`` / ``_descent``: inner members;
 - ``_bounds``, ``_secant``: outer bounds (γ = 0, surrogates, the slab bound);
-- ``_ranges``: ranges of linear functionals (predictions, coefficients, PD band);
+- ``_ranges``: ranges of linear functionals (predictions, coefficients, PD band); ``_batch``, ``_polish``: all
+  rows at once (batched KKT-Newton; the hinge's active-set polish), certified per row;
 - ``_sample``: members by hit-and-run with an exact membership oracle;
 - ``_envelope``: MCR over ε.
 """
