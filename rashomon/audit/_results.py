@@ -29,6 +29,7 @@ class GroupAudit:
     mcr: MCRResult = field(repr=False)
     ci: dict = field(default_factory=dict)
     bootstrap_draws: dict = field(default_factory=dict, repr=False)
+    extra: dict = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         feats = ", ".join(self.features)
