@@ -49,6 +49,7 @@ from ._fit import MCR_TOL as _TOL
 from ._audit_binary import audit_binary as _audit_binary
 from ._audit_binary import compare_user_model
 from ._audit_classifier import check_classifier_options, resample_weights
+from ._estimator import check_estimator
 from ._fit import _fit_reference, _preprocess
 from ._target import CLASSIFIER_CLASSES
 from ._results import AuditResult, GroupAudit, audit_meta
@@ -237,6 +238,8 @@ def audit(
     check_choice(model_class, ("kernel", "linear") + CLASSIFIER_CLASSES, "model_class", func)
     if classifier:
         ambiguity_threshold, ambiguity_rows = check_classifier_options(ambiguity_threshold, ambiguity_rows, func)
+    if estimator is not None:
+        check_estimator(estimator, prep["raw"], list(prep["groups_raw_features"]), func)
     if not isinstance(bootstrap_mcr, (bool, np.bool_)):
         raise RashomonInputError(f"The 'bootstrap_mcr' parameter of {func} must be True or False. Got {bootstrap_mcr!r} instead.")
     check_choice(epsilon_kind, ("cv", "absolute"), "epsilon_kind", func)

@@ -161,7 +161,7 @@ def audit_binary(prep: dict, X, y, tr, te, scaled, *, target, model_class, epsil
         groups_out = {name: dataclasses.replace(g, extra={**g.extra, **user[name]}) for name, g in groups_out.items()}
     timings["total_s"] = time.perf_counter() - t_start
     info = out["info"]
-    hyper = {"kernel": "linear", "norm_bound": info["norm"], "cv_folds": cv}
+    hyper = {"norm_bound": info["norm"], "cv": cv}
     meta = audit_meta(epsilon, epsilon_kind, f"{cv}-fold", hyper, prep["encoding"], scaled, prep["n_input"], len(y),
                       prep["missing_by_column"], len(tr), prep["digest"], prep["input_name"], bootstrap)
     meta["loss"] = "log loss" if model_class == "logistic" else "hinge"

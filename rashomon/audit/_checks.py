@@ -210,7 +210,8 @@ def check_columns(data: Any, target: Any, groups: Any, features: Any, func: str,
         if len(set(features)) != len(features):
             raise RashomonInputError(f"The 'features' parameter of {func} must not repeat a column. Got {features} instead.")
     if not labels_ok and not (pd.api.types.is_numeric_dtype(data.dtypes[target]) or pd.api.types.is_bool_dtype(data.dtypes[target])):
-        raise RashomonInputError(f"The 'target' parameter of {func} must name a numeric column. Got {target!r} with dtype {data.dtypes[target]} instead.")
+        raise RashomonInputError(f"The 'target' parameter of {func} must name a numeric column (or a binary one with "
+                                 f"model_class 'logistic' or 'hinge'). Got {target!r} with dtype {data.dtypes[target]} instead.")
     if split is not None:
         if not isinstance(split, str) or split not in data.columns:
             raise unknown("split", split)

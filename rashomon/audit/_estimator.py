@@ -23,7 +23,7 @@ import pandas as pd
 from ..utils.losses import Predictor, default_loss, get_loss
 from ..utils.validation import RashomonInputError
 
-__all__ = ["FixedModel", "estimator_model", "weighted_mr"]
+__all__ = ["FixedModel", "check_estimator", "estimator_model", "weighted_mr"]
 
 _BLOCK_ROWS = 200_000  # switched rows predicted per call
 
@@ -63,6 +63,14 @@ def _encode_labels(estimator: Any, y_raw: np.ndarray, y01: np.ndarray, func: str
     raise RashomonInputError(f"The 'estimator' parameter of {func} must predict the target's classes. Got a model with "
                              f"classes_ = {sorted(map(str, cls))[:5]}, and the target has {sorted(map(str, pd.unique(y_raw)))} "
                              "instead.")
+
+
+def check_estimator(estimator: Any, raw: pd.DataFrame, features: list, func: str = "audit") -> None:
+    """Before any computing: a fitted model with predict / predict_proba whose input columns the table has."""
+    if not any(hasattr(estimator, m) for m in ("predict", "predict_proba")):
+        raise RashomonInputError(f"The 'estimator' parameter of {func} must be a fitted model with predict or "
+                                 f"predict_proba. Got {type(estimator).__name__} instead.")
+    _model_columns(estimator, raw, features, func)
 
 
 def estimator_model(estimator: Any, raw: pd.DataFrame, rows: np.ndarray, features: list, y_raw: np.ndarray,

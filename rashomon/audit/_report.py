@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ._report_classifier import class_text, classifier_section, user_model_section
 from ._report_text import (
     _HP_LABELS,
     _LOSS_TEXT,
@@ -68,21 +69,21 @@ def figure_slug(name: str) -> str:
     return s[:64] or "group"
 
 
-def _figure_names(result) -> dict:
+def _figure_names(result, prefix: str = "") -> dict:
     """{file stem: group name or None (summary)}; stems unique (case-insensitively)."""
     out, seen = {}, set()
     for name in result.groups:
-        stem = f"envelope_{figure_slug(name)}"
+        stem = f"{prefix}envelope_{figure_slug(name)}"
         base, k = stem, 2
         while stem.lower() in seen:
             stem, k = f"{base}_{k}", k + 1
         seen.add(stem.lower())
         out[stem] = name
-    out["summary"] = None
+    out[f"{prefix}summary"] = None
     return out
 
 
-def write_figures(result, out_dir: str | Path) -> dict:
+def write_figures(result, out_dir: str | Path, prefix: str = "") -> dict:
     """Write each figure as PNG and SVG (file names from the slugified group names).
 
     Figures are drawn at ``FIG_SIZE`` inches and ``FIG_DPI`` (>= 1,000 px wide) with a tight
@@ -98,7 +99,7 @@ def write_figures(result, out_dir: str | Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     figs = {}
     n = len(result.groups)
-    for stem, group in _figure_names(result).items():
+    for stem, group in _figure_names(result, prefix).items():
         with plt.rc_context({"font.size": 12, "axes.titlesize": 13, "axes.labelsize": 12}):
             if group is None:
                 fig, ax = plt.subplots(figsize=(FIG_SIZE[0], max(3.5, 0.9 * n + 2.2)))
@@ -159,7 +160,8 @@ def to_html(result, path: str | Path, figures: dict | None = None) -> None:
         figures = result.write_figures(path.parent)
     meta = getattr(result, "meta", None) or {}
     esc = html.escape
-    names = _figure_names(result)
+    prefix = next((k[: -len("summary")] for k in figures if k.endswith("summary")), "")
+    names = _figure_names(result, prefix)
     first = next(iter(result.groups.values()))
 
     table = result.to_frame().to_html(float_format=_f, classes="results", border=0)
@@ -169,7 +171,7 @@ def to_html(result, path: str | Path, figures: dict | None = None) -> None:
     loss_txt = _LOSS_TEXT.get(str(loss), esc(str(loss)))
     hp = _hyperparameters(result, meta)
     hp_rows = "".join(f"<dt>{esc(_HP_LABELS.get(k, str(k)))}</dt><dd>{esc(_g(v))}</dd>" for k, v in hp.items())
-    cls_txt = ("kernel ridge models with an RBF kernel on a fixed dictionary (the unique training rows), intercept "
+    cls_txt = class_text(result.model_class) or ("kernel ridge models with an RBF kernel on a fixed dictionary (the unique training rows), intercept "
                "fixed at the training mean, and RKHS norm at most the reference's"
                if result.model_class == "kernel" else
                "linear models whose squared coefficient norm is at most the reference's (ridge) fit")
@@ -232,6 +234,7 @@ Fisher, Rudin &amp; Dominici (JMLR 2019): no model of the class in the set lies 
 <p>"refit loss ratio" is the held-out loss of the reference refitted without the group, divided by the reference's
 held-out loss. {_ci_text(result, meta)}</p>
 <h3>Are the bounds exact?</h3><ul>{cert}</ul>
+{classifier_section(result)}{user_model_section(result)}
 
 <h2>Figures</h2>{imgs}
 
