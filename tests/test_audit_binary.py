@@ -338,3 +338,20 @@ def test_estimator_errors():
     with pytest.raises(RashomonInputError, match="'estimator' parameter of audit must be a fitted model"):
         rashomon.audit(df, "two_year_recid", {"a": ["male"]}, features=["male", "age"], cv=3, ambiguity_rows=5,
                        estimator=object())
+
+
+def test_regressor_beside_a_regression_class():
+    from sklearn.linear_model import Ridge
+
+    wine = load_wine_quality("red").rename(columns=lambda c: c.replace(" ", "_")).head(300).copy()
+    wine["train"] = _split_column(len(wine), 120)
+    feats = ["alcohol", "sulphates", "pH"]
+    model = Ridge(alpha=1.0).fit(wine.loc[wine.train, feats], wine.loc[wine.train, "quality"])
+    res = rashomon.audit(wine, "quality", {"alcohol": ["alcohol"]}, features=feats, model_class="linear", cv=3,
+                         split="train", estimator=model, bootstrap=5)
+    held = wine[~wine.train]
+    expected = model_reliance(model, held[feats], held["quality"], ["alcohol"]).ratio
+    g = res.groups["alcohol"]
+    assert g.extra["model_mr"] == pytest.approx(expected, rel=1e-10)
+    assert res.meta["user_model"]["loss"] == "squared_error" and res.meta["user_model"]["same_loss_as_class"] is True
+    assert len(g.extra["model_mr_draws"]) == 5
