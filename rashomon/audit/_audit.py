@@ -349,6 +349,7 @@ def audit(
                                              prep["groups_raw"], groups_out, weights, float(confidence_level),
                                              "squared_error", pg, func)
         groups_out = {name: dataclasses.replace(g, extra=user[name]) for name, g in groups_out.items()}
+        timings["user_model_s"] = user_meta["seconds"]
     timings["total_s"] = time.perf_counter() - t_start
     if model_class == "kernel":
         hyper = {"kernel": "rbf", "gamma": ref_info["gamma"], "penalty_alpha": ref_info["alpha"],

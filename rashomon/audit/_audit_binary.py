@@ -71,6 +71,7 @@ def run_classifier(X, y, tr, te, features, groups, *, model_class, epsilon, epsi
     metrics = reference_metrics(ref, Xte, yte, features)
     extras = classifier_extras(rs, Xte, features, model_class, threshold, amb_rows, int(rng.randint(2**31 - 1)), pg)
     timings["ambiguity_s"] = extras["ambiguity"]["seconds"]
+    timings["coef_range_s"] = extras["coefficients_seconds"]
     # ------------------------------------------------------------ bootstrap
     draws: dict = {name: {} for name in gidx}
     boot_info: dict = {"n_resamples": int(len(weights)), "mcr": bool(bootstrap_mcr and len(weights))}
@@ -159,6 +160,7 @@ def audit_binary(prep: dict, X, y, tr, te, scaled, *, target, model_class, epsil
                                              prep["groups_raw"], groups_out, weights, float(confidence_level),
                                              "log_loss" if model_class == "logistic" else "hinge", pg, func)
         groups_out = {name: dataclasses.replace(g, extra={**g.extra, **user[name]}) for name, g in groups_out.items()}
+        timings["user_model_s"] = user_meta["seconds"]
     timings["total_s"] = time.perf_counter() - t_start
     info = out["info"]
     hyper = {"norm_bound": info["norm"], "cv": cv}

@@ -47,8 +47,17 @@ def plot_summary(result, *, ax: Any = None):
         _, ax = plt.subplots(figsize=(6, 0.9 * len(result.groups) + 1.5))
     for k, g in enumerate(result.groups.values()):
         ax.plot([g.mcr_lower, g.mcr_upper], [k, k], color="#4c72b0", lw=8, alpha=0.5, solid_capstyle="butt",
-                label="MCR" if k == 0 else None)
+                label=("MCR (certified bounds)" if "mcr_upper_attained" in (getattr(g, "extra", None) or {})
+                       else "MCR") if k == 0 else None)
+        x = getattr(g, "extra", None) or {}
+        if x.get("mcr_upper_attained") is not None:  # classifier: the members found, inside the certified bounds
+            ax.plot([x["mcr_lower_attained"], x["mcr_upper_attained"]], [k, k], color="#27408b", lw=3,
+                    solid_capstyle="butt", label="attained by members found" if k == 0 else None)
         ax.plot([g.mr_ref], [k], "o", color="#dd8452", label="MR of reference" if k == 0 else None)
+        if "model_mr" in x:
+            ax.plot([x["model_mr"]], [k + 0.2], "D", color="#2a9d4b", label="MR of your model" if k == 0 else None)
+            if "model_mr_ci" in x:
+                ax.plot(list(x["model_mr_ci"]), [k + 0.2, k + 0.2], color="#2a9d4b", lw=1.5, marker="|")
         if "mcr_lower" in g.ci:
             # each CI drawn as its own segment: a percentile interval need not contain the estimate
             for end in ("mcr_lower", "mcr_upper"):
@@ -137,11 +146,19 @@ figcaption{font-size:0.92em;color:#444}.small{color:#666;font-size:0.9em}
 ul.summary li{margin-bottom:0.4em}code{font-size:0.92em}"""
 
 
+def first_group(result):
+    return next(iter(result.groups.values()))
+
+
 def _caption(result, stem: str, group: str | None) -> str:
     if group is None:
         ci = ("; grey ticks: the bootstrap intervals of MCR− and MCR+" if result.bootstrap else "")
+        extra = getattr(first_group(result), "extra", None) or {}
+        att = ("; dark blue line: the MRs attained by the members found (a classifier's upper bound is an outer "
+               "bound, the true MCR+ lies between the line's end and the bar's)" if "mcr_upper_attained" in extra else "")
+        yours = ("; green diamond: your model's MR (with its bootstrap interval)" if "model_mr" in extra else "")
         return ("For each group: the MCR interval (blue bar) and the reference model's MR (orange dot)"
-                f"{ci}. The dashed line is MR = 1 (the group is not used).")
+                f"{ci}{att}{yours}. The dashed line is MR = 1 (the group is not used).")
     g = result.groups[group]
     ref = g.mcr.reference_model
     refs = (f" Orange star: the reference model (MR {_g(ref.mr)}, held-out loss {_g(ref.e_orig)})."

@@ -121,7 +121,8 @@ def user_model_section(result) -> str:
         x = g.extra
         ci = x.get("model_mr_ci")
         ci_txt = f"[{_f(ci[0])}, {_f(ci[1])}]" if ci else "—"
-        verdict = ("yes" if x.get("bracketed") else "<b>no</b>")
+        verdict = ("<b>no</b>" if not x.get("bracketed") else "yes" if x.get("within_attained", True) else
+                   "within the certified bounds, beyond the members found (undecided)")
         rows.append(f"<tr><td style=\"text-align:left\">{esc(g.name)}</td><td>{_f(x['model_mr'])}</td><td>{ci_txt}</td>"
                     f"<td>[{_f(g.mcr_lower)}, {_f(g.mcr_upper)}]</td><td>{verdict}</td></tr>")
     out = [f"<h2>Your model</h2><p>Your fitted model ({esc(u['name'])}) was measured on the same {_g(u['n_rows'])} "
@@ -132,7 +133,9 @@ def user_model_section(result) -> str:
     out.append("<p>Reading (Fisher, Rudin &amp; Dominici 2019): if some good model of the class relies on a group as much "
                "as your model does, the class's MCR interval brackets your model's MR. \"no\" means no member of the set "
                "relies on the group as your model does: your model uses it in a way the class cannot express (or "
-               "performs differently).</p>")
+               "performs differently). \"Undecided\": the MR lies between the MR attained by the best member found and "
+               "the certified outer bound of a classifier class, where the search cannot say whether a member reaches "
+               "it.</p>")
     if not u.get("same_loss_as_class"):
         out.append(f"<p class=\"small\">Your model's MR is in {esc(str(u['loss']))} and the class's MCR in "
                    f"{esc(str(meta.get('loss')))}: ratios of different losses, compare them with care.</p>")

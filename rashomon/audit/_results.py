@@ -92,7 +92,8 @@ class AuditResult:
                 row["MCR+ attained"] = g.extra["mcr_upper_attained"]
             if "model_mr" in g.extra:
                 row["MR(your model)"] = g.extra["model_mr"]
-                row["bracketed"] = "yes" if g.extra["bracketed"] else "no"
+                row["bracketed"] = ("no" if not g.extra["bracketed"] else
+                                    "yes" if g.extra.get("within_attained", True) else "undecided")
             for k, (lo, hi) in list(g.ci.items()) + ([("model_mr", g.extra["model_mr_ci"])]
                                                      if "model_mr_ci" in g.extra else []):
                 row[f"{k} CI"] = f"[{lo:.3f}, {hi:.3f}]"
