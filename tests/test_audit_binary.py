@@ -18,6 +18,7 @@ import pytest
 
 import rashomon
 from rashomon import RashomonInputError, model_reliance
+from rashomon.audit import _report_classifier
 from rashomon.audit.cli import main
 from rashomon.datasets import load_compas, load_pima_diabetes, load_wine_quality
 
@@ -96,7 +97,7 @@ def test_cli_compas_recidivism(recid_csv, tmp_path):
     text = _text(report.read_text(encoding="utf-8"))
     _report_states(text, res)
     assert "probability threshold 0.5" in text
-    _open_in_chromium(report, tmp_path, len(RECID_GROUPS))
+    _report_states(_open_in_chromium(report, tmp_path, len(RECID_GROUPS)), res)  # the numbers as rendered
 
 
 def test_cli_pima(tmp_path):
@@ -173,6 +174,29 @@ def test_reference_is_the_class_minimiser_and_eps_rule():
     assert res.reference["training_loss"] == pytest.approx(again.e_min_, abs=1e-10)
     assert res.epsilon_abs == pytest.approx(res.e_ref + 0.1 * res.cv_loss, rel=1e-12)
     assert res.meta["epsilon_rule"].startswith("held-out loss of the reference + 0.1")
+
+
+def test_bootstrap_mcr_on_request_states_its_cost():
+    df = load_pima_diabetes()
+    res = rashomon.audit(df, "Outcome", {"glucose": ["Glucose"]}, features=["Glucose", "BMI"], train_size=200, cv=3,
+                         ambiguity_rows=5, bootstrap=3, bootstrap_mcr=True)
+    g = res.groups["glucose"]
+    assert set(g.ci) == {"mr_ref", "mcr_lower", "mcr_upper"} and len(g.bootstrap_draws["mcr_upper"]) == 3
+    b = res.meta["classifier"]["bootstrap"]
+    assert b["mcr"] and b["seconds_per_resample"] > 0
+    assert "s per resample" in _text(_report_classifier.classifier_section(res))
+
+
+@pytest.mark.parametrize("values, label, positive", [
+    ([True, False, True], None, True), ([0, 1, 1], None, 1), ([1, 2, 2], "2", 2), (["a", "b", "b"], "b", "b"),
+    ([True, False, True], "false", False),
+])
+def test_positive_label_matching(values, label, positive):
+    from rashomon.audit._target import resolve_target
+
+    y, mc, labels = resolve_target(pd.Series(values), "t", None, label)
+    assert mc == "logistic" and labels["positive"] == positive
+    np.testing.assert_array_equal(y, [float(v == positive) for v in values])
 
 
 # ------------------------------------------------------------------ target checks (no fitting)

@@ -24,21 +24,21 @@ def _levels_text(levels: list) -> str:
 
 
 def _matches(level: Any, label: Any) -> bool:
-    """``positive_label`` names a level: equal values, or equal text (the CLI passes strings)."""
-    if isinstance(level, (bool, np.bool_)) or isinstance(label, (bool, np.bool_)):
-        return str(level).lower() == str(label).lower() or (not isinstance(label, str) and bool(level) == bool(label)
-                                                            and isinstance(label, (bool, np.bool_)))
-    try:
-        if not isinstance(label, str) and not isinstance(level, str) and float(level) == float(label):
-            return True
-    except (TypeError, ValueError):
-        pass
+    """``positive_label`` names a level: the same value, or the same text (the CLI passes strings: "1",
+    "True", "malignant")."""
     if isinstance(label, str) and not isinstance(level, str):
+        if isinstance(level, (bool, np.bool_)):
+            return label.strip().lower() == str(bool(level)).lower()
         try:
             return float(label) == float(level)
         except ValueError:
             return False
-    return str(level) == str(label)
+    if isinstance(level, (bool, np.bool_)) != isinstance(label, (bool, np.bool_)):
+        return False  # True is not 1 here: a boolean target takes True/False
+    try:
+        return bool(level == label)
+    except (TypeError, ValueError):
+        return False
 
 
 def resolve_target(s: pd.Series, target: str, model_class: str | None, positive_label: Any,
