@@ -379,3 +379,14 @@ def test_regressor_beside_a_regression_class():
     assert g.extra["model_mr"] == pytest.approx(expected, rel=1e-10)
     assert res.meta["user_model"]["loss"] == "squared_error" and res.meta["user_model"]["same_loss_as_class"] is True
     assert len(g.extra["model_mr_draws"]) == 5
+
+
+@pytest.mark.slow
+def test_recidivism_example_runs(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    import compas_recidivism_audit as ex
+
+    assert ex.main(["--no-plots", "--ambiguity-rows", "5", "--bootstrap", "3", "--json", str(tmp_path / "r.json")]) == 0
+    res = json.loads((tmp_path / "r.json").read_text())
+    assert res["_meta"]["n_rows_used"] == 6172 and set(RECID_GROUPS) <= set(res)
+    assert all("model_mr" in res[g] for g in RECID_GROUPS)

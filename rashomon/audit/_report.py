@@ -152,7 +152,8 @@ def first_group(result):
 
 def _caption(result, stem: str, group: str | None) -> str:
     if group is None:
-        ci = ("; grey ticks: the bootstrap intervals of MCR− and MCR+" if result.bootstrap else "")
+        ci = ("; grey ticks: the bootstrap intervals of MCR− and MCR+"
+              if any("mcr_lower" in g.ci for g in result.groups.values()) else "")
         extra = getattr(first_group(result), "extra", None) or {}
         att = ("; dark blue line: the MRs attained by the members found (a classifier's upper bound is an outer "
                "bound, the true MCR+ lies between the line's end and the bar's)" if "mcr_upper_attained" in extra else "")
