@@ -85,10 +85,13 @@ def reference_model(ref, X: np.ndarray, y01: np.ndarray, columns: list) -> Fixed
     ml = ref.parametrization_.info["margin_loss"]
     name = "log_loss" if ml.name == "logistic" else "hinge"
 
-    def losses(f: pd.DataFrame, yy: np.ndarray) -> np.ndarray:
-        return ml.exact((2.0 * yy - 1.0) * np.asarray(ref.predict(f[columns]), dtype=float))
+    def predict(f: pd.DataFrame) -> np.ndarray:
+        return np.asarray(ref.predict(f[columns]), dtype=float)
 
-    return FixedModel(losses, pd.DataFrame(X, columns=columns), y01, name, "reference")
+    def loss_from(yy: np.ndarray, s: np.ndarray) -> np.ndarray:
+        return ml.exact((2.0 * yy - 1.0) * s)
+
+    return FixedModel(predict, loss_from, pd.DataFrame(X, columns=columns), y01, name, "reference")
 
 
 def reference_metrics(ref, X: np.ndarray, y01: np.ndarray, columns: list) -> dict:

@@ -29,14 +29,15 @@ _BLOCK_ROWS = 200_000  # switched rows predicted per call
 
 
 class FixedModel:
-    """A fixed model seen as ``losses(frame) -> per-row losses`` on a frame of its input columns."""
+    """A fixed model on a frame of its input columns: ``predict(frame)`` and ``loss_from(y, predictions)``."""
 
-    def __init__(self, losses: Callable[[pd.DataFrame, np.ndarray], np.ndarray], frame: pd.DataFrame,
-                 y_rows: np.ndarray, loss: str, name: str):
-        self._losses, self.frame, self.y_rows, self.loss, self.name = losses, frame, y_rows, loss, name
+    def __init__(self, predict: Callable[[pd.DataFrame], np.ndarray], loss_from: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                 frame: pd.DataFrame, y_rows: np.ndarray, loss: str, name: str):
+        self.predict, self.loss_from = predict, loss_from
+        self.frame, self.y_rows, self.loss, self.name = frame, y_rows, loss, name
 
     def losses(self, frame: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
-        return self._losses(frame, self.y_rows[rows])
+        return self.loss_from(self.y_rows[rows], self.predict(frame))
 
 
 def _model_columns(estimator: Any, raw: pd.DataFrame, features: list, func: str) -> list:
@@ -93,7 +94,7 @@ def estimator_model(estimator: Any, raw: pd.DataFrame, rows: np.ndarray, feature
     else:
         y = pred.encode_y(y, func)
 
-    def losses(f: pd.DataFrame, yy: np.ndarray) -> np.ndarray:
+    def predict(f: pd.DataFrame) -> np.ndarray:
         try:
             out = np.asarray(pred.method(f))
         except Exception as exc:  # the user's model refused its inputs: say which model and why
@@ -101,41 +102,56 @@ def estimator_model(estimator: Any, raw: pd.DataFrame, rows: np.ndarray, feature
                                      f"(columns {cols[:8]}): {type(exc).__name__}: {exc}") from None
         if loss.response != "predict_proba" and out.ndim == 2 and out.shape[1] == 1:
             out = out[:, 0]
-        return pred.losses_from(yy, out.astype(float))
+        return out.astype(float)
 
-    return FixedModel(losses, frame, y, loss.name, type(estimator).__name__)
+    return FixedModel(predict, pred.losses_from, frame, y, loss.name, type(estimator).__name__)
+
+
+def _codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, first)``: each row's distinct-value code over the columns of ``df`` (NaN a value of its own),
+    and a row holding each code."""
+    if df.shape[1] == 0:
+        return np.zeros(len(df), dtype=np.intp), np.zeros(1, dtype=np.intp)
+    cols = np.column_stack([pd.factorize(df[c], use_na_sentinel=False)[0] for c in df.columns])
+    _, first, codes = np.unique(cols, axis=0, return_index=True, return_inverse=True)
+    return np.asarray(codes).ravel(), np.asarray(first)
 
 
 def weighted_mr(model: FixedModel, group: list, weights: np.ndarray | None = None) -> np.ndarray:
     """MR ratio ``e_switch / e_orig`` of ``model`` on ``group`` (columns of ``model.frame``) for each row of
     ``weights`` (shape (B, n), counts; None: the data itself). Row 0 of ones gives :func:`rashomon.model_reliance`'s
-    exact value."""
+    exact value.
+
+    The model is called once per distinct (group value, other columns' value) pair: when the other columns
+    take fewer distinct values than there are rows (a categorical complement), the switched rows are
+    predicted on those combinations only and spread to the rows that share them."""
     frame = model.frame
     n = len(frame)
     W = np.ones((1, n)) if weights is None else np.atleast_2d(np.asarray(weights, dtype=float))
     own = model.losses(frame, np.arange(n))
-    codes, uniq = pd.MultiIndex.from_frame(frame[group]).factorize() if len(group) > 1 else pd.factorize(frame[group[0]])
-    codes = np.asarray(codes)
-    if np.any(codes < 0):  # NaN group values: a level of their own (pandas marks them -1)
-        codes = np.where(codes < 0, codes.max() + 1, codes)
-    k = int(codes.max()) + 1
-    first = np.array([np.flatnonzero(codes == v)[0] for v in range(k)])  # a row holding each distinct value
-    C = np.zeros((W.shape[0], k))
-    for b in range(W.shape[0]):
-        C[b] = np.bincount(codes, weights=W[b], minlength=k)
+    codes, first = _codes(frame[group])
+    k = len(first)
+    codes2, first2 = _codes(frame[[c for c in frame.columns if c not in group]])
+    if len(first2) < n:  # predict on the distinct complements only
+        base, spread = frame.iloc[first2].reset_index(drop=True), codes2
+    else:
+        base, spread = frame, np.arange(n)
+    m = len(base)
+    C = np.vstack([np.bincount(codes, weights=w, minlength=k) for w in W])
     S = np.zeros(W.shape[0])
-    per = max(1, _BLOCK_ROWS // max(n, 1))
+    per = max(1, _BLOCK_ROWS // max(m, 1))
     gvals = frame[group]
     for start in range(0, k, per):
-        vs = range(start, min(k, start + per))
-        block = pd.concat([frame] * len(vs), ignore_index=True)
+        vs = list(range(start, min(k, start + per)))
+        block = pd.concat([base] * len(vs), ignore_index=True)
         for c in group:
-            col = np.repeat(gvals[c].to_numpy()[first[list(vs)]], n)
-            block[c] = pd.Series(col, dtype=frame[c].dtype)
-        L = model.losses(block, np.tile(np.arange(n), len(vs))).reshape(len(vs), n)
-        S += np.einsum("bv,bv->b", C[:, list(vs)], W @ L.T)
-    m = W.sum(axis=1)
-    e_orig = (W @ own) / m
-    e_switch = (S - W @ own) / (m * (m - 1))
+            block[c] = pd.Series(np.repeat(gvals[c].to_numpy()[first[vs]], m), dtype=frame[c].dtype)
+        P = model.predict(block)
+        P = P.reshape((len(vs), m) + P.shape[1:])
+        L = np.vstack([model.loss_from(model.y_rows, P[i][spread]) for i in range(len(vs))])
+        S += np.einsum("bv,bv->b", C[:, vs], W @ L.T)
+    tot = W.sum(axis=1)
+    e_orig = (W @ own) / tot
+    e_switch = (S - W @ own) / (tot * (tot - 1))
     with np.errstate(divide="ignore", invalid="ignore"):
         return e_switch / e_orig
