@@ -32,15 +32,12 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import linalg
 
 from ._base import SolverStatus
+from ._fibres import _Fibres, _min_max_quadratics, _outer_range, _Problem, _q
 from .trust_region import QCQPSequence
 
 __all__ = ["TwoConstraintResult", "solve_two_constraint"]
-
-_EPS = np.finfo(float).eps
-
 
 @dataclass(frozen=True)
 class TwoConstraintResult:
@@ -69,201 +66,6 @@ class TwoConstraintResult:
     @property
     def gap(self) -> float:
         return max(0.0, self.value - self.lower)
-
-
-def _q(A, b, c, x):
-    return float(x @ A @ x - 2 * b @ x + c)
-
-
-class _Problem:
-    def __init__(self, A0, b0, c0, A1, b1, c1, B, r, x_in):
-        self.A0, self.b0, self.c0 = A0, b0, float(c0)
-        self.A1, self.b1, self.c1 = A1, b1, float(c1)
-        self.B, self.r, self.x_in = B, float(r), x_in
-        self.p = A0.shape[0]
-        # members keep g₁ below -margin, so that g₁ evaluated in any other rounding order is <= 0 too
-        self.margin = 1e-13 * (abs(self.c1) + 2 * abs(float(b1 @ x_in)) + abs(float(x_in @ A1 @ x_in)))
-
-    def f(self, x):
-        return _q(self.A0, self.b0, self.c0, x)
-
-    def g1(self, x):
-        return _q(self.A1, self.b1, self.c1, x)
-
-    def g2(self, x):
-        return float(x @ self.B @ x) - self.r
-
-    def feasible(self, x) -> np.ndarray | None:
-        """x moved along the segment to ``x_in`` until both constraints hold (both sets are convex, so the
-        feasible part of the segment is ``[0, t*]``; t* from the two quadratics in t, then checked)."""
-        if self.g1(x) <= -self.margin and self.g2(x) <= 1e-12 * self.r:
-            return x
-        d = x - self.x_in
-        t = 1.0
-        for A, b, c in ((self.A1, self.b1, self.c1 + self.margin), (self.B, np.zeros(self.p), -self.r * (1 + 1e-12))):
-            Ad = A @ d
-            al, be, ga = float(d @ Ad), float(2 * (self.x_in @ Ad) - 2 * b @ d), _q(A, b, c, self.x_in)
-            if ga >= 0:
-                return None if ga > 0 or A is self.A1 else self.x_in
-            if al * t * t + be * t + ga > 0:  # the positive root of al t² + be t + ga (ga < 0: one root > 0)
-                disc = math.sqrt(max(be * be - 4 * al * ga, 0.0))
-                root = (-2 * ga) / (be + disc) if be + disc > 0 else t
-                t = min(t, root)
-        for _ in range(60):
-            y = self.x_in + t * d
-            if self.g1(y) <= -self.margin and self.g2(y) <= 1e-12 * self.r:
-                return y
-            t *= 1 - 1e-14 if _ < 30 else 0.5
-        return None
-
-
-def _outer_range(pb: _Problem, v: np.ndarray) -> tuple[float, float]:
-    """An interval containing v'x for every feasible x: intersection of the ranges over the ellipsoids
-    ``αg₁ + (1-α)g₂ <= 0`` (each contains the feasible set)."""
-    lo, hi = -math.inf, math.inf
-    for a in (0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98):
-        E = a * pb.A1 + (1 - a) * pb.B
-        try:
-            L = linalg.cholesky(E, lower=True)
-        except linalg.LinAlgError:
-            continue
-        xc = linalg.cho_solve((L, True), a * pb.b1)
-        R = float(a * pb.b1 @ xc - a * pb.c1 + (1 - a) * pb.r)
-        if R < 0:
-            continue
-        w = float(v @ linalg.cho_solve((L, True), v))
-        half = math.sqrt(R * w) * (1 + 1e-9) + 1e-12 * abs(float(v @ xc))
-        lo, hi = max(lo, float(v @ xc) - half), min(hi, float(v @ xc) + half)
-    return lo, hi
-
-
-def _min_max_quadratics(Q: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
-    """``min_{s∈[lo,hi]} max_k (a_k s² + b_k s + c_k)`` and its argument (rows of Q: a, b, c)."""
-    a, b, c = Q[:, 0], Q[:, 1], Q[:, 2]
-    cand = [lo, hi]
-    conv = a > 0
-    cand.extend((-b[conv] / (2 * a[conv])).tolist())
-    i, j = np.triu_indices(len(a), 1)
-    da, db, dc = a[i] - a[j], b[i] - b[j], c[i] - c[j]
-    lin = np.abs(da) <= 1e-14 * (np.abs(a[i]) + np.abs(a[j]) + 1e-300)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cand.extend((-dc[lin] / db[lin]).tolist())
-        q = ~lin
-        disc = db[q] ** 2 - 4 * da[q] * dc[q]
-        ok = disc >= 0
-        sq = np.sqrt(np.where(ok, disc, 0.0))
-        for sgn in (1.0, -1.0):
-            cand.extend(((-db[q] + sgn * sq) / (2 * da[q]))[ok].tolist())
-    s = np.array([x for x in cand if np.isfinite(x)])
-    s = s[(s >= lo) & (s <= hi)]
-    vals = (a[None, :] * s[:, None] ** 2 + b[None, :] * s[:, None] + c[None, :]).max(axis=1)
-    k = int(np.argmin(vals))
-    return float(vals[k]), float(s[k])
-
-
-class _Fibres:
-    """Two-multiplier duals on the fibres ``v'x = s``, x = s·u + P w."""
-
-    def __init__(self, pb: _Problem, v: np.ndarray):
-        self.pb = pb
-        v = v / np.linalg.norm(v)
-        self.u = v
-        Qm, _ = np.linalg.qr(np.column_stack([v, np.eye(pb.p)]))
-        self.P = Qm[:, 1:pb.p]
-        P = self.P
-        self.PA = [P.T @ pb.A0 @ P, P.T @ pb.A1 @ P, P.T @ pb.B @ P]
-        self.PAu = [P.T @ (pb.A0 @ v), P.T @ (pb.A1 @ v), P.T @ (pb.B @ v)]
-        self.uAu = [float(v @ pb.A0 @ v), float(v @ pb.A1 @ v), float(v @ pb.B @ v)]
-        self.Pb = [P.T @ pb.b0, P.T @ pb.b1, np.zeros(P.shape[1])]
-        self.ub = [float(v @ pb.b0), float(v @ pb.b1), 0.0]
-        self.cs = [pb.c0, pb.c1, -pb.r]
-
-    def _combine(self, m):
-        w = (1.0, m[0], m[1])
-        M = sum(wi * X for wi, X in zip(w, self.PA))
-        q = sum(wi * X for wi, X in zip(w, self.PAu))
-        uHu = sum(wi * X for wi, X in zip(w, self.uAu))
-        Ph = sum(wi * X for wi, X in zip(w, self.Pb))
-        uh = sum(wi * X for wi, X in zip(w, self.ub))
-        C = sum(wi * X for wi, X in zip(w, self.cs))
-        return M, q, uHu, Ph, uh, C
-
-    def minorant(self, m):
-        """``(a, b, c)`` of ψ(s) = min over the fibre of the Lagrangian at m, or None (P'HP not ≻ 0)."""
-        M, q, uHu, Ph, uh, C = self._combine(m)
-        try:
-            L = linalg.cho_factor(M, lower=True, check_finite=False)
-        except linalg.LinAlgError:
-            return None
-        if not np.all(np.diag(L[0]) > 0):
-            return None
-        Mq, Mh = linalg.cho_solve(L, q), linalg.cho_solve(L, Ph)
-        return np.array([uHu - q @ Mq, -2 * uh + 2 * q @ Mh, C - Ph @ Mh]), L
-
-    def point(self, m, s, L=None):
-        M, q, uHu, Ph, uh, C = self._combine(m)
-        if L is None:
-            L = linalg.cho_factor(M, lower=True, check_finite=False)
-        w = linalg.cho_solve(L, Ph - s * q)
-        return s * self.u + self.P @ w, L
-
-    def solve(self, s, m0, upper, atol, max_iter=60):
-        """Maximise the fibre's dual from m0. Returns (minorant coefficients, multipliers, best feasible x,
-        its value); the minorant is None when m0 already fails to give a positive definite P'HP."""
-        pb = self.pb
-        m = np.maximum(np.asarray(m0, dtype=float), 0.0)
-        got = self.minorant(m)
-        bump = 1e-8 * max(m[1], 1.0)
-        while got is None and bump < 1e12 * max(m[1], 1.0):  # add curvature through the ball's multiplier
-            got = self.minorant(m + (0.0, bump))
-            if got is not None:
-                m = m + (0.0, bump)
-            bump *= 10.0
-        if got is None:
-            return None, m, None, math.inf
-        coef, L = got
-        D = float(coef @ (s * s, s, 1.0))
-        best_x, best_f = None, math.inf
-        for _ in range(max_iter):
-            x, _ = self.point(m, s, L)
-            g = np.array([pb.g1(x), pb.g2(x)])
-            xf = pb.feasible(x)
-            if xf is not None:
-                fx = pb.f(xf)
-                if fx < best_f:
-                    best_x, best_f = xf, fx
-            if best_f - D <= atol or D >= upper:
-                break
-            G = self.P.T @ np.column_stack([pb.A1 @ x - pb.b1, pb.B @ x])
-            K = 2 * G.T @ linalg.cho_solve(L, G)
-            free = (m > 0) | (g > 0)
-            d = np.zeros(2)
-            if free.all():
-                try:
-                    d = np.linalg.solve(K + 1e-14 * np.trace(K) * np.eye(2), g)
-                except np.linalg.LinAlgError:
-                    break
-            elif free.any():
-                i = int(np.argmax(free))
-                d[i] = g[i] / K[i, i] if K[i, i] > 0 else 0.0
-            if not np.all(np.isfinite(d)) or not np.any(d):
-                break
-            t, improved = 1.0, False
-            for _ in range(50):
-                mn = np.maximum(m + t * d, 0.0)
-                got = self.minorant(mn)
-                if got is not None:
-                    Dn = float(got[0] @ (s * s, s, 1.0))
-                    if Dn >= D:
-                        improved = True
-                        break
-                t *= 0.5
-            if not improved or Dn - D <= 4 * _EPS * abs(D):
-                if improved:
-                    m, (coef, L), D = mn, got, Dn
-                break
-            m, (coef, L), D = mn, got, Dn
-        return coef, m, best_x, best_f
 
 
 def solve_two_constraint(A0, b0, c0, A1, b1, c1, B, r, x_in, *, atol: float, max_fibres: int = 60,
@@ -372,26 +174,37 @@ def solve_two_constraint(A0, b0, c0, A1, b1, c1, B, r, x_in, *, atol: float, max
     if got is not None:
         quads.append(got[0])
     lower = lam_best["D"]
-    tried, starts = [], [(math.inf, m_start)]
+    tried, retried, starts = [], [], [(math.inf, m_start)]
     todo = [float(fib.u @ best["x"]), float(fib.u @ a[0]), float(fib.u @ b[0])]
+
+    def seen(s, where):
+        return any(abs(s - t) <= 1e-12 * max(abs(s), abs(s_hi - s_lo)) for t in where)
+
     for k in range(max_fibres):
         lower, s_star = _min_max_quadratics(np.array(quads), s_lo, s_hi)
         if best["f"] - lower <= atol:
             break
         queued = bool(todo)
         s = min(max(todo.pop(0) if queued else s_star, s_lo), s_hi)
-        if any(abs(s - t) <= 1e-12 * max(abs(s), abs(s_hi - s_lo)) for t in tried):
+        if seen(s, tried):
             if queued:
                 continue
-            break
-        tried.append(s)
-        near = min(starts, key=lambda e: abs(e[0] - s))[1]  # warm start: the nearest fibre's multipliers
-        coef, m, x, fx = fib.solve(s, near, best["f"], 0.25 * atol)
+            if seen(s, retried):  # the minorants no longer move: the gap left is reported
+                break
+            retried.append(s)  # the fibre's dual stalled from a warm start: once more from the root multipliers
+            near, iters = m_start, 400
+        else:
+            tried.append(s)
+            near, iters = min(starts, key=lambda e: abs(e[0] - s))[1], 60  # warm start: the nearest solved fibre
+        # a fibre is dropped once its dual passes the best value by half the gap (a minorant that also covers
+        # its neighbours), or solved to 0.25·atol
+        cut = best["f"] + 0.5 * (best["f"] - lower)
+        coef, m, x, fx = fib.solve(s, near, cut, 0.25 * atol, max_iter=iters)
         info["fibres"] = k + 1
         if coef is not None:
-            starts.append((s, m))
-        if coef is not None:
             quads.append(coef)
+            if float(coef @ (s * s, s, 1.0)) < cut:  # not dropped: its multipliers are a sensible warm start
+                starts.append((s, m))
         if x is not None and fx < best["f"]:
             best["x"], best["f"] = x, fx
     lower = max(lower, _min_max_quadratics(np.array(quads), s_lo, s_hi)[0])
