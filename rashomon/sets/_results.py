@@ -106,8 +106,16 @@ class MCRResult:
         })
 
     def envelope(self, m) -> np.ndarray:
-        """Certified lower bound on the loss of any model of the class with MR = m."""
-        return envelope_loss(self.steps, m, self.kind)
+        """Certified lower bound on the loss of any model of the class with MR = m, never below ``e_min``.
+
+        For a classifier (``loss`` not squared error) the steps are certified on a box that depends on ε, so
+        the bound is capped at ``epsilon_abs``: where it reaches ε, what is certified is "loss > ε"."""
+        out = envelope_loss(self.steps, m, self.kind)
+        if np.isfinite(self.e_min):
+            out = np.maximum(out, self.e_min)
+        if self.loss != "squared_error":
+            out = np.minimum(out, self.epsilon_abs)
+        return out
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
         """Envelope figure (x: MR, y: loss); returns an MCREnvelopeDisplay."""
