@@ -324,7 +324,8 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
         th, m = srch.best_model(side, eps)
         gap = srch.gap(side, eps)
         if not gap <= tol * max(1.0, abs(bound)):  # a duality gap: solve the end with both constraints
-            bound, th, gap = close_gap(srch, side, eps, tol, bound)
+            bound, th, gap, note = close_gap(srch, side, eps, tol, bound)
+            notes += [note] if note else []
         out[side] = (bound, srch.model(th), gap, gap <= tol * max(1.0, abs(bound)) if np.isfinite(bound) else False,
                      srch.best_gamma(side, eps))
     if srch.kind == "ratio" and not np.isfinite(out["lower"][0]):

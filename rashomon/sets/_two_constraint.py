@@ -85,16 +85,25 @@ def exact_end(srch, side: str, eps: float, tol: float, max_rounds: int = 8) -> t
     return bound, member, abs(bound - m)
 
 
-def close_gap(srch, side: str, eps: float, tol: float, bound: float) -> tuple[float, np.ndarray | None, float]:
-    """The γ-search's bound of one end, improved by :func:`exact_end`: ``(bound, best member, gap)``.
+def close_gap(srch, side: str, eps: float, tol: float, bound: float) -> tuple[float, np.ndarray | None, float, str]:
+    """The γ-search's bound of one end, improved by :func:`exact_end`: ``(bound, best member, gap, note)``.
 
-    The member found joins the search's candidates; the bound kept is the better of the two valid ones."""
-    new, x, _ = exact_end(srch, side, eps, tol)
+    The member found joins the search's candidates; the bound kept is the better of the two valid ones. The
+    note (empty when the end is attained within ``tol``) says what is left."""
+    try:
+        new, x, _ = exact_end(srch, side, eps, tol)
+    except (np.linalg.LinAlgError, ValueError, ArithmeticError) as exc:  # keep the γ-search's valid bound
+        new, x, why = math.nan, None, f" ({type(exc).__name__})"
+    else:
+        why = ""
     if x is not None:
         srch._add_candidate(x)
     if math.isfinite(new):
         bound = max(bound, new) if side == "lower" else min(bound, new)
     th, m = srch.best_model(side, eps)
     if not (math.isfinite(bound) and math.isfinite(m)):
-        return bound, th, math.inf
-    return bound, th, max(0.0, m - bound) if side == "lower" else max(0.0, bound - m)
+        return bound, th, math.inf, f"{side} end: no member attains the bound{why}"
+    gap = max(0.0, m - bound) if side == "lower" else max(0.0, bound - m)
+    note = "" if gap <= tol * max(1.0, abs(bound)) else \
+        f"{side} end: the two-constraint solve left a gap of {gap:.3g} between the bound and the best member{why}"
+    return bound, th, gap, note
