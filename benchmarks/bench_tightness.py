@@ -5,13 +5,14 @@ paper's protocol, ``examples/compas_fisher2019.py``), for LinearModelClass and K
 the paper's kernel class only), kinds ratio and difference, both ends, at ε = 0.1 (COMPAS: the paper's ε).
 
 "Before" is another checkout (``--before PATH``, e.g. ``git worktree add --detach ../main-wt main``), run in
-a subprocess of the same interpreter with ``PYTHONPATH=PATH`` in the same run; "after" is this tree. Printed
+a subprocess of the same interpreter with ``PYTHONPATH=PATH`` in the same run, one dataset at a time,
+alternating with this tree ("after"), so that the machine's load falls on both. Printed
 per dataset × class × kind: features, the largest relative gap ``(bound - attained)/max(1, |bound|)`` over both
 ends before and after, the ends not within 1e-6, and the time per feature (after/before). Then a check of a
 few instances against a cvxpy/SCS Shor relaxation (exact where its solution has rank one) and a summary.
 Brute-force grids on 2-parameter sets are in ``tests/test_two_constraint.py``.
 
-    python benchmarks/bench_tightness.py --before ../main-wt [--quick]
+    python benchmarks/bench_tightness.py --before ../main-wt [--quick | --datasets diabetes,concrete]
 """
 from __future__ import annotations
 
@@ -28,7 +29,10 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def datasets(quick: bool):
+NAMES = ("diabetes", "red wine", "white wine", "concrete", "bike day", "compas (paper)")
+
+
+def datasets(names):
     import pandas as pd
     from sklearn.datasets import load_diabetes
 
@@ -45,17 +49,15 @@ def datasets(quick: bool):
     d = load_bike_sharing("day")
     out["bike day"] = (d.drop(columns=["instant", "dteday", "casual", "registered", "cnt"]).astype(float),
                        d["cnt"].astype(float))
-    if quick:
-        out = {k: out[k] for k in ("diabetes", "concrete")}
-    return {k: (pd.DataFrame(X).astype(float), pd.Series(y).astype(float)) for k, (X, y) in out.items()}
+    return {k: (pd.DataFrame(X).astype(float), pd.Series(y).astype(float)) for k, (X, y) in out.items() if k in names}
 
 
-def worker(quick: bool) -> dict:
-    """All results with the rashomon on sys.path (this tree or --before): {key: [rows]}."""
+def worker(names) -> dict:
+    """Results for the datasets ``names`` with the rashomon on sys.path (this tree or --before): {key: [rows]}."""
     import rashomon
 
     res = {}
-    for name, (X, y) in datasets(quick).items():
+    for name, (X, y) in datasets(names).items():
         Xs = (X - X.mean()) / X.std(ddof=0).replace(0, 1)
         p = X.shape[1]
         classes = {"linear": (rashomon.LinearModelClass(), X),
@@ -64,7 +66,7 @@ def worker(quick: bool) -> dict:
             rs = rashomon.RashomonSet(mc, 0.1).fit(XX, y)
             for kind in ("ratio", "difference"):
                 res[f"{name}|{cname}|{kind}"] = _rows(rs, XX.columns, kind)
-    if not quick:
+    if "compas (paper)" in names:
         from rashomon.datasets import load_compas_fisher2019
 
         d = load_compas_fisher2019()
@@ -94,13 +96,13 @@ def _rel(row):
     return max(row["lower_gap"] / max(1.0, abs(row["lower"])), row["upper_gap"] / max(1.0, abs(row["upper"])))
 
 
-def run_worker(pythonpath: str | None, quick: bool) -> dict:
+def run_worker(pythonpath: str | None, names) -> dict:
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     else:
         env.pop("PYTHONPATH", None)
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker"] + (["--quick"] if quick else [])
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--datasets", ",".join(names)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/")
     if out.returncode:
         raise SystemExit(f"worker failed ({pythonpath or 'this tree'}):\n{out.stderr[-3000:]}")
@@ -144,13 +146,20 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", help="a checkout of the code to compare with (e.g. a worktree of main)")
     ap.add_argument("--quick", action="store_true", help="diabetes and concrete only")
+    ap.add_argument("--datasets", help="comma-separated subset of: " + ", ".join(NAMES))
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    names = args.datasets.split(",") if args.datasets else (("diabetes", "concrete") if args.quick else NAMES)
     if args.worker:
-        print(json.dumps(worker(args.quick)))
+        print(json.dumps(worker(names)))
         return 0
-    after = run_worker(os.path.dirname(HERE), args.quick)
-    before = run_worker(os.path.abspath(args.before), args.quick) if args.before else None
+    # one dataset at a time, the two checkouts alternating (the order flipping), so a change of the machine's
+    # load during the run falls on both
+    after, before = {}, ({} if args.before else None)
+    for i, name in enumerate(names):
+        order = [("after", os.path.dirname(HERE))] + ([("before", os.path.abspath(args.before))] if args.before else [])
+        for which, path in (order if i % 2 == 0 else order[::-1]):
+            (after if which == "after" else before).update(run_worker(path, [name]))
     print(f"{'dataset | class | kind':<36}{'feat':>5}{'max rel gap before':>20}{'after':>10}"
           f"{'ends > 1e-6 before':>20}{'after':>7}{'s/feature before':>18}{'after':>8}{'ratio':>7}")
     worst, n_ends, n_bad, ratios = 0.0, 0, 0, []

@@ -53,7 +53,7 @@ class _Problem:
             y = self.x_in + t * d
             if self.g1(y) <= -self.margin and self.g2(y) <= 1e-12 * self.r:
                 return y
-            t *= 1 - 1e-14 if _ < 30 else 0.5
+            t *= 1 - 1e-13 * 4.0**_ if _ < 20 else 0.5
         return None
 
 
@@ -82,7 +82,7 @@ def _outer_range(pb: _Problem, v: np.ndarray) -> tuple[float, float]:
         lo, hi = max(lo, e[0]), min(hi, e[1])
     for k, sgn in ((0, -1.0), (1, 1.0)):
         opt = optimize.minimize_scalar(lambda a: sgn * ends(a)[k] if math.isfinite(ends(a)[k]) else 1e300,
-                                       bounds=(1e-9, 1 - 1e-9), method="bounded", options={"xatol": 1e-10})
+                                       bounds=(1e-9, 1 - 1e-9), method="bounded", options={"xatol": 1e-6, "maxiter": 40})
         e = ends(float(opt.x))
         lo, hi = max(lo, e[0]), min(hi, e[1])
     return lo, hi
