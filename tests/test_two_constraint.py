@@ -154,3 +154,16 @@ def test_diabetes_s1_upper_and_s3_lower_attained():
     assert s3.lower_model.mr == pytest.approx(s3.lower, rel=TIGHT)
     d1 = rs.model_class_reliance("s1", kind="difference")
     assert d1.upper_tight and d1.upper - d1.upper_model.mr <= TIGHT * d1.upper
+
+
+def test_envelope_and_conditional_ends_attained_where_the_path_jumps():
+    X, y = _gap_data()
+    rs = RashomonSet(LinearModelClass(norm_bound=0.5), 0.2).fit(X, y)
+    env = rs.envelope(1, epsilons=[0.05, 0.2])
+    assert all(r.lower_tight and r.upper_tight and r.certified for r in env.results)
+    strata = (X[:, 0] > 0).astype(int)
+    for kind in ("ratio", "difference"):
+        r = rs.model_class_reliance(1, conditional=True, strata=strata, kind=kind)
+        assert r.lower_tight and r.upper_tight and r.certified
+        for model, bound in ((r.lower_model, r.lower), (r.upper_model, r.upper)):
+            assert model.e_orig <= r.epsilon_abs and model.mr == pytest.approx(bound, rel=TIGHT, abs=TIGHT)
