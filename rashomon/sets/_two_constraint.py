@@ -20,7 +20,11 @@ import numpy as np
 
 from ..solvers.two_constraint import solve_two_constraint
 
-__all__ = ["exact_end"]
+__all__ = ["exact_end", "close_gap"]
+
+# The ends are solved to _PREC·tol, well inside the tolerance: the bound then moves by less than ~1e-9 (relative)
+# under rounding-level changes of the data (the same set through numpy or dask), as the γ-search's bounds do.
+_PREC = 1e-3
 
 
 def _bracket(srch, side: str, eps: float, m: float) -> tuple | None:
@@ -56,9 +60,10 @@ def exact_end(srch, side: str, eps: float, tol: float, max_rounds: int = 8) -> t
     A1, b1, c1 = eo.Q, eo.c, eo.k - eps
     sgn = 1.0 if side == "lower" else -1.0
     if srch.kind == "difference":
-        scale = max(1.0, abs(srch.best_bound(side, eps)))
+        b0, m0 = srch.best_bound(side, eps), srch.best_model(side, eps)[1]
+        scale = max(1.0, abs(b0) if math.isfinite(b0) else (abs(m0) if math.isfinite(m0) else 1.0))
         res = solve_two_constraint(sgn * (es.Q - eo.Q), sgn * (es.c - eo.c), sgn * (es.k - eo.k), A1, b1, c1,
-                                   prob.B, prob.r, x_in, atol=0.25 * tol * scale, lam_bracket=_bracket(srch, side, eps, 1.0))
+                                   prob.B, prob.r, x_in, atol=_PREC * tol * scale, lam_bracket=_bracket(srch, side, eps, 1.0))
         bound = sgn * res.lower
         return bound, res.x, res.gap
     e_min = float(srch.e_min)
@@ -71,7 +76,7 @@ def exact_end(srch, side: str, eps: float, tol: float, max_rounds: int = 8) -> t
     for _ in range(max_rounds):
         # lower: min e_s - m e_o ; upper: min m e_o - e_s
         res = solve_two_constraint(sgn * (es.Q - m * eo.Q), sgn * (es.c - m * eo.c), sgn * (es.k - m * eo.k),
-                                   A1, b1, c1, prob.B, prob.r, x_in, atol=0.25 * tol * max(m, 1e-300) * e_min,
+                                   A1, b1, c1, prob.B, prob.r, x_in, atol=_PREC * tol * max(m, 1e-300) * e_min,
                                    lam_bracket=_bracket(srch, side, eps, m))
         x = res.x
         e_o, e_s = eo(x), es(x)
@@ -80,7 +85,7 @@ def exact_end(srch, side: str, eps: float, tol: float, max_rounds: int = 8) -> t
         bound = m + min(L, 0.0) / e_min if side == "lower" else m - min(L, 0.0) / e_min
         if math.isfinite(m_new) and (m_new < m if side == "lower" else m_new > m):
             m, member = m_new, x
-        if abs(bound - m) <= 0.5 * tol * max(1.0, abs(m)):
+        if abs(bound - m) <= 2 * _PREC * tol * max(1.0, abs(m)):
             break
     return bound, member, abs(bound - m)
 
