@@ -40,6 +40,7 @@ from ..model_classes.quadratics import MCRProblem
 from ..solvers import QCQPSequence, SolverStatus, qcqp_certificate
 from ._results import MCRResult
 from ._steps import MCRModel, MCRStep, mr_value, step_bound
+from ._two_constraint import close_gap
 from ..utils.validation import RashomonInputError
 from ..utils import one_blas_thread
 
@@ -163,6 +164,8 @@ class GammaSearch:
         last = None
         for it in range(self.max_iter):
             if self.gap(side, eps) <= self.tol * max(1.0, abs(self.best_bound(side, eps))):
+                break
+            if hi - lo <= 1e-8 * max(abs(lo), abs(hi)):  # a jump: search_result solves the end with both constraints
                 break
             use_secant = np.isfinite(f_lo) and np.isfinite(f_hi) and f_lo > f_hi and it % 3 != 2
             mid = hi - f_hi * (hi - lo) / (f_hi - f_lo) if use_secant else 0.5 * (lo + hi)
@@ -325,6 +328,9 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
         bound = srch.best_bound(side, eps)
         th, m = srch.best_model(side, eps)
         gap = srch.gap(side, eps)
+        if not gap <= tol * max(1.0, abs(bound)):  # a duality gap: solve the end with both constraints
+            bound, th, gap, note = close_gap(srch, side, eps, tol, bound)
+            notes += [note] if note else []
         out[side] = (bound, srch.model(th), gap, gap <= tol * max(1.0, abs(bound)) if np.isfinite(bound) else False,
                      srch.best_gamma(side, eps))
     if srch.kind == "ratio" and not np.isfinite(out["lower"][0]):
