@@ -529,3 +529,48 @@ def test_every_plot_method_is_covered():
     assert not missing, f"plot methods without a test in tests/test_plots.py: {sorted(missing)}"
     stale = COVERED - found
     assert not stale, f"tests/test_plots.py claims to cover methods that no longer exist: {sorted(stale)}"
+
+
+@covers("DisparityRange.plot", "DisparityRangeDisplay.plot")
+def test_disparity_range_plot(rset, data):
+    from rashomon.plotting import DisparityRangeDisplay
+
+    X, _ = data
+    groups = (np.asarray(X)[:, 0] > np.median(np.asarray(X)[:, 0])).astype(int)
+    res = rset.disparity_range(groups)
+    disp = res.plot(benchmark=0.1)
+    assert isinstance(disp, DisparityRangeDisplay)
+    assert [t.get_text() for t in disp.ax_.get_yticklabels()] == res.names
+    np.testing.assert_allclose(disp.ax_.lines[0].get_xdata(), res.reference)  # the reference dots
+    assert {"exact range", "attained by members", "reference model", "benchmark"} <= set(_legend_texts(disp.ax_))
+
+
+@covers("LeastDisparate.plot", "DisparityFrontier.plot", "DisparityFrontierDisplay.plot")
+def test_disparity_frontier_plot(rset, data):
+    from rashomon.plotting import DisparityFrontierDisplay
+
+    X, _ = data
+    groups = (np.asarray(X)[:, 0] > np.median(np.asarray(X)[:, 0])).astype(int)
+    ld = rset.least_disparate(groups, epsilons=[0.02, 0.1, 0.2])
+    disp = ld.plot()
+    assert isinstance(disp, DisparityFrontierDisplay)
+    np.testing.assert_allclose(disp.ax_.lines[0].get_xdata(), ld.frontier.epsilons)
+    np.testing.assert_allclose(disp.ax_.lines[0].get_ydata(), ld.frontier.attained)
+    assert "certified lower bound" in _legend_texts(disp.ax_)
+    assert isinstance(ld.frontier.plot(), DisparityFrontierDisplay)
+
+
+@covers("RelianceOrder.plot", "RelianceOrderDisplay.plot", "RelianceDifference.plot")
+def test_reliance_order_plot(rset):
+    from rashomon.plotting import RelianceOrderDisplay
+
+    names = list(rset.feature_names_in_[:3]) if hasattr(rset, "feature_names_in_") else [0, 1, 2]
+    order = rset.reliance_order(names, critical=False)
+    disp = order.plot()
+    assert isinstance(disp, RelianceOrderDisplay)
+    boxes = [t.get_text() for t in disp.ax_.texts if t.get_bbox_patch() is not None]
+    assert sorted(boxes) == sorted(str(n) for n in names)
+    assert len([c for c in disp.ax_.texts if getattr(c, "arrow_patch", None) is not None]) == len(order.hasse_edges())
+    d = next(iter(order.differences.values()))
+    ax = d.plot()
+    assert ax.lines[0].get_xdata()[0] == pytest.approx(d.reference)

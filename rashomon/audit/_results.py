@@ -30,6 +30,7 @@ class GroupAudit(DisplayMixin):
     mcr: MCRResult = field(repr=False)
     ci: dict = field(default_factory=dict)
     bootstrap_draws: dict = field(default_factory=dict, repr=False)
+    extra: dict = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         feats = ", ".join(self.features)
@@ -49,6 +50,9 @@ class GroupAudit(DisplayMixin):
              "lower_gap": self.mcr.lower_gap, "upper_gap": self.mcr.upper_gap}
         for k, (lo, hi) in self.ci.items():
             d[f"{k}_ci"] = [lo, hi]
+        for k, v in self.extra.items():  # classifier: attained ends; user's model: its MR, CI, bracketed
+            if not k.endswith("_draws"):
+                d[k] = list(v) if isinstance(v, tuple) else v
         return d
 
 
@@ -97,7 +101,15 @@ class AuditResult(DisplayMixin):
         for g in self.groups.values():
             row = {"group": g.name, "features": ", ".join(g.features), "MR(f_ref)": g.mr_ref,
                    "MCR-": g.mcr_lower, "MCR+": g.mcr_upper, "refit loss ratio": g.refit_loss_ratio}
-            for k, (lo, hi) in g.ci.items():
+            if "mcr_upper_attained" in g.extra:  # classifier: the attained values beside the bounds
+                row["MCR- attained"] = g.extra["mcr_lower_attained"]
+                row["MCR+ attained"] = g.extra["mcr_upper_attained"]
+            if "model_mr" in g.extra:
+                row["MR(your model)"] = g.extra["model_mr"]
+                row["bracketed"] = ("no" if not g.extra["bracketed"] else
+                                    "yes" if g.extra.get("within_attained", True) else "undecided")
+            for k, (lo, hi) in list(g.ci.items()) + ([("model_mr", g.extra["model_mr_ci"])]
+                                                     if "model_mr_ci" in g.extra else []):
                 row[f"{k} CI"] = f"[{lo:.3f}, {hi:.3f}]"
             rows.append(row)
         return pd.DataFrame(rows).set_index("group")
@@ -117,14 +129,19 @@ class AuditResult(DisplayMixin):
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(path, json.dumps(self.to_dict(), indent=2, default=float))
 
-    def save(self, *, out_dir: str | Path | None = None, json_path: str | Path | None = None) -> Path | None:
-        """Write the JSON results and/or the HTML report with its PNG/SVG figures; returns the report path."""
+    def save(self, *, out_dir: str | Path | None = None, json_path: str | Path | None = None,
+             report_name: str = "report.html") -> Path | None:
+        """Write the JSON results and/or the HTML report with its PNG/SVG figures; returns the report path.
+
+        A ``report_name`` other than ``report.html`` prefixes the figure files with its stem, so that several
+        audits can share one folder."""
         if json_path is not None:
             self.to_json(json_path)
         if out_dir is None:
             return None
-        report = Path(out_dir) / "report.html"
-        self.to_html(report)
+        report = Path(out_dir) / report_name
+        prefix = "" if report_name == "report.html" else f"{Path(report_name).stem}_"
+        self.to_html(report, self.write_figures(Path(out_dir), prefix=prefix) if prefix else None)
         return report
 
     def plot(self, group: str, *, ax: Any = None):
@@ -138,9 +155,9 @@ class AuditResult(DisplayMixin):
         """MR of the reference and the MCR interval (with CIs) for each group."""
         return _report.plot_summary(self, ax=ax)
 
-    def write_figures(self, out_dir: str | Path) -> dict:
-        """Write each figure as PNG and SVG; returns {name: base64 PNG} for embedding."""
-        return _report.write_figures(self, out_dir)
+    def write_figures(self, out_dir: str | Path, prefix: str = "") -> dict:
+        """Write each figure as PNG and SVG (file names start with ``prefix``); returns {name: base64 PNG}."""
+        return _report.write_figures(self, out_dir, prefix=prefix)
 
     def to_html(self, path: str | Path, figures: dict | None = None) -> None:
         """A self-contained HTML report (figures embedded as base64 PNG)."""

@@ -63,7 +63,15 @@ class MCREnvelopeDisplay:
     def from_result(cls, result: Any) -> "MCREnvelopeDisplay":
         ref = result.reference_model
         refpt = None if ref is None else (ref.mr, ref.e_orig)
-        return cls._build(result.steps, result.envelope, result.kind, result.epsilon_abs, result.lower, result.upper,
+        env_fn = result.envelope
+        if getattr(result, "loss", "squared_error") != "squared_error":
+            # a classifier's steps certify the curve only below ε (above it, only "loss > ε"): not drawn there
+            eps = result.epsilon_abs
+
+            def env_fn(m):
+                v = result.envelope(m)
+                return np.where(v < eps * (1 - 1e-12), v, np.nan)
+        return cls._build(result.steps, env_fn, result.kind, result.epsilon_abs, result.lower, result.upper,
                           result.features, result.e_min, refpt, result.epsilon_abs)
 
     @classmethod
@@ -79,6 +87,8 @@ class MCREnvelopeDisplay:
     def plot(self, *, ax: Any = None, line_kw: dict | None = None, scatter_kw: dict | None = None) -> "MCREnvelopeDisplay":
         ax = new_axes(ax, (8.5, 4.6))
         env = np.where(np.isfinite(self.envelope), self.envelope, np.nan)
+        if np.isfinite(self.e_min):  # no model has a loss below e_min: the curve is never drawn under it
+            env = np.maximum(env, self.e_min)
         (self.envelope_line_,) = ax.plot(self.m_grid, env, **({"color": "k", "lw": 1.5, "label": "certified envelope"} | (line_kw or {})))
         self.models_ = ax.scatter(self.model_mr, self.model_loss, **({"s": 16, "color": "#4c72b0", "alpha": 0.7, "label": "models found (one per γ)", "zorder": 3} | (scatter_kw or {})))
         ax.axhline(self.epsilon, color="#c44e52", ls="--", lw=1, label="ε (Rashomon threshold)")

@@ -98,7 +98,7 @@ class PredictionRangeDisplay:
         self.threshold_line_ = None
         if kind == "widths":
             _, _, self.bars_ = ax.hist(r.width, bins=min(50, max(5, len(r.width) // 10)), color="C0")
-            ax.set_xlabel("width of the prediction range")
+            ax.set_xlabel(f"width of the prediction range ({getattr(r, 'scale', 'prediction')} scale)")
             ax.set_ylabel("rows")
             ax.set_title("Widths of the prediction ranges")
         else:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..model_classes.base import ClassMember
 from ..solvers import QCQPSequence
-from ..utils import DisplayMixin
+from ..utils import DisplayMixin, one_blas_thread_methods
 from ..utils.validation import (
     Boolean,
     Integral,
@@ -34,6 +34,7 @@ from ..utils.validation import (
 )
 from ._dask import any_dask, fit_dask
 from ._epsilon import epsilon_threshold
+from ._fairness import FairnessQueries
 from ._queries import SetQueries
 from ._results import MCREnvelope, MCRResult
 from ._row_statistics import RowStatistics
@@ -45,7 +46,10 @@ __all__ = ["RashomonSet"]
 
 
 
-class RashomonSet(SetQueries, DisplayMixin):
+@one_blas_thread_methods("fit", "reweighted", "model_class_reliance", "envelope", "pd_band", "functional_range",
+                         "prediction_range", "coef_range", "multiplicity", "sample", "importance_cloud",
+                         "disparity_range", "least_disparate", "reliance_difference", "reliance_order")
+class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
     """The empirical Rashomon set ``{f ∈ F : e_orig(f) <= ε_abs}`` of a model class, fitted once.
 
     Parameters

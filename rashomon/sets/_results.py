@@ -119,15 +119,23 @@ class MCRResult(DisplayMixin):
         })
 
     def envelope(self, m) -> np.ndarray:
-        """Certified lower bound on the loss of any model of the class with MR = m."""
+        """Certified lower bound on the loss of any model of the class with MR = m, never below ``e_min``.
+
+        For a classifier (``loss`` not squared error) the steps are certified on a box that depends on ε, so
+        the bound is capped at ``epsilon_abs``: where it reaches ε, what is certified is "loss > ε"."""
         try:
             arr = np.asarray(m, dtype=float) if not isinstance(m, (str, bytes)) else None
         except (TypeError, ValueError):
             arr = None
         if arr is None or not np.all(np.isfinite(arr)):
-            raise RashomonInputError(f"The 'm' parameter of MCREnvelope.envelope must be a finite float or array of "
+            raise RashomonInputError(f"The 'm' parameter of MCRResult.envelope must be a finite float or array of "
                                      f"them (model reliance values). Got {m!r:.80} instead.")
-        return envelope_loss(self.steps, arr, self.kind)
+        out = envelope_loss(self.steps, arr, self.kind)
+        if np.isfinite(self.e_min):
+            out = np.maximum(out, self.e_min)
+        if self.loss != "squared_error":
+            out = np.minimum(out, self.epsilon_abs)
+        return out
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
         """Envelope figure (x: MR, y: loss); returns an MCREnvelopeDisplay."""
