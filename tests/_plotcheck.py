@@ -11,14 +11,14 @@ SLACK = 1.0  # pixels
 
 
 def _undrawn_tick_labels(fig) -> set:
-    """Labels of ticks outside their axis's view limits: matplotlib keeps them but does not draw them."""
+    """Labels of ticks outside their axis's view limits, or of a hidden axis: kept by matplotlib, not drawn."""
     out = set()
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             lo, hi = sorted(axis.get_view_interval())
             eps = 1e-9 * max(hi - lo, 1e-300)
             for tick in axis.get_major_ticks() + axis.get_minor_ticks():
-                if not lo - eps <= tick.get_loc() <= hi + eps:
+                if not ax.axison or not axis.get_visible() or not lo - eps <= tick.get_loc() <= hi + eps:
                     out.update((id(tick.label1), id(tick.label2)))
     return out
 

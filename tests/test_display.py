@@ -107,6 +107,16 @@ def results(data, rset):
     out["pd importance"] = (pdi, [pdi.importances[0]])
     ui = likelihood_importance(BayesianRidge().fit(X, y), X, y, n_repeats=2, random_state=0)
     out["uncertainty importance"] = (ui, [ui.importances_mean[0]])
+    groups = (X["a"] > 0).astype(int).to_numpy()
+    dr = rs.disparity_range(groups)
+    out["disparity range"] = (dr, [dr.lower[0], dr.upper[0]])
+    ld = rs.least_disparate(groups, epsilons=[0.02, 0.1])
+    out["least disparate"] = (ld, [ld.disparity, ld.certified_lower])
+    out["disparity frontier"] = (ld.frontier, [ld.frontier.reference_disparity])
+    order = rs.reliance_order(["a", "c"], critical=False)
+    out["reliance order"] = (order, [order.epsilon_abs])
+    diff = next(iter(order.differences.values()))
+    out["reliance difference"] = (diff, [diff.lower, diff.upper])
     table = X.assign(y=y)
     audit = rashomon.audit(table, "y", {"num": ["a", "b<i>"]}, train_size=90, bootstrap=0, n_jobs=1,
                            model_class="linear", cv=3, progress=False)
@@ -173,7 +183,8 @@ def test_every_result_type_is_covered(results):
     "unfitted set", "set", "mcr", "mcr model", "mcr step", "envelope", "prediction range", "coef range",
     "functional range", "multiplicity", "sample", "cloud", "pd band", "bootstrap", "epsilon choice",
     "model reliance", "feature reliance", "learner importance", "learner pd", "t-test", "pimp", "pd",
-    "pd importance", "uncertainty importance", "audit", "group audit"])
+    "pd importance", "uncertainty importance", "audit", "group audit", "disparity range", "least disparate",
+    "disparity frontier", "reliance order", "reliance difference"])
 def test_html_and_text_repr(results, case):
     obj, numbers = results[case]
     html_text = obj._repr_html_()
