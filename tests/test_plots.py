@@ -57,10 +57,7 @@ def covers(*names):
     return deco
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
+# every figure a test leaves open is checked for clipped text, then closed (``_no_clipped_text`` in conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +252,8 @@ def test_feature_reliance_plot(data):
     ax = d.ax_
     order = np.argsort(fr.ratio)
     assert len(ax.patches) == 3
-    np.testing.assert_allclose([p.get_width() for p in d.bars_], fr.ratio[order])
+    np.testing.assert_allclose([p.get_x() + p.get_width() for p in d.bars_], fr.ratio[order])
+    assert all(p.get_x() == 1.0 for p in d.bars_)  # ratio bars start at 1 (no reliance)
     assert [t.get_text() for t in ax.get_yticklabels()] == [fr.names[i] for i in order]
     assert ax.get_xlabel() == "model reliance (ratio, permutation)"
     assert ax.get_lines()[0].get_xdata()[0] == 1.0
@@ -430,15 +428,18 @@ def test_coef_range_plot(rset):
     disp = cr.plot()
     assert isinstance(disp, RangeDisplay)
     segs = disp.intervals_.get_segments()
-    assert len(segs) == 4  # intercept + 3 coefficients
-    for seg, lo, hi in zip(segs, cr.lower, cr.upper):
+    assert len(segs) == 3  # the 3 coefficients; the intercept (on the scale of y) is written apart
+    for seg, lo, hi in zip(segs, cr.lower[1:], cr.upper[1:]):
         np.testing.assert_allclose([seg[0][0], seg[1][0]], [lo, hi])
-    np.testing.assert_allclose(disp.reference_.get_xdata(), cr.reference)
-    assert [t.get_text() for t in disp.ax_.get_yticklabels()] == ["intercept", "x0", "x1", "x2"]
-    assert "sign stable" in disp.ax_.get_xlabel()
+    np.testing.assert_allclose(disp.reference_.get_xdata(), cr.reference[1:])
+    assert [t.get_text() for t in disp.ax_.get_yticklabels()] == ["x0", "x1", "x2"]
+    assert f"intercept (not drawn): [{cr.lower[0]:.4g}, {cr.upper[0]:.4g}]" in disp.ax_.get_xlabel()
+    lo, hi = disp.ax_.get_xlim()
+    assert lo <= cr.lower[1:].min() and cr.upper[1:].max() <= hi
+    assert {"reference", "sign stable", "sign can flip"} == set(_legend_texts(disp.ax_))
     # sign-stable coefficients drawn in the highlight colour
     cols = disp.intervals_.get_colors()
-    assert len({tuple(c) for c, st in zip(cols, cr.sign_stable) if st}) <= 1
+    assert len({tuple(c) for c, st in zip(cols, cr.sign_stable[1:]) if st}) <= 1
     fr = rset.functional_range(np.eye(4)[1:3], names=["a", "b"])
     d2 = fr.plot()
     assert len(d2.intervals_.get_segments()) == 2 and d2.zero_line_ is None or d2.zero_line_ is not None

@@ -45,7 +45,7 @@ def plot_summary(result, *, ax: Any = None):
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, 0.9 * len(result.groups) + 1.5))
+        _, ax = plt.subplots(figsize=(7.5, 0.9 * len(result.groups) + 1.5), layout="constrained")
     for k, g in enumerate(result.groups.values()):
         ax.plot([g.mcr_lower, g.mcr_upper], [k, k], color="#4c72b0", lw=8, alpha=0.5, solid_capstyle="butt",
                 label=("MCR (certified bounds)" if "mcr_upper_attained" in (getattr(g, "extra", None) or {})
@@ -69,7 +69,7 @@ def plot_summary(result, *, ax: Any = None):
     ax.set_yticks(range(len(result.groups)), list(result.groups))
     ax.set_ylim(-0.8, len(result.groups) - 0.4)
     ax.set_xlabel("model reliance (ratio)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # outside the data
     return ax
 
 

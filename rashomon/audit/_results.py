@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ..sets import MCRResult
-from ..utils import write_text
+from ..utils import DisplayMixin, write_text
 from ..utils.validation import RashomonInputError
 from . import _report
 
@@ -18,7 +18,7 @@ __all__ = ["AuditResult", "GroupAudit"]
 
 
 @dataclass(frozen=True)
-class GroupAudit:
+class GroupAudit(DisplayMixin):
     """Audit figures for one feature group (ratios; CIs are percentile bootstrap intervals)."""
 
     name: str
@@ -39,6 +39,10 @@ class GroupAudit:
         return (f"GroupAudit({self.name!r}, features=[{feats}], mr_ref={self.mr_ref:.4g}, "
                 f"mcr=[{self.mcr_lower:.4g}, {self.mcr_upper:.4g}], refit_loss_ratio={self.refit_loss_ratio:.4g})")
 
+    def _display_(self) -> tuple[dict, list]:
+        return self.mcr._display_()[0] | {"mr_ref": self.mr_ref, "refit_loss_ratio": self.refit_loss_ratio}, [
+            ("", pd.DataFrame([self.to_dict()], index=[self.name]).drop(columns="features"))]
+
     def to_dict(self) -> dict:
         d = {"features": list(self.features), "mr_ref": self.mr_ref, "mcr_lower": self.mcr_lower,
              "mcr_upper": self.mcr_upper, "refit_loss_ratio": self.refit_loss_ratio,
@@ -53,7 +57,7 @@ class GroupAudit:
 
 
 @dataclass(frozen=True)
-class AuditResult:
+class AuditResult(DisplayMixin):
     """Result of :func:`audit`; ``to_frame``, ``to_json``, ``to_html``, ``plot``."""
 
     groups: dict
@@ -82,6 +86,15 @@ class AuditResult:
         text = (f"AuditResult(target={self.target!r}, model_class={self.model_class!r}, n_train={self.n_train}, "
                 f"n_test={self.n_test}, epsilon_abs={self.epsilon_abs:.4g}, {gs})")
         return text if len(text) <= 290 else text[:286] + "...)"
+
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"target": self.target, "model_class": self.model_class, "n_train": self.n_train,
+                  "n_test": self.n_test, "epsilon_abs": self.epsilon_abs, "e_ref": self.e_ref, "cv_loss": self.cv_loss,
+                  "bootstrap": self.bootstrap, "seed": self.seed}
+        df = self.to_frame()
+        for k in ("lower_tight", "upper_tight", "lower_gap", "upper_gap"):
+            df[k] = [getattr(g.mcr, k) for g in self.groups.values()]
+        return fields, [("", df)]
 
     def to_frame(self) -> pd.DataFrame:
         rows = []

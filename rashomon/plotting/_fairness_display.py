@@ -5,14 +5,13 @@ from typing import Any
 
 import numpy as np
 
+from ._layout import legend_outside, new_axes
+
 __all__ = ["DisparityRangeDisplay", "DisparityFrontierDisplay", "RelianceOrderDisplay"]
 
 
 def _axes(ax, figsize):
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        fig, ax = plt.subplots(figsize=figsize)
+    ax = new_axes(ax, figsize)  # constrained layout: no label clipped
     return ax.figure, ax
 
 
@@ -44,7 +43,7 @@ class DisparityRangeDisplay:
         ax.set_yticks(y)
         ax.set_yticklabels(r.names)
         ax.set_xlabel(f"{r.metric} {r.kind} over the Rashomon set")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        legend_outside(ax, frameon=False)
         return self
 
 
@@ -69,7 +68,7 @@ class DisparityFrontierDisplay:
         ax.set_xlabel("loss threshold ε_abs")
         ax.set_ylabel(f"least distance from parity ({f.name})")
         ax.set_ylim(bottom=min(0.0, float(np.min(f.lower))))
-        ax.legend(loc="best", fontsize=8, frameon=False)
+        legend_outside(ax, frameon=False)
         return self
 
 
@@ -90,7 +89,7 @@ class RelianceOrderDisplay:
         ax.axvline(0, color="grey", ls="--", lw=0.8)
         ax.set_yticks([])
         ax.set_xlabel(f"MR({', '.join(map(str, diff.a))}) - MR({', '.join(map(str, diff.b))}) ({diff.kind})")
-        ax.legend(fontsize=8, frameon=False, loc="best")
+        legend_outside(ax, frameon=False)
         return ax
 
     def plot(self, *, ax: Any = None, **kwargs: Any) -> "RelianceOrderDisplay":

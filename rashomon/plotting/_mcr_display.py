@@ -5,6 +5,8 @@ from typing import Any
 
 import numpy as np
 
+from ._layout import legend_outside, new_axes
+
 
 class MCREnvelopeDisplay:
     """The paper's MCR figure: loss against model reliance.
@@ -83,10 +85,7 @@ class MCREnvelopeDisplay:
                           float(env.epsilons.max()))
 
     def plot(self, *, ax: Any = None, line_kw: dict | None = None, scatter_kw: dict | None = None) -> "MCREnvelopeDisplay":
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(7, 4.6))
+        ax = new_axes(ax, (8.5, 4.6))
         env = np.where(np.isfinite(self.envelope), self.envelope, np.nan)
         if np.isfinite(self.e_min):  # no model has a loss below e_min: the curve is never drawn under it
             env = np.maximum(env, self.e_min)
@@ -102,7 +101,7 @@ class MCREnvelopeDisplay:
             rm, rl = self.reference
             self.reference_ = ax.scatter([rm], [rl], marker="*", s=180, color="#dd8452", edgecolor="k", lw=0.6, zorder=5,
                                          label=f"reference (MR {rm:.3g}, loss {rl:.4g})")
-        # y range: from just below the best loss to well above ε (room for the legend)
+        # y range: from just below the best loss to above ε (the legend is outside, right of the axes)
         finite_env = env[np.isfinite(env)]
         bottom_c = [v for v in (self.e_min, finite_env.min() if finite_env.size else np.nan) if np.isfinite(v)]
         if self.reference is not None and np.isfinite(self.reference[1]):
@@ -110,17 +109,21 @@ class MCREnvelopeDisplay:
         base = min(bottom_c) if bottom_c else self.epsilon
         span = max(self.epsilon - base, 1e-3 * max(1.0, abs(self.epsilon)))
         bottom = base - 0.12 * span
-        top = bottom + (self.epsilon - bottom) / 0.55
+        top = bottom + (self.epsilon - bottom) / 0.75
         ax.set_ylim(bottom=bottom, top=top)
         ax.set_xlim(self.m_grid[0], self.m_grid[-1])
-        # the bounds' values written at the interval's ends (text, not extra lines)
-        for x, name, ha in ((self.lower, "MCR−", "right"), (self.upper, "MCR+", "left")):
+        # the bounds' values written at the interval's ends (text, not extra lines), each running toward the
+        # middle of the axes (never over the tick labels), MCR− below the ε line and MCR+ above it
+        mid = 0.5 * (self.m_grid[0] + self.m_grid[-1])
+        for x, name, dy in ((self.lower, "MCR−", -14), (self.upper, "MCR+", 6)):
             if np.isfinite(x):
-                ax.annotate(f"{name} = {x:.3g}", (x, self.epsilon), xytext=(-4 if ha == "right" else 4, -14),
-                            textcoords="offset points", ha=ha, fontsize=9, color="#c44e52")
+                ha = "left" if x <= mid else "right"
+                ax.annotate(f"{name} = {x:.3g}", (x, self.epsilon), xytext=(3 if ha == "left" else -3, dy),
+                            textcoords="offset points", ha=ha, fontsize=9, color="#c44e52",
+                            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
         ax.set_xlabel(f"model reliance ({self.kind}) on {', '.join(self.features)}")
         ax.set_ylabel("empirical loss e_orig")
-        ax.legend(fontsize=8, loc="upper center", ncol=2, framealpha=0.9)
+        legend_outside(ax)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -140,10 +143,7 @@ class MCRBandDisplay:
         return cls(env.epsilons, env.lower, env.upper, kind=env.kind, features=env.features)
 
     def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> "MCRBandDisplay":
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
+        ax = new_axes(ax, (6, 4))
         self.band_ = ax.fill_between(self.epsilons, self.lower, self.upper, **({"color": "#4c72b0", "alpha": 0.3} | (fill_kw or {})))
         ax.plot(self.epsilons, self.lower, color="#4c72b0")
         ax.plot(self.epsilons, self.upper, color="#4c72b0")

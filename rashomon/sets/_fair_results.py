@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import DisplayMixin
+
 __all__ = ["DisparityRange", "DisparityFrontier", "LeastDisparate", "RelianceDifference", "RelianceOrder"]
 
 
@@ -28,7 +30,7 @@ def _records(df: pd.DataFrame) -> list:
 
 
 @dataclass(frozen=True, repr=False)
-class DisparityRange:
+class DisparityRange(DisplayMixin):
     """Range over the Rashomon set of a group disparity (fairlearn's definitions), certified.
 
     One row per group against the reference group (``m_g - m_ref`` or ``m_g / m_ref``), then the
@@ -104,6 +106,10 @@ class DisparityRange:
                 for g in range(G.shape[1]) if g != ref]
         return np.column_stack(cols + [between_value(G, self.kind)])
 
+    def _display_(self) -> tuple[dict, list]:
+        return ({"metric": self.metric, "kind": self.kind, "scale": self.scale, "method": self.method,
+                 "epsilon_abs": self.epsilon_abs, "n_disparities": len(self.names)}, [("", self.to_frame())])
+
     def to_frame(self) -> pd.DataFrame:
         """One row per disparity: lower, attained ends, reference, upper, gaps and exactness."""
         g = self.gap
@@ -127,7 +133,7 @@ class DisparityRange:
 
 
 @dataclass(frozen=True, repr=False)
-class DisparityFrontier:
+class DisparityFrontier(DisplayMixin):
     """Least |disparity| over the set against ε: certified lower bound and attained value per ε.
 
     ``epsilons`` are absolute thresholds (ε_abs); ``loss_relative`` is ε_abs / e_ref - 1.
@@ -153,6 +159,10 @@ class DisparityFrontier:
                 f"epsilon={np.interp(self.epsilon_abs, self.epsilons, self.attained):.4g}, zero disparity from loss "
                 f"{self.zero_loss_upper:.6g})")
 
+    def _display_(self) -> tuple[dict, list]:
+        return ({"name": self.name, "kind": self.kind, "e_ref": self.e_ref, "e_min": self.e_min,
+                 "epsilon_abs": self.epsilon_abs, "reference_disparity": self.reference_disparity}, [("", self.to_frame())])
+
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"epsilon_abs": self.epsilons, "epsilon_relative": self.epsilons / self.e_ref - 1,
                              "least_disparity_lower": self.lower, "least_disparity_attained": self.attained})
@@ -171,7 +181,7 @@ class DisparityFrontier:
 
 
 @dataclass(frozen=True, repr=False)
-class LeastDisparate:
+class LeastDisparate(DisplayMixin):
     """The good model with the least |disparity|, with its certificate.
 
     Attributes
@@ -216,6 +226,11 @@ class LeastDisparate:
                 f"{', exact' if self.exact else ''}), loss={self.loss:.6g}, e_ref={self.e_ref:.6g}, reference "
                 f"disparity={self.reference_disparity:.4g}{b})")
 
+    def _display_(self) -> tuple[dict, list]:
+        return ({"name": self.name, "disparity": self.disparity, "certified_lower": self.certified_lower,
+                 "exact": self.exact, "loss": self.loss, "e_ref": self.e_ref, "epsilon_abs": self.epsilon_abs,
+                 "reference_disparity": self.reference_disparity}, [("", self.to_frame())])
+
     def to_frame(self) -> pd.DataFrame:
         rows = [{"model": "least disparate", "disparity": self.disparity, "loss": self.loss},
                 {"model": "reference", "disparity": self.reference_disparity, "loss": self.e_ref}]
@@ -243,7 +258,7 @@ class LeastDisparate:
 
 
 @dataclass(frozen=True, repr=False)
-class RelianceDifference:
+class RelianceDifference(DisplayMixin):
     """Range over the set of ``MR(a) - MR(b)``, certified, with members attaining (or approaching) each end.
 
     ``exact`` when both gaps are within the search tolerance (quadratic classes); for the classifier classes
@@ -277,6 +292,10 @@ class RelianceDifference:
     def member(self, end: str = "lower"):
         return self.parametrization.estimator(self.lower_theta if end == "lower" else self.upper_theta)
 
+    def _display_(self) -> tuple[dict, list]:
+        return ({"a": list(self.a), "b": list(self.b), "kind": self.kind, "range": (self.lower, self.upper),
+                 "exact": self.exact, "reference": self.reference, "epsilon_abs": self.epsilon_abs}, [("", self.to_frame())])
+
     def to_frame(self) -> pd.DataFrame:
         g = self.gap
         return pd.DataFrame([{"a": ", ".join(map(str, self.a)), "b": ", ".join(map(str, self.b)), "kind": self.kind,
@@ -294,7 +313,7 @@ class RelianceDifference:
 
 
 @dataclass(frozen=True, repr=False)
-class RelianceOrder:
+class RelianceOrder(DisplayMixin):
     """The certified partial order of reliances: ``a ≻ b`` when the certified lower end of MR(a) - MR(b) is > 0.
 
     ``relations`` has one row per ordered pair that holds, with the lower end and the critical ε: the relation
@@ -326,6 +345,10 @@ class RelianceOrder:
         rel = {(r.a, r.b) for r in self.relations.itertuples()}
         names = [str(f) for f in self.features]
         return sorted((a, b) for a, b in rel if not any((a, c) in rel and (c, b) in rel for c in names))
+
+    def _display_(self) -> tuple[dict, list]:
+        return ({"features": [str(f) for f in self.features], "kind": self.kind, "epsilon_abs": self.epsilon_abs,
+                 "e_ref": self.e_ref, "epsilon_max": self.epsilon_max}, [("", self.to_frame())])
 
     def to_frame(self) -> pd.DataFrame:
         return self.relations.copy()

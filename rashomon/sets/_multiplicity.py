@@ -20,13 +20,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import DisplayMixin
 from ..utils.validation import RashomonInputError
 
 __all__ = ["Multiplicity", "multiplicity"]
 
 
-@dataclass(frozen=True)
-class Multiplicity:
+@dataclass(frozen=True, repr=False)
+class Multiplicity(DisplayMixin):
     """Ambiguity, discrepancy and per-row flips of thresholded decisions over the set.
 
     Attributes
@@ -70,6 +71,16 @@ class Multiplicity:
         return pd.DataFrame({"reference": r.reference, "lower": r.lower, "upper": r.upper,
                              "reference_decision": self.reference_decision, "flippable": self.flips,
                              "scale": self.scale})
+
+    def _display_(self) -> tuple[dict, list]:
+        r = self.ranges
+        fields = {"threshold": self.threshold, "scale": getattr(r, "scale", None), "ambiguity": self.ambiguity,
+                  "discrepancy": (self.discrepancy_lower, self.discrepancy_upper), "n_rows": len(self.flips),
+                  "n_flippable": int(np.sum(self.flips))}
+        fields = {k: v for k, v in fields.items() if v is not None}
+        tables = [] if r is None else [("width of the prediction ranges, quantiles over the rows",
+                                        self._quantiles({"width": r.width}))]
+        return fields, tables
 
     def summary(self) -> pd.Series:
         return pd.Series({"threshold": self.threshold, "scale": self.scale, "ambiguity": self.ambiguity,

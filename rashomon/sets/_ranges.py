@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import DisplayMixin
 from ..utils.validation import RashomonInputError, check_float
 
 __all__ = ["FunctionalRange", "PredictionRange", "CoefRange", "functional_ranges", "engine_of", "affine_attributes"]
@@ -21,8 +22,8 @@ __all__ = ["FunctionalRange", "PredictionRange", "CoefRange", "functional_ranges
 _BLOCK = 4096
 
 
-@dataclass(frozen=True)
-class FunctionalRange:
+@dataclass(frozen=True, repr=False)
+class FunctionalRange(DisplayMixin):
     """Lowest and highest value of linear functionals ``a'θ + a₀`` over every member of the set.
 
     Attributes
@@ -55,10 +56,23 @@ class FunctionalRange:
     tol: float = math.nan
     parametrization: Any = field(repr=False, default=None)
 
-    def __repr__(self) -> str:
-        w = self.width
-        return (f"{type(self).__name__}(m={len(self.lower)}, width median={np.median(w):.4g} "
-                f"max={np.max(w):.4g}, epsilon_abs={self.epsilon_abs:.4g})")
+    def _display_(self) -> tuple[dict, list]:
+        """Headline and tables of the notebook display (:class:`~rashomon.utils.DisplayMixin`)."""
+        w, g = self.width, self.gap
+        fields = {"m": len(self.lower), "scale": getattr(self, "scale", None), "epsilon_abs": self.epsilon_abs,
+                  "width_median": float(np.median(w)), "width_max": float(np.max(w)), "max_gap": float(np.max(g)),
+                  "all_tight": bool(np.all(self._tight(self.lower, g[0], self.tol))
+                                    and np.all(self._tight(self.upper, g[1], self.tol)))}
+        fields = {k: v for k, v in fields.items() if v is not None}
+        df = self.to_frame()
+        df.insert(df.columns.get_loc("lower") + 1, "lower_attained", self.lower_attained)
+        df.insert(df.columns.get_loc("upper") + 1, "upper_attained", self.upper_attained)
+        df["tight"] = self._tight(self.lower, g[0], self.tol) & self._tight(self.upper, g[1], self.tol)
+        df = df.set_index(df.columns[0])
+        if len(df) <= 12:
+            return fields, [("", df)]
+        return fields, [("width of the range, quantiles over the rows", self._quantiles({"width": w})),
+                        (f"first and last of {len(df)} rows", df)]
 
     @property
     def width(self) -> np.ndarray:

@@ -25,4 +25,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "write_bytes": "._io",
     "save_figure": "._io",
     "checkpoint": "._io",
+    "DisplayMixin": "._display",
 })
