@@ -83,6 +83,11 @@ class AuditResult:
                 f"n_test={self.n_test}, epsilon_abs={self.epsilon_abs:.4g}, {gs})")
         return text if len(text) <= 290 else text[:286] + "...)"
 
+    @property
+    def fairness(self) -> dict | None:
+        """The "Fairness over the Rashomon set" figures (``audit(..., sensitive=...)``), JSON-ready; else None."""
+        return self.meta.get("fairness")
+
     def to_frame(self) -> pd.DataFrame:
         rows = []
         for g in self.groups.values():
