@@ -154,11 +154,13 @@ def _placement(pred: np.ndarray, dr, threshold: float | None = None) -> dict:
     ref = dr.spec.ref
     disp = [gv[g] - gv[ref] for g in range(len(gv)) if g != ref] + [gv.max() - gv.min()]
     rows = []
-    for name, d, lo, hi in zip(dr.names, disp, dr.lower, dr.upper):
+    for name, d, lo, hi, la, ua in zip(dr.names, disp, dr.lower, dr.upper, dr.lower_attained, dr.upper_attained):
         pos = "below" if d < lo else ("above" if d > hi else "inside")
-        rows.append({"disparity": name, "value": float(d), "lower": float(lo), "upper": float(hi), "position": pos})
+        rows.append({"disparity": name, "value": float(d), "lower": float(lo), "upper": float(hi), "position": pos,
+                     "lower_attained": float(la), "upper_attained": float(ua)})
     return {"rows": rows, "group_values": [float(v) for v in gv],
-            "more_disparate_than_every_member": bool(disp[-1] > dr.upper[-1])}
+            "more_disparate_than_every_member": bool(disp[-1] > dr.upper[-1]),
+            "more_disparate_than_every_member_found": bool(disp[-1] > dr.upper_attained[-1])}
 
 
 def _classifier_order(group_audits: dict) -> dict:
