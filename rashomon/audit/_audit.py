@@ -49,6 +49,7 @@ from ._fit import MCR_TOL as _TOL
 from ._audit_binary import audit_binary as _audit_binary
 from ._audit_binary import compare_user_model
 from ._audit_classifier import check_classifier_options, resample_weights
+from ._audit_fairness import check_sensitive, check_sensitive_rows, fairness_audit
 from ._estimator import check_estimator
 from ._fit import _fit_reference, _preprocess
 from ._target import CLASSIFIER_CLASSES
@@ -85,6 +86,8 @@ def audit(
     ambiguity_threshold: float = 0.5,
     ambiguity_rows: int | None = 500,
     bootstrap_mcr: bool = False,
+    sensitive: str | None = None,
+    benchmark_column: str | None = None,
 ) -> AuditResult:
     """Run a model-class-reliance audit on a table.
 
@@ -189,6 +192,13 @@ def audit(
         and reruns every group's MCR search: about the time of the full
         searches per resample, reported). Without it, ``bootstrap`` gives
         intervals for the MR of the reference and of ``estimator`` only.
+    sensitive : str, default=None
+        A column of group labels (2-20 groups, >= 10 held-out rows each; it
+        need not be a feature): the report adds "Fairness over the Rashomon
+        set" (``result.meta["fairness"]``; :mod:`._audit_fairness`).
+    benchmark_column : str, default=None
+        With ``sensitive``: a deployed score (e.g. COMPAS's ``decile_score``;
+        probabilities for the logistic class) placed in the set's ranges.
 
     Returns
     -------
@@ -224,9 +234,11 @@ def audit(
         if is_parquet_path(data):
             data, digest, input_name = read_parquet(data, func)
     dask_input = callable(getattr(data, "__dask_graph__", None))
-    if dask_input and (model_class in CLASSIFIER_CLASSES or positive_label is not None or estimator is not None):
+    if dask_input and (model_class in CLASSIFIER_CLASSES or positive_label is not None or estimator is not None
+                       or sensitive is not None):
         raise RashomonInputError(f"The 'data' parameter of {func} is a Dask DataFrame, which is audited out of core with "
-                                 "model_class='linear' only (no classifier class, positive_label or estimator). Got "
+                                 "model_class='linear' only (no classifier class, positive_label, estimator or "
+                                 "sensitive). Got "
                                  f"model_class={model_class!r} instead.")
     model_class = "kernel" if (dask_input and model_class is None) else model_class
     prep = None if dask_input else prepare(data, target, groups, features, sep=sep, drop_missing=drop_missing,
@@ -240,6 +252,7 @@ def audit(
         ambiguity_threshold, ambiguity_rows = check_classifier_options(ambiguity_threshold, ambiguity_rows, func)
     if estimator is not None:
         check_estimator(estimator, prep["raw"], list(prep["groups_raw_features"]), func)
+    fair = None if prep is None else check_sensitive(prep, sensitive, benchmark_column, model_class, target, func)
     if not isinstance(bootstrap_mcr, (bool, np.bool_)):
         raise RashomonInputError(f"The 'bootstrap_mcr' parameter of {func} must be True or False. Got {bootstrap_mcr!r} instead.")
     check_choice(epsilon_kind, ("cv", "absolute"), "epsilon_kind", func)
@@ -280,6 +293,7 @@ def audit(
     tr, te = np.sort(perm[:train_count]), np.sort(perm[train_count:])
     if mask is not None:
         tr, te = np.flatnonzero(mask), np.flatnonzero(~mask)
+    check_sensitive_rows(fair, te, func)
     X, scaled = _preprocess(work, features, tr)
     y = work[target].to_numpy(dtype=float)
     if classifier:
@@ -287,7 +301,7 @@ def audit(
                              epsilon_kind=epsilon_kind, cv=cv, bootstrap=bootstrap, bootstrap_mcr=bootstrap_mcr,
                              confidence_level=confidence_level, rng=rng, pg=pg, threshold=ambiguity_threshold,
                              amb_rows=ambiguity_rows, estimator=estimator, random_state=random_state,
-                             provenance=provenance, split=split, mask=mask, t_start=t_start, func=func)
+                             provenance=provenance, split=split, mask=mask, t_start=t_start, func=func, fair=fair)
     Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
     timings = {}
     t0 = time.perf_counter()
@@ -354,6 +368,9 @@ def audit(
                                              "squared_error", pg, func)
         groups_out = {name: dataclasses.replace(g, extra=user[name]) for name, g in groups_out.items()}
         timings["user_model_s"] = user_meta["seconds"]
+    fairness = None if fair is None else fairness_audit(rs, fair, te, model_class=model_class, threshold=0.5,
+                                                        group_audits=groups_out, estimator=estimator, prep=prep, pg=pg)
+    timings.update({} if fairness is None else {"fairness_s": fairness["seconds"]["total_s"]})
     timings["total_s"] = time.perf_counter() - t_start
     if model_class == "kernel":
         hyper = {"kernel": "rbf", "gamma": ref_info["gamma"], "penalty_alpha": ref_info["alpha"],
@@ -367,8 +384,8 @@ def audit(
     if mask is not None:
         meta.update(split_rule=f"a row fits the reference iff the column {split!r} is True (or 1)",
                     split_rule_short=f"column {split}")
-    if user_meta is not None:
-        meta["user_model"] = user_meta
+    meta.update({"user_model": user_meta} if user_meta is not None else {})
+    meta.update({"fairness": fairness} if fairness is not None else {})
     return AuditResult(groups_out, target, tuple(features), model_class, len(tr), len(te), float(eps_abs), e_ref, cv_loss,
                        ref_info, int(random_state) if isinstance(random_state, (int, np.integer)) else -1, bootstrap,
                        float(confidence_level), timings, provenance, rs, meta)

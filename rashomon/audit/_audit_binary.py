@@ -129,7 +129,7 @@ def compare_user_model(estimator, raw: pd.DataFrame, te: np.ndarray, raw_feature
 
 def audit_binary(prep: dict, X, y, tr, te, scaled, *, target, model_class, epsilon, epsilon_kind, cv, bootstrap,
                  bootstrap_mcr, confidence_level, rng, pg, threshold, amb_rows, estimator, random_state, provenance,
-                 split, mask, t_start, func):
+                 split, mask, t_start, func, fair=None):
     """:func:`audit` for a classifier class, from the checked and split table to the :class:`AuditResult`."""
     import dataclasses
 
@@ -161,6 +161,13 @@ def audit_binary(prep: dict, X, y, tr, te, scaled, *, target, model_class, epsil
                                              "log_loss" if model_class == "logistic" else "hinge", pg, func)
         groups_out = {name: dataclasses.replace(g, extra={**g.extra, **user[name]}) for name, g in groups_out.items()}
         timings["user_model_s"] = user_meta["seconds"]
+    fairness = None
+    if fair is not None:
+        from ._audit_fairness import fairness_audit
+
+        fairness = fairness_audit(out["rs"], fair, te, model_class=model_class, threshold=threshold,
+                                  group_audits=groups_out, estimator=estimator, prep=prep, pg=pg)
+        timings["fairness_s"] = fairness["seconds"]["total_s"]
     timings["total_s"] = time.perf_counter() - t_start
     info = out["info"]
     hyper = {"norm_bound": info["norm"], "cv": cv}
@@ -179,6 +186,8 @@ def audit_binary(prep: dict, X, y, tr, te, scaled, *, target, model_class, epsil
                     split_rule_short=f"column {split}")
     if user_meta is not None:
         meta["user_model"] = user_meta
+    if fairness is not None:
+        meta["fairness"] = fairness
     return AuditResult(groups_out, target, tuple(features), model_class, len(tr), len(te), float(out["eps_abs"]),
                        float(out["e_ref"]), float(out["cv_loss"]), info,
                        int(random_state) if isinstance(random_state, (int, np.integer)) else -1, bootstrap,

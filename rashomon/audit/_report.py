@@ -18,6 +18,7 @@ from typing import Any
 
 from ..utils import save_figure, write_bytes, write_text
 from ._report_classifier import class_text, classifier_section, user_model_section
+from ._report_fairness import fairness_section
 from ._report_text import (
     _HP_LABELS,
     _LOSS_TEXT,
@@ -256,7 +257,7 @@ Fisher, Rudin &amp; Dominici (JMLR 2019): no model of the class in the set lies 
 <p>"refit loss ratio" is the held-out loss of the reference refitted without the group, divided by the reference's
 held-out loss. {_ci_text(result, meta)}</p>
 <h3>Are the bounds exact?</h3><ul>{cert}</ul>
-{classifier_section(result)}{user_model_section(result)}
+{classifier_section(result)}{user_model_section(result)}{fairness_section(result)}
 
 <h2>Figures</h2>{imgs}
 

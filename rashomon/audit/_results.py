@@ -96,6 +96,11 @@ class AuditResult(DisplayMixin):
             df[k] = [getattr(g.mcr, k) for g in self.groups.values()]
         return fields, [("", df)]
 
+    @property
+    def fairness(self) -> dict | None:
+        """The "Fairness over the Rashomon set" figures (``audit(..., sensitive=...)``), JSON-ready; else None."""
+        return self.meta.get("fairness")
+
     def to_frame(self) -> pd.DataFrame:
         rows = []
         for g in self.groups.values():

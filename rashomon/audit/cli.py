@@ -102,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="classifier classes: bootstrap MCR too (each resample reruns every MCR search; its cost "
                         "is reported); without it --bootstrap gives intervals for the MR of the reference and of "
                         "--estimator")
+    a.add_argument("--sensitive", metavar="COLUMN", default=None,
+                   help="a column of group labels (2-20 groups; need not be a feature): the report adds fairness over "
+                        "the Rashomon set (disparity ranges, the least disparate good model, the certified order of "
+                        "the groups)")
+    a.add_argument("--benchmark-column", metavar="COLUMN", default=None,
+                   help="with --sensitive: a deployed score column (e.g. decile_score; probabilities for the "
+                        "logistic class) placed in the set's disparity ranges")
     a.add_argument("--report-name", default="report.html",
                    help="file name of the HTML report in --out (default report.html; another name prefixes the "
                         "figure files with its stem)")
@@ -226,11 +233,16 @@ def _main(argv: list[str] | None = None) -> int:
                     split=args.split, positive_label=args.positive_label, estimator=estimator,
                     ambiguity_threshold=args.ambiguity_threshold,
                     ambiguity_rows=None if args.ambiguity_rows == 0 else args.ambiguity_rows,
-                    bootstrap_mcr=args.bootstrap_mcr)
+                    bootstrap_mcr=args.bootstrap_mcr, sensitive=args.sensitive,
+                    benchmark_column=args.benchmark_column)
     except RashomonInputError as exc:
         print(f"rashomon audit: error: {_as_option(str(exc))}", file=sys.stderr)
         return 2
     print(res.to_frame().round(4).to_string())
+    if res.fairness and "mean_prediction" in res.fairness.get("disparity", {}):
+        row = res.fairness["disparity"]["mean_prediction"]["rows"][-1]
+        print(f"fairness ({res.fairness['sensitive']}): mean-prediction {row['disparity']} over the set in "
+              f"[{row['lower']:.4g}, {row['upper']:.4g}] (reference {row['reference']:.4g}); see the report")
     for note in res.meta.get("notes") or []:
         print(f"note: {note}", file=sys.stderr)
     if res.meta.get("n_rows_dropped"):
@@ -253,7 +265,8 @@ _OPTIONS = {"data": "--data", "target": "--target", "groups": "--group", "featur
             "train_size": "--train-size", "cv": "--cv", "bootstrap": "--bootstrap", "random_state": "--seed",
             "n_jobs": "--n-jobs", "sep": "--sep", "split": "--split", "positive_label": "--positive-label",
             "estimator": "--estimator", "ambiguity_threshold": "--ambiguity-threshold",
-            "ambiguity_rows": "--ambiguity-rows", "bootstrap_mcr": "--bootstrap-mcr"}
+            "ambiguity_rows": "--ambiguity-rows", "bootstrap_mcr": "--bootstrap-mcr", "sensitive": "--sensitive",
+            "benchmark_column": "--benchmark-column"}
 
 
 def _as_option(message: str) -> str:
