@@ -1,9 +1,11 @@
-"""The COMPAS analysis of Fisher, Rudin & Dominici (2019, §10), end to end.
+"""
+The COMPAS analysis of Fisher, Rudin & Dominici (2019, §10), end to end.
+========================================================================
 
 How much could any well-performing model of the COMPAS violent-recidivism score
 rely on race and sex ("inadmissible") versus criminal history, charge degree and
 age ("admissible")? Data: ProPublica's compas-scores-two-years-violent.csv,
-bundled in rashomon.datasets (filters |days_b_screening_arrest| <= 30,
+bundled in rashomon.datasets (filters ``|days_b_screening_arrest| <= 30``,
 is_recid != -1, c_charge_degree != "O", score_text != "N/A"), African-American
 and Caucasian defendants; outcome v_decile_score; squared loss.
 

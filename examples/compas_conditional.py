@@ -1,4 +1,6 @@
-"""Race in COMPAS: marginal vs conditional reliance (given the admissible variables).
+"""
+Race in COMPAS: marginal vs conditional reliance (given the admissible variables).
+==================================================================================
 
 Marginal reliance scrambles race against everything; conditional reliance swaps
 race only between defendants with similar criminal history, charge degree and

@@ -1,4 +1,6 @@
-"""The COMPAS analysis of Fisher, Rudin & Dominici (2019, §10) with the authors' exact protocol.
+"""
+The COMPAS analysis of Fisher, Rudin & Dominici (2019, §10) with the authors' exact protocol.
+=============================================================================================
 
 The authors' 500 training rows (bundled: ``load_compas_fisher2019``), features race, sex, felony and
 priors/age standardised with the training mean and *sample* sd; Gaussian kernel with σ = 1.857097;

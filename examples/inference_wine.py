@@ -1,4 +1,6 @@
-"""Inference over refits on red wine: which learner is better, and which features matter?
+"""
+Inference over refits on red wine: which learner is better, and which features matter?
+======================================================================================
 
 1. Linear model vs regression tree vs random forest, compared pairwise with the
    Nadeau-Bengio corrected resampled t-test (15 subsampling refits).

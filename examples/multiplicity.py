@@ -1,5 +1,6 @@
-"""Beyond reliance on Pima diabetes: prediction ranges, predictive multiplicity, coefficient ranges and
-the variable importance cloud of one Rashomon set.
+"""
+Beyond reliance on Pima diabetes: prediction ranges, predictive multiplicity, coefficient ranges and the variable importance cloud of one Rashomon set.
+=======================================================================================================================================================
 
 A linear score of the 0/1 outcome, thresholded at 0.5 (a linear probability model), with ε by the
 one-standard-error rule (models whose loss is within one standard error of the cross-validated loss

@@ -1,4 +1,6 @@
-"""MCR envelope on real data: how much could any good linear model of red-wine quality rely on alcohol?
+"""
+MCR envelope on real data: how much could any good linear model of red-wine quality rely on alcohol?
+====================================================================================================
 
     python examples/wine_envelope.py --out wine-output
 """
