@@ -46,7 +46,7 @@ GROUPS = {"inadmissible": ["race", "sex"], "admissible": ["priors_count", "felon
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     ap.add_argument("--bootstrap", type=int, default=0, help="held-out bootstrap resamples (0 = none)")
     ap.add_argument("--json", type=Path, help="write results as JSON")
     ap.add_argument("--no-plots", action="store_true", help="skip figures and the HTML report")

@@ -49,7 +49,7 @@ def run(progress: bool = False) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     ap.add_argument("--json", help="write the results to this JSON file")
     args = ap.parse_args(argv)
     res = run(progress=True)

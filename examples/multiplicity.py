@@ -26,7 +26,7 @@ from rashomon.datasets import load_pima_diabetes  # noqa: E402
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     ap.add_argument("--out", type=Path, default=Path("multiplicity-output"))
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--n-models", type=int, default=2000)
