@@ -22,6 +22,7 @@ from pathlib import Path
 
 import rashomon
 from rashomon.datasets import load_compas_fisher2019
+from rashomon.utils import write_text
 
 GROUPS = {"admissible": ["priors", "felony", "age"], "inadmissible": ["race", "sex"]}
 
@@ -68,7 +69,7 @@ def main(argv=None) -> int:
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({k: v for k, v in res.items() if not k.startswith("_")} | {"_meta": m}, indent=2))
+        write_text(path, json.dumps({k: v for k, v in res.items() if not k.startswith("_")} | {"_meta": m}, indent=2))
     return 0
 
 

@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 
 from rashomon import LinearModelClass, select_epsilon  # noqa: E402
 from rashomon.datasets import load_pima_diabetes  # noqa: E402
+from rashomon.utils import save_figure, write_text  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -69,7 +70,7 @@ def main(argv=None) -> int:
     axes[1, 0].set_title("Coefficient ranges per SD of each feature")
     cloud.plot(ax=axes[1, 1])
     fig.tight_layout()
-    fig.savefig(args.out / "pima_multiplicity.png", dpi=110)
+    save_figure(fig, args.out / "pima_multiplicity.png", dpi=110)
     print(f"\nfigure: {args.out / 'pima_multiplicity.png'}")
     if args.json:
         out = {"epsilon_rule": choice.description, "epsilon_abs": rs.epsilon_abs_, "e_ref": rs.e_ref_,
@@ -77,7 +78,7 @@ def main(argv=None) -> int:
                "n_flippable": int(mult.flips.sum()), "median_width": float(np.median(mult.ranges.width)),
                "sign_stable": dict(zip(cr.names, map(bool, cr.sign_stable))),
                "sample_method": smp.method}
-        args.json.write_text(json.dumps(out, indent=2))
+        write_text(args.json, json.dumps(out, indent=2))
     return 0
 
 

@@ -21,6 +21,7 @@ from sklearn.ensemble import RandomForestRegressor  # noqa: E402
 
 from rashomon import KernelModelClass, LinearModelClass, partial_dependence, pd_importance, rashomon_pd_band  # noqa: E402
 from rashomon.datasets import load_bike_sharing, load_wine_quality  # noqa: E402
+from rashomon.utils import save_figure  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -44,7 +45,7 @@ def main(argv=None) -> int:
               f"Rashomon band (kernel class, eps 5%) at the ends: [{band.lower[0]:.2f}, {band.upper[0]:.2f}] .. "
               f"[{band.lower[-1]:.2f}, {band.upper[-1]:.2f}]; max duality gap {band.duality_gap.max():.1e}")
     fig.tight_layout()
-    fig.savefig(args.out / "bike_pd_band.png", dpi=120)
+    save_figure(fig, args.out / "bike_pd_band.png", dpi=120)
 
     wine = load_wine_quality("red")
     Xw, yw = wine.drop(columns="quality"), wine["quality"]
@@ -55,7 +56,7 @@ def main(argv=None) -> int:
     band.plot(ax=ax, pd_result=ice)
     ax.set_title("red wine quality: alcohol")
     fig.tight_layout()
-    fig.savefig(args.out / "wine_pd_band.png", dpi=120)
+    save_figure(fig, args.out / "wine_pd_band.png", dpi=120)
     print(f"wine, alcohol: forest PD {ice.average[0].min():.2f}..{ice.average[0].max():.2f}; linear-class band at "
           f"{band.grid[0]:.1f}%: [{band.lower[0]:.2f}, {band.upper[0]:.2f}], at {band.grid[-1]:.1f}%: "
           f"[{band.lower[-1]:.2f}, {band.upper[-1]:.2f}]")

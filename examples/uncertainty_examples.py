@@ -28,6 +28,7 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 from rashomon import entropy_importance, likelihood_importance, uncertainty_pd  # noqa: E402
 from rashomon.datasets import load_concrete, load_pima_diabetes  # noqa: E402
 from rashomon.plotting import UncertaintyPDDisplay  # noqa: E402
+from rashomon.utils import save_figure  # noqa: E402
 
 
 def concrete(out, seed=0, n_trees=None):
@@ -47,7 +48,7 @@ def concrete(out, seed=0, n_trees=None):
     lik.plot(other=ent, ax=ax)
     ax.set_title("concrete: likelihood- vs entropy-PFI (GP)")
     fig.tight_layout()
-    fig.savefig(out / "concrete_uncertainty_pfi.png", dpi=120)
+    save_figure(fig, out / "concrete_uncertainty_pfi.png", dpi=120)
     return lik, ent
 
 
@@ -71,7 +72,7 @@ def pima(out, seed=0, n_trees=500):
     UncertaintyPDDisplay(curve, color_by=y.to_numpy()).plot(ax=axes[1])
     axes[1].set_title("entropy ICE/PD of Glucose, coloured by outcome")
     fig.tight_layout()
-    fig.savefig(out / "pima_uncertainty.png", dpi=120)
+    save_figure(fig, out / "pima_uncertainty.png", dpi=120)
     return lik, ent, peak
 
 

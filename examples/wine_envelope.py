@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from rashomon import LinearModelClass, feature_reliance, mcr_envelope  # noqa: E402
 from rashomon.datasets import load_wine_quality  # noqa: E402
+from rashomon.utils import save_figure  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -33,7 +34,7 @@ def main(argv=None) -> int:
     env.plot_band(ax=axes[1])
     axes[1].set_title("MCR of alcohol against ε")
     fig.tight_layout()
-    fig.savefig(args.out / "wine_alcohol_envelope.png", dpi=120)
+    save_figure(fig, args.out / "wine_alcohol_envelope.png", dpi=120)
     ref = env.results[0].reference_model
     print(f"loss-minimising ridge-bounded model: MR(alcohol) = {ref.mr:.4f}")
     from sklearn.linear_model import RidgeCV
@@ -46,7 +47,7 @@ def main(argv=None) -> int:
     fig2, ax = plt.subplots(figsize=(6, 4.5))
     fr.plot(ax=ax)
     fig2.tight_layout()
-    fig2.savefig(args.out / "wine_reliance.png", dpi=120)
+    save_figure(fig2, args.out / "wine_reliance.png", dpi=120)
     print(f"figures in {args.out}/")
     return 0
 

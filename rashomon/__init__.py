@@ -75,6 +75,7 @@ _EXPORTS = {
     "GroupAudit": ".audit",
     "Loss": ".utils",
     "RashomonInputError": ".utils",
+    "RashomonWarning": ".utils",
     "show_versions": ".utils",
 }
 

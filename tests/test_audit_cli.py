@@ -336,3 +336,96 @@ def test_kernel_class_on_concrete(tmp_path, capsys):
                            "--train-size", "80", "--no-plots", "--quiet"], capsys)
     assert code == 0, err
     assert "binder" in out
+
+
+# ---------------------------------------------------------------- repeated header names
+def _dup_csv(path, shift=0.0, n=60):
+    """A CSV whose header repeats 'a' (columns 1 and 3): identical copies, or the second shifted."""
+    df = _table(n)
+    body = "".join(f"{a!r},{b!r},{a + shift!r},{y!r}\n" for a, b, y in zip(df["a"], df["b"], df["y"]))
+    path.write_text("a,b,a,y\n" + body)
+    return path
+
+
+def test_repeated_header_identical_copies_merged_with_note(tmp_path, capsys):
+    p = _dup_csv(tmp_path / "dup.csv")
+    res = rashomon.audit(p, "y", {"g": ["a"], "h": ["b"]}, train_size=30, **FAST)
+    ref = rashomon.audit(_table(60)[["a", "b", "y"]], "y", {"g": ["a"], "h": ["b"]}, train_size=30, **FAST)
+    assert res.features == ("a", "b")  # never the invented 'a.1'
+    assert res.groups["g"].mcr_upper == ref.groups["g"].mcr_upper and res.groups["g"].mr_ref == ref.groups["g"].mr_ref
+    assert res.meta["notes"] == ["The header repeats 'a': 2 columns named 'a' (columns 1, 3); the copies are identical "
+                                 "and were merged into one."]
+    assert "notes" not in ref.meta
+    code, _, err = _cli(["--data", p, "--target", "y", "--group", "g=a", "--model-class", "linear", "--cv", "3",
+                         "--train-size", "30", "--no-plots", "--quiet"], capsys)
+    assert code == 0 and "note: The header repeats 'a'" in err
+
+
+@pytest.mark.parametrize("groups,role", [({"g": ["a"]}, "a column of group 'g'"), ({"g": ["b"]}, None)])
+def test_repeated_header_differing_copies(tmp_path, groups, role, capsys):
+    p = _dup_csv(tmp_path / "dup.csv", shift=1.0)
+    if role is not None:  # used by the audit: an error before any computing
+        with pytest.raises(RashomonInputError, match=rf"'data' parameter of audit must not repeat the name of a column "
+                                                     rf"the audit uses \('a' is {role}\) with different values. Got 2 "
+                                                     rf"columns named 'a' \(columns 1, 3\) that differ in 60 of 60 rows"):
+            rashomon.audit(p, "y", groups, **FAST)
+        code, _, err = _cli(["--data", p, "--target", "a", "--group", "g=b", "--no-plots"], capsys)
+        assert code == 2 and "('a' is the target)" in err and "Traceback" not in err
+    else:  # not used: left out, with a note
+        res = rashomon.audit(p, "y", groups, train_size=30, **FAST)
+        assert res.features == ("b",) and "differ in 60 rows and the audit does not use them" in res.meta["notes"][0]
+
+
+def test_repeated_dataframe_columns_handled_alike(no_fit):
+    df = _table(60)
+    same = pd.concat([df[["a", "b"]], df[["a", "y"]]], axis=1)
+    assert list(same.columns) == ["a", "b", "a", "y"]
+    differ = same.copy()
+    differ.iloc[5, 2] += 1.0
+    with pytest.raises(RashomonInputError, match=r"\('a' is a feature\).*differ in 1 of 60 rows"):
+        rashomon.audit(differ, "y", {"g": ["b"]}, features=["a", "b"], **FAST)
+    from rashomon.audit._checks import merge_duplicate_columns
+
+    merged, notes = merge_duplicate_columns(same, {"a": "a feature"})
+    assert list(merged.columns) == ["a", "b", "y"] and "identical" in notes[0]
+    pd.testing.assert_frame_equal(merged, df[["a", "b", "y"]])
+    # out of core the copies are not compared: a repeated name the audit uses is an error (column checks only)
+    from rashomon.audit._checks import check_columns
+
+    with pytest.raises(RashomonInputError, match=r"must not repeat the names of the columns the audit uses. Got \['a'\]"):
+        check_columns(same, "y", {"g": ["a"]}, None, "audit")
+    assert check_columns(same, "y", {"g": ["b"]}, None, "audit") == ({"g": ["b"]}, ["b"])
+
+
+def _shared_data(name):
+    for d in (ROOT.parent / "shared" / "data", ROOT.parents[1] / "shared" / "data"):
+        if (d / name).is_file():
+            return d / name
+    pytest.skip(f"the raw file {name} is not in ../shared/data or ../../shared/data")
+
+
+def test_raw_compas_header_repeats_priors_count_and_decile_score(tmp_path, capsys):
+    """ProPublica's raw file repeats priors_count and decile_score (identical copies): it must still audit."""
+    raw = _shared_data("compas-scores-two-years.csv")
+    with open(raw, encoding="utf-8") as fh:
+        lines = [next(fh) for _ in range(301)]  # the header as written and 300 rows
+    p = tmp_path / "compas-head.csv"
+    p.write_text("".join(lines), encoding="utf-8")
+    header = lines[0].rstrip("\n").split(",")
+    assert header.count("priors_count") == 2 and header.count("decile_score") == 2
+    groups = {"inadmissible": ["race", "sex"], "admissible": ["priors_count", "age"]}
+    res = rashomon.audit(p, "decile_score", groups, train_size=150, **FAST)
+    assert [n.split(":")[0] for n in res.meta["notes"]] == ["The header repeats 'decile_score'",
+                                                           "The header repeats 'priors_count'"]
+    assert all("identical and were merged" in n for n in res.meta["notes"])
+    # the same numbers as the table without the second copies
+    df = pd.read_csv(p).drop(columns=["priors_count.1", "decile_score.1"])
+    ref = rashomon.audit(df, "decile_score", groups, train_size=150, **FAST)
+    for g in groups:
+        assert res.groups[g].mcr_lower == ref.groups[g].mcr_lower and res.groups[g].mcr_upper == ref.groups[g].mcr_upper
+    code, _, err = _cli(["--data", p, "--target", "decile_score", "--group", "inadmissible=race,sex",
+                         "--group", "admissible=priors_count,age", "--model-class", "linear", "--cv", "3",
+                         "--train-size", "150", "--quiet", "--out", tmp_path / "rep"], capsys)
+    assert code == 0, err
+    assert err.count("note: The header repeats") == 2
+    assert "The header repeats &#x27;priors_count&#x27;" in (tmp_path / "rep" / "report.html").read_text()

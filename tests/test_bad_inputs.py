@@ -4,12 +4,13 @@ the function and the argument (or give the mathematically right answer, in test_
 Each row: (public call, expected exception type, message regex). The regexes name the argument,
 so an error that only says "invalid" or leaks a third-party message fails.
 """
+import functools
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.linear_model import LinearRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 
 import rashomon as rsh
 from rashomon import KernelModelClass, LinearModelClass, RashomonInputError, RashomonSet
@@ -282,3 +283,289 @@ def test_duplicate_column_answers_consistently():
 def test_interpolating_fit_is_a_clear_error():
     with pytest.raises(RashomonInputError, match="fits the data .*exactly"):
         rsh.model_class_reliance(LMC, X, X @ [1.0, 2.0, 3.0], 0)
+
+
+# ---------------------------------------------------------------- issue 27: column identity, constructors, statistics
+DF = pd.DataFrame(X, columns=list("abc"))
+YB = (Y > np.median(Y)).astype(int)
+
+
+@functools.lru_cache(maxsize=None)
+def _sets():
+    """A linear and a logistic set fitted on the frame DF (fitted once, on first use)."""
+    return {"linear": RashomonSet(LMC, 0.1).fit(DF, Y), "logistic": RashomonSet(rsh.LogisticModelClass(), 0.1).fit(DF, YB)}
+
+
+def _dask_frame(df, npartitions=2):
+    dd = pytest.importorskip("dask.dataframe")
+    return dd.from_pandas(df, npartitions=npartitions)
+
+
+def _dask_set():
+    d = _dask_frame(DF.assign(t=Y))
+    return RashomonSet(LMC, 0.1).fit(d[["a", "b", "c"]], d["t"])
+
+
+def _issue27_cases():
+    cases = []
+
+    def add(cid, fn, param):
+        cases.append(pytest.param(fn, RashomonInputError, rf"'{param}'", id=cid))
+
+    renamed, missing, extra = DF.rename(columns={"a": "z"}), DF[["a", "b"]], DF.assign(d=1.0)
+    repeated = pd.DataFrame(np.c_[X, X[:, 0]], columns=["a", "b", "c", "a"])
+    mixed = pd.DataFrame(X, columns=["a", "b", 0])
+    for kind in ("linear", "logistic"):
+        for fname, call in {"prediction_range": lambda rs, Z: rs.prediction_range(Z),
+                            "multiplicity": lambda rs, Z: rs.multiplicity(Z),
+                            "reference_.predict": lambda rs, Z: rs.reference_.predict(Z),
+                            "sample().predict": lambda rs, Z: rs.sample(3, random_state=0).predict(Z)}.items():
+            for zname, Z in (("renamed", renamed), ("missing", missing), ("extra", extra), ("repeated", repeated),
+                             ("mixed name types", mixed)):
+                add(f"{kind} {fname}: {zname} column", (lambda k=kind, c=call, Z=Z: c(_sets()[k], Z.iloc[:5])), "X")
+    # model-class constructor arguments (checked when the class is used, naming the class)
+    LogC, HinC, KerC = rsh.LogisticModelClass, rsh.HingeModelClass, KernelModelClass
+    ctor = {
+        "LogisticModelClass fit_intercept='no'": (LogC(fit_intercept="no"), "fit_intercept"),
+        "LogisticModelClass standardize='no'": (LogC(standardize="no"), "standardize"),
+        "HingeModelClass standardize='yes'": (HinC(standardize="yes"), "standardize"),
+        "HingeModelClass smoothing=1": (HinC(smoothing=1.0), "smoothing"),
+        "LogisticModelClass penalty_matrix singular": (LogC(penalty_matrix=np.zeros((3, 3))), "penalty_matrix"),
+        "LinearModelClass fit_intercept=1": (LinearModelClass(fit_intercept=1), "fit_intercept"),
+        "LinearModelClass standardize=None": (LinearModelClass(standardize=None), "standardize"),
+        "LinearModelClass norm_bound='1'": (LinearModelClass(norm_bound="1"), "norm_bound"),
+        "LinearModelClass penalty_matrix=0": (LinearModelClass(penalty_matrix=0), "penalty_matrix"),
+        "LinearModelClass penalty_matrix zero": (LinearModelClass(penalty_matrix=np.zeros((3, 3))), "penalty_matrix"),
+        "LinearModelClass penalty_matrix ragged": (LinearModelClass(penalty_matrix=[[1, 0], [0]]), "penalty_matrix"),
+        "LinearModelClass alphas='x'": (LinearModelClass(alphas="x"), "alphas"),
+        "KernelModelClass intercept=True": (KerC(intercept=True), "intercept"),
+        "KernelModelClass random_state=-1": (KerC(random_state=-1), "random_state"),
+        "KernelModelClass kernel='poly'": (KerC(kernel="poly"), "kernel"),
+        "KernelModelClass kernel returns a scalar": (KerC(kernel=lambda A, B: 1.0, gamma=1.0), "kernel"),
+        "KernelModelClass e_switch='fast'": (KerC(e_switch="fast"), "e_switch"),
+        "KernelModelClass alpha=0": (KerC(alpha=0.0), "alpha"),
+        "KernelModelClass gamma=True": (KerC(gamma=True), "gamma"),
+        "KernelModelClass dictionary=0": (KerC(dictionary=0), "dictionary"),
+        "KernelModelClass gammas=[]": (KerC(gammas=[]), "gammas"),
+    }
+    for cid, (mc, param) in ctor.items():
+        yy = YB if isinstance(mc, (LogC, HinC)) else Y
+        add(cid, (lambda mc=mc, yy=yy: RashomonSet(mc, 0.1).fit(X, yy)), param)
+    add("fit_reference fit_intercept='no'", lambda: LinearModelClass(fit_intercept="no").fit_reference(X, Y),
+        "fit_intercept")
+    Xc, yc = RNG.normal(size=(4, 2)), np.array([0, 0, 1, 1])
+    calls = {
+        # the set's own arguments
+        "RashomonSet logistic with loss='squared_error'": (
+            lambda: RashomonSet(LogC(), 0.1, loss="squared_error").fit(X, YB), "loss"),
+        "RashomonSet hinge with loss='log_loss'": (lambda: RashomonSet(HinC(), 0.1, loss="log_loss").fit(X, YB), "loss"),
+        "RashomonSet epsilon=1e300": (lambda: RashomonSet(LMC, 1e300).fit(X, Y), "epsilon"),
+        "logistic with 2 rows per class": (lambda: RashomonSet(LogC(), 0.1).fit(Xc, yc), "y"),
+        "hinge with 2 rows per class": (lambda: RashomonSet(HinC(), 0.1).fit(Xc, yc), "y"),
+        # the envelope
+        "MCREnvelope.bounds(nan)": (lambda: RS.envelope(0, [0.1]).bounds(math.nan), "epsilon"),
+        "MCREnvelope.bounds(inf)": (lambda: RS.envelope(0, [0.1]).bounds(math.inf), "epsilon"),
+        "MCREnvelope.bounds('a')": (lambda: RS.envelope(0, [0.1]).bounds("a"), "epsilon"),
+        "MCREnvelope.envelope(nan)": (lambda: RS.envelope(0, [0.1]).envelope(math.nan), "m"),
+        "RashomonSet.envelope epsilons='a'": (lambda: RS.envelope(0, "a"), "epsilons"),
+        "RashomonSet.envelope epsilons=[1e300]": (lambda: RS.envelope(0, [1e300]), "epsilons"),
+        "mcr_envelope epsilons=[[0.1, 0.2]]": (lambda: rsh.mcr_envelope(LMC, X, Y, 0, epsilons=[[0.1, 0.2]]), "epsilons"),
+        # functionals
+        "functional_range c0 of the wrong length": (lambda: RS.functional_range(np.ones((2, 4)), c0=[1, 2, 3]), "c0"),
+        "functional_range c0 a string": (lambda: RS.functional_range(np.ones(4), c0="a"), "c0"),
+        "functional_range c ragged": (lambda: RS.functional_range([[1, 2], [1, 2, 3, 4]]), "c"),
+        "functional_range c a string": (lambda: RS.functional_range("abcd"), "c"),
+        "functional_range c with nan": (lambda: RS.functional_range([1.0, math.nan, 0, 0]), "c"),
+        "functional_range names an int": (lambda: RS.functional_range(np.ones(4), names=3), "names"),
+        # sampling
+        "sample(10**9)": (lambda: RS.sample(10**9), "n_models"),
+        "importance_cloud([])": (lambda: RS.importance_cloud([]), "features"),
+        "importance_cloud(['z'])": (lambda: RS.importance_cloud(["z"], n_models=5), "features"),
+        "importance_cloud({})": (lambda: RS.importance_cloud({}), "features"),
+        # fitted models
+        "model_reliance of an interpolating fit": (
+            lambda: rsh.model_reliance(LinearRegression().fit(X, X @ [1.0, 2, 3]), X, X @ [1.0, 2, 3], 0), "estimator"),
+        "feature_reliance of an interpolating fit": (
+            lambda: rsh.feature_reliance(LinearRegression().fit(X, X @ [1.0, 2, 3]), X, X @ [1.0, 2, 3]), "estimator"),
+        "model_reliance of an unfitted model": (lambda: rsh.model_reliance(LinearRegression(), X, Y, 0), "estimator"),
+        "conditional_model_reliance unfitted": (
+            lambda: rsh.conditional_model_reliance(LinearRegression(), X, Y, 0), "estimator"),
+        # partial dependence and its grids
+        "partial_dependence grid=[nan]": (lambda: rsh.partial_dependence(LR, X, 0, grid=[math.nan]), "grid"),
+        "partial_dependence grid='abc'": (lambda: rsh.partial_dependence(LR, X, 0, grid="abc"), "grid"),
+        "partial_dependence grid ragged pair": (lambda: rsh.partial_dependence(LR, X, [0, 1], grid=[[1, 2], [[3]]]),
+                                               "grid"),
+        "partial_dependence percentiles='a'": (lambda: rsh.partial_dependence(LR, X, 0, percentiles="a"), "percentiles"),
+        "partial_dependence percentiles=(0.5,)": (lambda: rsh.partial_dependence(LR, X, 0, percentiles=(0.5,)),
+                                                  "percentiles"),
+        "partial_dependence percentiles reversed": (lambda: rsh.partial_dependence(LR, X, 0, percentiles=(0.9, 0.1)),
+                                                    "percentiles"),
+        "partial_dependence categorical_features=7": (
+            lambda: rsh.partial_dependence(LR, X, 0, categorical_features=7), "categorical_features"),
+        "partial_dependence categorical_features=['z']": (
+            lambda: rsh.partial_dependence(LR, X, 0, categorical_features=["z"]), "categorical_features"),
+        "partial_dependence center_value='a'": (
+            lambda: rsh.partial_dependence(LR, X, 0, centered=True, center_value="a"), "center_value"),
+        "partial_dependence center_value=nan": (
+            lambda: rsh.partial_dependence(LR, X, 0, centered=True, center_value=math.nan), "center_value"),
+        "pd_importance categorical_features=7": (lambda: rsh.pd_importance(LR, X, categorical_features=7),
+                                                 "categorical_features"),
+        "pd_importance percentiles=(1, 0)": (lambda: rsh.pd_importance(LR, X, percentiles=(1, 0)), "percentiles"),
+        "pd_importance output=5": (lambda: rsh.pd_importance(LR, X, output=5), "output"),
+        "pd_importance features=[]": (lambda: rsh.pd_importance(LR, X, features=[]), "features"),
+        "learner_pd grid=[]": (lambda: rsh.learner_pd(LinearRegression(), X, Y, 0, grid=[], n_refits=2), "grid"),
+        "learner_pd grid=[nan]": (lambda: rsh.learner_pd(LinearRegression(), X, Y, 0, grid=[math.nan], n_refits=2),
+                                  "grid"),
+        "learner_pd percentiles=(2, 3)": (
+            lambda: rsh.learner_pd(LinearRegression(), X, Y, 0, percentiles=(2, 3), n_refits=2), "percentiles"),
+        "uncertainty_pd grid=[]": (lambda: rsh.uncertainty_pd(LogisticRegression().fit(X, YB), X, 0, grid=[]), "grid"),
+        "RashomonSet.pd_band percentiles=(1, 0)": (lambda: RS.pd_band(0, percentiles=(1, 0)), "percentiles"),
+        "RashomonSet.pd_band grid='ab'": (lambda: RS.pd_band(0, grid="ab"), "grid"),
+        "rashomon_pd_band grid=[[1], [1, 2]]": (lambda: rsh.rashomon_pd_band(LMC, X, Y, 0, grid=[[1], [1, 2]]), "grid"),
+        # learner inference
+        "learner_importance learner='x'": (lambda: rsh.learner_importance("x", X, Y, n_refits=2), "learner"),
+        "corrected_resampled_ttest learner_b='x'": (
+            lambda: rsh.corrected_resampled_ttest(LinearRegression(), "x", X, Y, n_refits=2), "learner_b"),
+        "pimp learner=None": (lambda: rsh.pimp(None, X, Y, n_permutations=2), "learner"),
+        "learner_importance train_fraction leaves no training rows": (
+            lambda: rsh.learner_importance(LinearRegression(), X, Y, n_refits=2, resampling="subsampling",
+                                           train_fraction=0.01), "train_fraction"),
+        "make_strata group out of range": (lambda: rsh.make_strata(X, (7,)), "group"),
+        "make_strata n_bins=0": (lambda: rsh.make_strata(X, (0,), n_bins=0), "n_bins"),
+        # Dask input
+        "Dask frame with an object column": (
+            lambda: RashomonSet(LMC, 0.1).fit(_dask_frame(DF.assign(s="x"))[["a", "s"]], _dask_frame(DF.assign(t=Y))["t"]),
+            "X"),
+        "Dask frame with NaN": (
+            lambda: RashomonSet(LMC, 0.1).fit(_dask_frame(DF.mask(DF > 2.0))[["a", "b"]],
+                                              _dask_frame(DF.assign(t=Y))["t"]), "X"),
+        "Dask frame with a string target": (
+            lambda: RashomonSet(LMC, 0.1).fit(_dask_frame(DF.assign(s="x"))[["a", "b"]],
+                                              _dask_frame(DF.assign(s="x"))["s"]), "y"),
+        "model_reliance on a Dask frame with an object column": (
+            lambda: rsh.model_reliance(LR, _dask_frame(DF.assign(s="x"))[["a", "b", "s"]], _dask_frame(DF.assign(t=Y))["t"],
+                                       "a"), "X"),
+        "feature_reliance on a Dask frame with an object column": (
+            lambda: rsh.feature_reliance(LR, _dask_frame(DF.assign(s="x"))[["a", "b", "s"]],
+                                         _dask_frame(DF.assign(t=Y))["t"]), "X"),
+        "model_reliance on a Dask frame with NaN": (
+            lambda: rsh.model_reliance(LinearRegression().fit(DF, Y), _dask_frame(DF.mask(DF > 2.0)),
+                                       _dask_frame(DF.assign(t=Y))["t"], "a"), "X"),
+        "Dask-fitted set prediction_range()": (lambda: _dask_set().prediction_range(), "X"),
+        "Dask-fitted set multiplicity()": (lambda: _dask_set().multiplicity(), "X"),
+        "Dask-fitted set prediction_range(Dask frame)": (
+            lambda: _dask_set().prediction_range(_dask_frame(DF)), "X"),
+        "Dask + logistic class": (
+            lambda: RashomonSet(LogC(), 0.1).fit(_dask_frame(DF)[["a", "b"]], _dask_frame(DF.assign(t=YB))["t"]), "loss"),
+    }
+    for cid, (fn, param) in calls.items():
+        add(cid, fn, param)
+    return cases
+
+
+ISSUE27_CASES = _issue27_cases()
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("call, exc, pattern", ISSUE27_CASES)
+def test_issue27_bad_input_gives_a_clear_error(call, exc, pattern):
+    with pytest.raises(exc, match=pattern) as info:
+        call()
+    msg = str(info.value)
+    assert "Got" in msg or "must" in msg or "needs" in msg, msg
+    assert "Traceback" not in msg
+
+
+def test_issue27_catalogue_size():
+    assert len(ISSUE27_CASES) >= 100
+
+
+# ---------------------------------------------------------------- issue 27: the right answer where one exists
+@pytest.mark.parametrize("kind", ["linear", "logistic"])
+def test_reordered_columns_are_matched_by_name(kind):
+    rs = _sets()[kind]
+    Z = DF.iloc[:7]
+    shuffled = Z[["b", "c", "a"]]
+    a, b = rs.prediction_range(Z), rs.prediction_range(shuffled)
+    np.testing.assert_array_equal(a.lower, b.lower)
+    np.testing.assert_array_equal(a.upper, b.upper)
+    # by position, the shuffled frame is other rows: the ends differ (what was returned silently before)
+    wrong = rs.prediction_range(pd.DataFrame(shuffled.to_numpy(), columns=list("abc")))
+    assert not np.allclose(wrong.lower, a.lower)
+    m1, m2 = rs.multiplicity(Z), rs.multiplicity(shuffled)
+    np.testing.assert_array_equal(m1.flips, m2.flips)
+    assert m1.ambiguity == m2.ambiguity
+    np.testing.assert_array_equal(rs.reference_.predict(Z), rs.reference_.predict(shuffled))
+    smp = rs.sample(4, random_state=0)
+    np.testing.assert_array_equal(smp.predict(Z), smp.predict(shuffled))
+    assert list(rs.feature_names_in_) == ["a", "b", "c"]
+    assert list(rs.reference_.feature_names_in_) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("kind", ["linear", "logistic"])
+def test_array_after_frame_warns_as_scikit_learn(kind):
+    rs = _sets()[kind]
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but RashomonSet was fitted with "
+                                         "feature names"):
+        a = rs.prediction_range(X[:5])
+    np.testing.assert_array_equal(a.lower, rs.prediction_range(DF.iloc[:5]).lower)
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but ClassMember was fitted"):
+        rs.reference_.predict(X[:5])
+    with pytest.warns(UserWarning, match="X has feature names, but RashomonSet was fitted without feature names"):
+        RS.prediction_range(DF.iloc[:5])
+    # integer column names are not feature names (scikit-learn's rule): no names stored, no warning
+    rs_int = RashomonSet(LMC, 0.1).fit(pd.DataFrame(X), Y)
+    assert not hasattr(rs_int, "feature_names_in_")
+
+
+def test_relative_epsilon_above_one_warns_in_python_and_on_the_cli(tmp_path, capsys):
+    with pytest.warns(rsh.RashomonWarning, match=r"'epsilon' parameter of RashomonSet.fit is 10, .* pass epsilon=0.1"):
+        rs = RashomonSet(LMC, 10).fit(X, Y)
+    assert rs.epsilon_abs_ == pytest.approx(11 * rs.e_ref_)  # kept: a valid (if wide) set
+    with pytest.warns(rsh.RashomonWarning, match="model_class_reliance|RashomonSet.fit"):
+        rsh.model_class_reliance(LMC, X, Y, 0, epsilon=5.0)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RashomonSet(LMC, 1.0).fit(X, Y)  # 100 %: no warning
+        RashomonSet(LMC, 10, epsilon_kind="additive").fit(X, Y)  # loss units: no warning
+    from rashomon.audit.cli import main
+
+    DF.assign(t=Y).to_csv(tmp_path / "d.csv", index=False)
+    with pytest.warns(rsh.RashomonWarning, match=r"'epsilon' parameter of audit is 10"):
+        code = main(["audit", "--quiet", "--no-plots", "--data", str(tmp_path / "d.csv"), "--target", "t",
+                     "--group", "g=a", "--model-class", "linear", "--epsilon", "10", "--cv", "3"])
+    assert code == 0
+
+
+def test_explicit_loss_equal_to_the_class_loss_is_accepted():
+    a = RashomonSet(rsh.LogisticModelClass(), 0.1, loss="log_loss").fit(X, YB)
+    b = RashomonSet(rsh.LogisticModelClass(), 0.1, loss="logistic").fit(X, YB)
+    assert a.loss_ == b.loss_ == "log_loss" and a.e_ref_ == b.e_ref_
+
+
+def test_functional_range_is_linear_in_c_at_any_scale():
+    c = np.array([0.3, -1.0, 2.0, 0.5])
+    base = RS.functional_range(c, c0=1.0)
+    for s in (1e-300, 1e-150, 1e150, 1e300):
+        r = RS.functional_range(c * s, c0=1.0 * s)
+        assert r.lower[0] == pytest.approx(base.lower[0] * s, rel=1e-12)
+        assert r.upper[0] == pytest.approx(base.upper[0] * s, rel=1e-12)
+        assert np.all(r.gap >= 0)
+
+
+def test_pimp_with_too_few_permutations_reports_empirical_p_values():
+    res = rsh.pimp(LinearRegression(), X, Y, n_permutations=2, null="lognormal", random_state=0)
+    assert res.null_kind == "empirical" and "n_permutations >= 30" in res.note
+    assert np.all(res.p_values >= 1 / 3)  # the empirical floor 1/(1 + 2) (a lognormal fit gave 2.3e-11)
+    ok = rsh.pimp(LinearRegression(), X, Y, n_permutations=30, null="lognormal", random_state=0)
+    assert ok.null_kind == "lognormal" and ok.note == ""
+
+
+def test_exactly_zero_loss_keeps_its_exact_answer():
+    from sklearn.neighbors import KNeighborsRegressor
+
+    m = KNeighborsRegressor(n_neighbors=1).fit(X, Y)
+    r = rsh.model_reliance(m, X, Y, 0)
+    assert r.e_orig == 0.0 and r.ratio == math.inf

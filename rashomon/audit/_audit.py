@@ -175,6 +175,10 @@ def audit(
     check_choice(model_class, ("kernel", "linear"), "model_class", func)
     check_choice(epsilon_kind, ("cv", "absolute"), "epsilon_kind", func)
     epsilon = check_float(epsilon, "epsilon", func, low=0.0, strict=epsilon_kind == "absolute")
+    if epsilon_kind == "cv":  # a multiple of the CV loss: 10 is most likely 10 % (a RashomonWarning)
+        from ..utils.validation import check_relative_epsilon
+
+        check_relative_epsilon(epsilon, func, unit="the cross-validated loss")
     bootstrap = check_positive_int(bootstrap, "bootstrap", func, minimum=0)
     cv = check_positive_int(cv, "cv", func, minimum=2)
     confidence_level = check_float(confidence_level, "confidence_level", func, low=0.0, high=1.0)
@@ -276,6 +280,7 @@ def audit(
                  "norm_bound": ref_info["norm"]}
     meta = audit_meta(epsilon, epsilon_kind, f"{cv}-fold", hyper, encoding, scaled, n_input, n, missing_by_column,
                       len(tr), digest, input_name, bootstrap)
+    meta.update({"notes": prep["notes"]} if prep["notes"] else {})  # e.g. repeated header names merged
     if mask is not None:
         meta.update(split_rule=f"a row fits the reference iff the column {split!r} is True (or 1)",
                     split_rule_short=f"column {split}")

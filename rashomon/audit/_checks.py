@@ -1,5 +1,5 @@
 """Input checks of :func:`rashomon.audit`, all run before any computing: reading the CSV (separator
-sniffing, binary/empty files), group names and their file-name slugs, writable output folders, missing
+sniffing, binary/empty files, repeated header names), group names and their file-name slugs, writable output folders, missing
 values, one-hot encoding of categorical columns, ``train_size``; and the progress reporter.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import checkpoint
 from ..utils.validation import RashomonInputError
 
 __all__ = ["group_slug", "check_group_names", "check_writable_dir", "prepare"]
@@ -109,11 +110,81 @@ def _read_table(path: Any, sep: str | None, func: str) -> tuple[pd.DataFrame, st
         raise RashomonInputError(f"The 'sep' parameter of {func} must be a non-empty string or None (sniffed). Got {sep!r} instead.")
     try:
         df = pd.read_csv(path, sep=sep)
+        header = (_header_names(raw, sep) if head else
+                  [None if pd.isna(v) else str(v) for v in pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str).iloc[0]])
     except UnicodeDecodeError as exc:
         raise RashomonInputError(f"The 'data' parameter of {func} must be a UTF-8 text CSV file. Got {path.name!r}, which could not be decoded ({exc.reason}) instead.") from None
     except (OSError, ValueError, pd.errors.ParserError) as exc:  # EmptyDataError is a ValueError
         raise RashomonInputError(f"The 'data' parameter of {func} could not be read as CSV (sep={sep!r}): {exc}") from None
+    if header is not None and len(header) == df.shape[1]:
+        # pandas renames a repeated header name (a, a -> a, a.1): keep the names as written, so that the
+        # copies are merged or refused by merge_duplicate_columns, never audited under an invented name
+        counts = pd.Series([h for h in header if h]).value_counts()
+        df.columns = [h if h and counts[h] > 1 else c for h, c in zip(header, df.columns)]
     return df, digest, path.name, sep
+
+
+def _header_names(raw: bytes, sep: str) -> list | None:
+    """The header row as written (the csv module on the first record), or None if it cannot be parsed."""
+    import io
+
+    text = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8-sig", errors="replace", newline="")
+    try:
+        return next(csv.reader(text, delimiter=sep)) if len(sep) == 1 else text.readline().rstrip("\r\n").split(sep)
+    except (csv.Error, StopIteration):
+        return None
+
+
+def _roles(target: Any, groups: Any, features: Any, split: Any) -> dict:
+    """{column: what the audit uses it as}, from the arguments before they are checked (for error messages)."""
+    roles: dict = {}
+
+    def add(cols: Any, role: str) -> None:
+        for c in [cols] if isinstance(cols, str) else cols if isinstance(cols, (list, tuple)) else []:
+            if isinstance(c, str):
+                roles[c] = role
+
+    add(split, "the split column")
+    add(features, "a feature")
+    for name, cols in (groups.items() if isinstance(groups, dict) else []):
+        add(cols, f"a column of group {name!r}")
+    add(target, "the target")
+    return roles
+
+
+def merge_duplicate_columns(data: pd.DataFrame, roles: dict, func: str = "audit") -> tuple[pd.DataFrame, list]:
+    """Columns sharing a name: identical copies are merged into one (with a note); copies that differ are an
+    error if the audit uses the name (``roles``: {column: its role}), else left out. Returns ``(data, notes)``."""
+    cols = pd.Index(data.columns)
+    repeated = list(dict.fromkeys(c for c in cols[cols.duplicated()]))
+    if not repeated:
+        return data, []
+    keep = np.ones(len(cols), dtype=bool)
+    notes = []
+    for name in repeated:
+        loc = cols.get_loc(name)  # a boolean mask or a slice for a repeated name
+        pos = np.flatnonzero(loc) if isinstance(loc, np.ndarray) else np.arange(len(cols))[loc]
+        first = data.iloc[:, pos[0]]
+        n_diff = max(_rows_differing(first, data.iloc[:, p]) for p in pos[1:])
+        where = f"{len(pos)} columns named {name!r} (columns {', '.join(str(p + 1) for p in pos)})"
+        if n_diff and name in roles:
+            raise RashomonInputError(f"The 'data' parameter of {func} must not repeat the name of a column the audit uses "
+                                     f"({name!r} is {roles[name]}) with different values. Got {where} that differ in "
+                                     f"{n_diff} of {len(data)} rows instead; rename or drop the copies.")
+        keep[pos[1:] if not n_diff else pos] = False
+        notes.append(f"The header repeats {name!r}: {where}; " +
+                     ("the copies are identical and were merged into one." if not n_diff else
+                      f"the copies differ in {n_diff} rows and the audit does not use them, so they were left out."))
+    return data.loc[:, keep], notes
+
+
+def _rows_differing(a: pd.Series, b: pd.Series) -> int:
+    """Rows where two columns differ (missing in both counts as equal; values of incomparable types differ)."""
+    try:
+        same = (a.to_numpy() == b.to_numpy()) | (a.isna().to_numpy() & b.isna().to_numpy())
+    except (TypeError, ValueError):
+        return len(a)
+    return int(len(a) - np.count_nonzero(same))
 
 
 def _check_train_size(train_size: Any, n: int, func: str) -> int:
@@ -143,8 +214,16 @@ class _Progress:
 
     @contextmanager
     def phase(self, desc: str, total: int = 1):
+        checkpoint(f"phase {desc}")  # named points where the signal tests pause the run (no-op otherwise)
+
+        def ticked(update):
+            def tick(k=1):
+                update(k)
+                checkpoint(f"tick {desc}")
+            return tick
+
         if not self.enabled:
-            yield lambda k=1: None
+            yield ticked(lambda k=1: None)
             return
         t0 = time.perf_counter()
         if self.tty:
@@ -152,12 +231,12 @@ class _Progress:
 
             bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=True)
             try:
-                yield bar.update
+                yield ticked(bar.update)
             finally:
                 bar.close()
         else:
             print(f"[rashomon] {desc} ...", file=sys.stderr, flush=True)
-            yield lambda k=1: None
+            yield ticked(lambda k=1: None)
             print(f"[rashomon] {desc}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
 
 
@@ -170,6 +249,10 @@ def check_columns(data: Any, target: Any, groups: Any, features: Any, func: str,
     """Check the target, groups, features (and the ``split`` column) against the columns of ``data`` (a pandas
     or Dask DataFrame: only its column names and dtypes are read); returns ``(groups, features)`` normalised."""
     ncols = len(data.columns)
+    repeated = sorted(set(map(str, data.columns[data.columns.duplicated()])) & set(_roles(target, groups, features, split)))
+    if repeated:  # out of core (a Dask frame): the copies are not compared, which would take a pass over the data
+        raise RashomonInputError(f"The 'data' parameter of {func} must not repeat the names of the columns the audit "
+                                 f"uses. Got {repeated} more than once instead; drop or rename the copies.")
 
     def unknown(param, c, extra=""):
         shown = list(map(str, data.columns[:12])) + (["..."] if ncols > 12 else [])
@@ -250,9 +333,7 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
     if data.shape[0] == 0 or data.shape[1] == 0:
         raise RashomonInputError(f"The 'data' parameter of {func} must have rows and columns. Got a table of shape {data.shape} instead.")
     data = data.rename(columns=lambda c: str(c).strip() if isinstance(c, str) else c)
-    dup = sorted({str(c) for c in data.columns[data.columns.duplicated()]})
-    if dup:
-        raise RashomonInputError(f"The 'data' parameter of {func} must have distinct column names. Got duplicated {dup} instead.")
+    data, notes = merge_duplicate_columns(data, _roles(target, groups, features, split), func)
     cols_hint = ""
     if sep_used is not None and data.shape[1] == 1:
         cols_hint = f" (the file was read as a single column with separator {sep_used!r}; pass sep / --sep)"
@@ -318,4 +399,4 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
         digest = _frame_sha256(original)
     return {"work": work, "features": enc_features, "groups": groups_enc, "encoding": encoding, "n_input": n_input,
             "missing_by_column": missing_by_column, "digest": digest, "input_name": input_name,
-            "train_mask": train_mask}
+            "train_mask": train_mask, "notes": notes}

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..utils import save_figure, write_bytes, write_text
 from ._report_text import (
     _HP_LABELS,
     _LOSS_TEXT,
@@ -117,9 +118,11 @@ def write_figures(result, out_dir: str | Path) -> dict:
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=FIG_DPI, bbox_inches="tight")
             png = buf.getvalue()
-            (out / f"{stem}.png").write_bytes(png)
-            fig.savefig(out / f"{stem}.svg", bbox_inches="tight")
-            plt.close(fig)
+            try:
+                write_bytes(out / f"{stem}.png", png)
+                save_figure(fig, out / f"{stem}.svg", bbox_inches="tight")
+            finally:
+                plt.close(fig)
         figs[stem] = base64.b64encode(png).decode()
     return figs
 
@@ -186,6 +189,7 @@ def to_html(result, path: str | Path, figures: dict | None = None) -> None:
     else:
         input_txt = "a table passed in memory (a DataFrame, no file)"
     sha_txt = f"<code>{esc(str(sha))}</code>" if sha else "not recorded"
+    notes = "".join(f"<dt>Note</dt><dd>{esc(str(t))}</dd>" for t in meta.get("notes") or [])
     timings = ", ".join(f"{esc(k)} {v:.1f} s" for k, v in (result.timings or {}).items())
 
     page = f"""<!DOCTYPE html>
@@ -220,7 +224,7 @@ model needs the group; an MCR− above 1 says every good model uses it.</li>
 <dt>Rows</dt><dd>{_rows_text(result, meta)}</dd>
 <dt>Encoding</dt><dd>{_encoding_text(result, meta)}</dd>
 <dt>Intervals</dt><dd>{_ci_text(result, meta)}</dd>
-<dt>Computation</dt><dd>{_computation_text(result, meta)}</dd>
+<dt>Computation</dt><dd>{_computation_text(result, meta)}</dd>{notes}
 </dl>
 <h3>Hyper-parameters of the reference and the class</h3>
 <dl class="kv">{hp_rows}</dl>
@@ -254,4 +258,4 @@ correlated variables, and scrambling it can create unusual combinations of value
 <dt>Run time</dt><dd>{timings or "not recorded"}</dd>
 </dl>
 </body></html>"""
-    path.write_text(page, encoding="utf-8")
+    write_text(path, page)  # last: a report.html is only there once its figures are

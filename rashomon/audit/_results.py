@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ..sets import MCRResult
+from ..utils import write_text
 from ..utils.validation import RashomonInputError
 from . import _report
 
@@ -101,7 +102,7 @@ class AuditResult:
         """Write the results as JSON (the folder is created if needed)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=2, default=float))
+        write_text(path, json.dumps(self.to_dict(), indent=2, default=float))
 
     def save(self, *, out_dir: str | Path | None = None, json_path: str | Path | None = None) -> Path | None:
         """Write the JSON results and/or the HTML report with its PNG/SVG figures; returns the report path."""

@@ -10,7 +10,11 @@ Example::
 
 Every input (including the ``--out`` folder, created and test-written) is checked
 before any computing; a bad one prints ``rashomon audit: error: ...`` on stderr
-and exits with status 2.
+and exits with status 2. A report that cannot be written (a full disk) exits with
+status 1 after printing the results, naming the file. Ctrl-C (SIGINT) and SIGTERM
+stop the run with one line on stderr and status 130 or 143: joblib's workers are
+ended, and no file is left half-written (each is written under a temporary name
+and renamed into place; report.html last).
 """
 from __future__ import annotations
 
@@ -88,7 +92,75 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread (a KeyboardInterrupt, so every clean-up path of Ctrl-C runs)."""
+
+
+def _raise_terminated(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise Terminated()
+
+
+def _worker_ignores_sigint() -> None:
+    """loky worker initializer: Ctrl-C in a terminal signals the whole process group, and the parent alone
+    handles it (it ends the workers); a worker would otherwise print its own KeyboardInterrupt traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _end_workers() -> None:
+    """End joblib's loky workers now (and with them what keeps loky's resource tracker alive).
+
+    joblib keeps one reusable loky executor per process; its workers would otherwise idle for
+    minutes after an interrupted run. Does not start an executor when none is running.
+    """
+    mod = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(mod, "_executor", None) if mod is not None else None
+    if executor is not None:
+        try:
+            executor.shutdown(wait=True, kill_workers=True)
+        except Exception:  # noqa: BLE001 - best effort while stopping
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    """``rashomon audit``: returns the exit status (0; 1 report not written; 2 bad input; 130 SIGINT; 143 SIGTERM).
+
+    SIGINT (Ctrl-C) and SIGTERM stop the run cleanly: joblib's workers are ended, no file is left
+    half-written (every file is written under a temporary name and renamed into place; the
+    report.html last), and one line on stderr says so, without a traceback.
+    """
+    import signal
+    import threading
+    import warnings
+
+    from joblib import parallel_config
+
+    in_main = threading.current_thread() is threading.main_thread()
+    prev_int = signal.getsignal(signal.SIGINT)
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main else None
+    try:
+        with warnings.catch_warnings(), parallel_config(backend="loky", initializer=_worker_ignores_sigint):
+            # joblib's note on the tasks an interrupted Parallel cancelled: the one-line message below says it
+            warnings.filterwarnings("ignore", message=r".*tasks which were still being processed by the workers "
+                                    r"have been cancelled", category=UserWarning)
+            return _main(argv)
+    except KeyboardInterrupt as exc:
+        if in_main:  # a second Ctrl-C or SIGTERM must not interrupt the clean-up
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _end_workers()
+        what, code = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted (SIGINT)", 130)
+        print(f"rashomon audit: {what}; stopped before the end (workers ended, no file left half-written)",
+              file=sys.stderr, flush=True)
+        return code
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+            signal.signal(signal.SIGINT, prev_int if prev_int is not None else signal.default_int_handler)
+
+
+def _main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from ._audit import audit
     from ._checks import check_group_names, check_writable_dir
@@ -114,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rashomon audit: error: {_as_option(str(exc))}", file=sys.stderr)
         return 2
     print(res.to_frame().round(4).to_string())
+    for note in res.meta.get("notes") or []:
+        print(f"note: {note}", file=sys.stderr)
     if res.meta.get("n_rows_dropped"):
         print(f"dropped {res.meta['n_rows_dropped']} of {res.meta['n_rows_input']} rows with missing values", file=sys.stderr)
     try:

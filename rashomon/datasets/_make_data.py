@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..utils import atomic_write
+
 OUT = Path(__file__).parent / "data"
 
 COMPAS_COLUMNS = [
@@ -31,7 +33,7 @@ COMPAS_COLUMNS = [
 def _write(df: pd.DataFrame, name: str) -> None:
     buf = io.StringIO()
     df.to_csv(buf, index=False, float_format="%.17g")
-    with open(OUT / name, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0) as gz:
+    with atomic_write(OUT / name, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0) as gz:
         gz.write(buf.getvalue().encode())
 
 

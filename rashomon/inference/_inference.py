@@ -32,6 +32,7 @@ from ..utils.losses import Predictor, default_loss, resolve_loss
 from ..utils import permutation_indices, permuted, single_blas_thread
 from ..utils.validation import (
     RashomonInputError,
+    check_grid,
     check_X,
     check_y,
     resolve_features,
@@ -40,7 +41,16 @@ from ..utils.validation import (
 )
 from ._results import LearnerImportanceResult, LearnerPDResult, PIMPResult, TTestResult
 
-from ..utils.validation import Boolean, Integral, NJobs, Options, RandomStateLike, Real, validate_params
+from ..utils.validation import (
+    Boolean,
+    Integral,
+    NJobs,
+    Options,
+    Percentiles,
+    RandomStateLike,
+    Real,
+    validate_params,
+)
 
 __all__ = ["learner_importance", "learner_pd", "model_importance_ci", "corrected_resampled_ttest", "pimp",
            "LearnerImportanceResult", "LearnerPDResult", "TTestResult", "PIMPResult"]
@@ -90,8 +100,14 @@ def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups
 
     rng = np.random.RandomState(seed)
     tr, te = _split(len(y), resampling, train_fraction, rng)
+    if len(np.unique(tr)) < 2:
+        raise RashomonInputError(f"The 'train_fraction' parameter of {func} leaves {len(np.unique(tr))} training "
+                                 f"row(s) in a resample of {len(y)} rows; it must leave at least 2 (use a larger "
+                                 "train_fraction or more rows).")
     if len(te) < 2:
-        raise RashomonInputError("A resample left fewer than 2 held-out rows; use more data or a smaller train_fraction.")
+        raise RashomonInputError(f"The 'train_fraction' parameter of {func} leaves {len(te)} held-out row(s) in a "
+                                 f"resample of {len(y)} rows; it must leave at least 2 (use a smaller train_fraction "
+                                 "or more rows).")
     model = clone(learner).fit(_frame(X[tr], columns), y[tr])
     out = {"n_train": len(tr), "n_test": len(te)}
     if groups is not None:
@@ -133,6 +149,13 @@ def _corrected_ci(values, c, confidence_level):
     return mean, se, mean - t * se, mean + t * se
 
 
+def _check_learner(learner, func, param="learner"):
+    """A scikit-learn estimator that can be cloned and refitted (not a fitted model's predictions or a string)."""
+    if not (hasattr(learner, "fit") and hasattr(learner, "get_params")):
+        raise RashomonInputError(f"The '{param}' parameter of {func} must be a scikit-learn estimator (with fit and "
+                                 f"get_params; it is cloned and refitted). Got {type(learner).__name__} instead.")
+
+
 def _check_data(X, y, func):
     """The data checks of the refit functions (their parameters are declared by validate_params)."""
     Xa, columns = check_X(X, func, min_rows=4)
@@ -168,6 +191,7 @@ def learner_importance(
     ``decision_function`` (binary) or zero-one otherwise; the result records it as ``loss``.
     """
     func = "learner_importance"
+    _check_learner(learner, func)
     Xa, ya, columns = _check_data(X, y, func)
     L = resolve_loss(loss, learner, func, ya)
     items = resolve_features(features, columns, Xa.shape[1], func)
@@ -179,7 +203,7 @@ def learner_importance(
     return LearnerImportanceResult(list(items), vals, mean, se, lo, hi, c, resampling, confidence_level, L.name)
 
 
-@validate_params({"grid_resolution": Integral(2), "n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike(), "n_jobs": NJobs()})
+@validate_params({"grid_resolution": Integral(2), "percentiles": Percentiles(), "n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike(), "n_jobs": NJobs()})
 def learner_pd(
     learner: Any,
     X: Any,
@@ -201,12 +225,13 @@ def learner_pd(
     from ..utils import feature_grid
 
     func = "learner_pd"
+    _check_learner(learner, func)
     Xa, ya, columns = _check_data(X, y, func)
     j = resolve_group(feature, columns, Xa.shape[1], func)
     if len(j) != 1:
         raise RashomonInputError(f"The 'feature' parameter of {func} must be one feature.")
     j = j[0]
-    g = feature_grid(Xa[:, j], grid_resolution, percentiles, False) if grid is None else np.asarray(grid, dtype=float).ravel()
+    g = feature_grid(Xa[:, j], grid_resolution, percentiles, False) if grid is None else check_grid(grid, 1, func)[0]
     outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, None, (j, g),
                        random_state, n_jobs, func)
     curves = np.vstack([o["pd"] for o in outs])
@@ -251,6 +276,8 @@ def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *,
     per-resample held-out loss differences (a - b); two-sided p-value.
     """
     func = "corrected_resampled_ttest"
+    _check_learner(learner_a, func, "learner_a")
+    _check_learner(learner_b, func, "learner_b")
     Xa, ya, columns = _check_data(X, y, func)
     if isinstance(loss, str) and loss == "auto":
         la, lb = default_loss(learner_a, ya), default_loss(learner_b, ya)
@@ -271,6 +298,12 @@ def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *,
     t = float(mean / se) if se > 0 else (math.inf if mean != 0 else 0.0)
     p = float(2 * stats.t.sf(abs(t), n_refits - 1))
     return TTestResult(float(mean), t, p, d, c, float(lo), float(hi), L.name)
+
+
+#: fewest null draws a parametric null (gaussian, lognormal, gamma) is fitted to: the fitted scale's relative standard
+#: error is about 1/sqrt(2(k - 1)), 13 % at k = 30 (71 % at k = 2), and a tail p-value moves with it by orders of
+#: magnitude; Altmann et al. (2010) used 50 to 100 permutations
+MIN_PARAMETRIC_PERMUTATIONS = 30
 
 
 def _null_p(obs, null, kind):
@@ -323,9 +356,12 @@ def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: 
 
     The learner is fitted on (X, y) and its PFI computed; then refitted ``n_permutations``
     times on y permuted, giving a null PFI distribution per feature. ``null`` chooses the
-    distribution fitted to it; ``correction`` adjusts the p-values across features.
+    distribution fitted to it; ``correction`` adjusts the p-values across features. A parametric
+    null needs ``n_permutations >= 30`` (``MIN_PARAMETRIC_PERMUTATIONS``); with fewer, the p-values are the
+    empirical ones (valid, never below ``1/(1 + n_permutations)``) and ``result.note`` says so.
     """
     func = "pimp"
+    _check_learner(learner, func)
     Xa, columns = check_X(X, func, min_rows=4)
     ya = check_y(y, Xa.shape[0], func, numeric=False)
     L = resolve_loss(loss, learner, func, ya)
@@ -336,5 +372,12 @@ def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: 
     nulls = Parallel(n_jobs=n_jobs)(delayed(single_blas_thread)(_pimp_task, learner, Xa, ya, columns, int(s), groups, n_repeats, L, True)
                                     for s in seeds[1:])
     null_arr = np.column_stack(nulls)
+    note = ""
+    if null != "empirical" and n_permutations < MIN_PARAMETRIC_PERMUTATIONS:
+        note = (f"null={null!r} needs n_permutations >= {MIN_PARAMETRIC_PERMUTATIONS} (a distribution fitted to fewer "
+                "draws extrapolates its tail from a scale known to no better than 13 %: 2 draws gave p = 2.3e-11); "
+                f"with n_permutations={n_permutations} the p-values are the empirical ones, (1 + #null >= observed) / "
+                f"(1 + {n_permutations}), never below {1 / (1 + n_permutations):.3g}.")
+        null = "empirical"
     p = np.array([_null_p(o, nl, null) for o, nl in zip(obs, null_arr)])
-    return PIMPResult(list(items), obs, null_arr, p, _adjust_p(p, correction), null, correction, L.name)
+    return PIMPResult(list(items), obs, null_arr, p, _adjust_p(p, correction), null, correction, L.name, note)

@@ -102,6 +102,8 @@ class PIMPResult:
     null_kind: str
     correction: str | None
     loss: str = "squared_error"
+    #: why the p-values are not those of the requested null (too few permutations for a parametric fit), or ""
+    note: str = ""
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"pfi": self.observed, "p_value": self.p_values, "p_adjusted": self.p_values_adjusted},

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from ..utils import feature_grid
-from ..utils.validation import RashomonInputError, check_X, resolve_group
+from ..utils.validation import RashomonInputError, check_feature_indices, check_grid, check_X, resolve_group
 
-from ..utils.validation import Boolean, Integral, Options, validate_params
+from ..utils.validation import Boolean, Integral, Options, Percentiles, validate_params
 
 __all__ = ["partial_dependence", "PartialDependenceResult", "pd_importance", "PDImportanceResult"]
 
@@ -107,7 +107,7 @@ def _prediction_fn(estimator, response):
     return (lambda Z: np.asarray(pred(Z), dtype=float).reshape(len(Z), -1)), "regression", ["prediction"]
 
 
-@validate_params({"grid_resolution": Integral(2), "kind": Options(("average", "individual", "both")), "centered": Boolean(), "response": Options(("auto", "regression", "proba", "crisp"))})
+@validate_params({"grid_resolution": Integral(2), "percentiles": Percentiles(), "kind": Options(("average", "individual", "both")), "centered": Boolean(), "response": Options(("auto", "regression", "proba", "crisp"))})
 def partial_dependence(
     estimator: Any,
     X: Any,
@@ -156,16 +156,19 @@ def partial_dependence(
         idx = list(group)
     if len(idx) > 2:
         raise RashomonInputError(f"The 'features' parameter of {func} must be one feature or a pair. Got {features!r} instead.")
-    cats = set()
-    if categorical_features is not None:
-        for c in categorical_features:
-            cats.add(resolve_group(c, columns, Xa.shape[1], func)[0])
+    cats = set(check_feature_indices(categorical_features, columns, Xa.shape[1], func, "categorical_features"))
     if grid is None:
         grids = [feature_grid(Xa[:, j], grid_resolution, percentiles, j in cats) for j in idx]
     else:
-        grids = [np.asarray(grid, dtype=float)] if len(idx) == 1 else [np.asarray(g, dtype=float) for g in grid]
-        if len(grids) != len(idx) or any(g.ndim != 1 or g.size == 0 for g in grids):
-            raise RashomonInputError(f"The 'grid' parameter of {func} must hold one 1-D array per feature.")
+        grids = check_grid(grid, len(idx), func)
+    if centered and center_value is not None:
+        try:
+            cv = np.atleast_1d(np.asarray(center_value, dtype=float))
+        except (TypeError, ValueError):
+            cv = np.array([np.nan])
+        if cv.shape != (len(idx),) or not np.all(np.isfinite(cv)):
+            raise RashomonInputError(f"The 'center_value' parameter of {func} must be None or {len(idx)} finite "
+                                     f"float(s), one per feature. Got {center_value!r} instead.")
     fn, resp, outputs = _prediction_fn(estimator, response)
     n = Xa.shape[0]
     mesh = np.array(np.meshgrid(*grids, indexing="ij")).reshape(len(idx), -1).T  # G × len(idx)
@@ -225,7 +228,7 @@ class PDImportanceResult:
         return disp
 
 
-@validate_params({"grid_resolution": Integral(2), "output": Integral()})
+@validate_params({"grid_resolution": Integral(2), "percentiles": Percentiles(), "output": Integral()})
 def pd_importance(estimator: Any, X: Any, features: Any = None, *, categorical_features: Any = None,
                   grid_resolution: int = 50, percentiles: tuple[float, float] = (0.0, 1.0), output: int = -1) -> PDImportanceResult:
     """PD-based importance (Greenwell, Boehmke & McCarthy 2018).
@@ -237,12 +240,19 @@ def pd_importance(estimator: Any, X: Any, features: Any = None, *, categorical_f
     func = "pd_importance"
     Xa, columns = check_X(X, func, min_rows=1)
     p = Xa.shape[1]
-    idx = list(range(p)) if features is None else [resolve_group(f, columns, p, func)[0] for f in features]
-    cats = set() if categorical_features is None else {resolve_group(c, columns, p, func)[0] for c in categorical_features}
+    idx = list(range(p)) if features is None else check_feature_indices(features, columns, p, func, "features")
+    if not idx:
+        raise RashomonInputError(f"The 'features' parameter of {func} must be None or a non-empty list of features. "
+                                 f"Got {features!r} instead.")
+    cats = set(check_feature_indices(categorical_features, columns, p, func, "categorical_features"))
     vals, results = [], []
     for j in idx:
         r = partial_dependence(estimator, X, j, grid_resolution=grid_resolution, percentiles=percentiles,
                                categorical_features=[j] if j in cats else None)
+        if not -len(r.average) <= output < len(r.average):
+            raise RashomonInputError(f"The 'output' parameter of {func} must be an output index in "
+                                     f"[{-len(r.average)}, {len(r.average)}) (the model has {len(r.average)} "
+                                     f"output(s)). Got {output} instead.")
         curve = r.average[output]
         vals.append((curve.max() - curve.min()) / 4 if j in cats else (curve.std(ddof=1) if curve.size > 1 else 0.0))
         results.append(r)

@@ -25,12 +25,20 @@ import numpy as np
 import pandas as pd
 
 from ..utils import permutation_indices, permuted
-from ..utils.validation import RashomonInputError, check_X, check_y, resolve_features, resolve_group, seed_from
+from ..utils.validation import (
+    RashomonInputError,
+    check_grid,
+    check_X,
+    check_y,
+    resolve_features,
+    resolve_group,
+    seed_from,
+)
 
 if TYPE_CHECKING:
     from ._partial_dependence import PartialDependenceResult
 
-from ..utils.validation import Integral, Options, RandomStateLike, validate_params
+from ..utils.validation import Integral, Options, Percentiles, RandomStateLike, validate_params
 
 __all__ = ["predictive_distribution", "likelihood_importance", "entropy_importance", "UncertaintyImportanceResult",
            "uncertainty_pd"]
@@ -117,7 +125,7 @@ def predictive_distribution(model: Any, *, summary: Literal["gaussian", "empiric
     elif callable(model):
         sampler = None
     else:
-        raise RashomonInputError("The 'model' parameter must predict a distribution: predict_proba, predict(..., return_std=True), "
+        raise RashomonInputError("The 'model' parameter of predictive_distribution must predict a distribution: predict_proba, predict(..., return_std=True), "
                                  "an ensemble with estimators_, or a callable returning (mean, std) or samples.")
 
     def from_callable(X):
@@ -213,7 +221,7 @@ def entropy_importance(model: Any, X: Any, *, features: Any = None, n_repeats: i
     return _pfi(model, X, None, features, n_repeats, random_state, "entropy", summary, "entropy_importance")
 
 
-@validate_params({"measure": Options(("entropy", "likelihood")), "grid_resolution": Integral(2), "summary": Options(("gaussian", "empirical"))})
+@validate_params({"measure": Options(("entropy", "likelihood")), "grid_resolution": Integral(2), "percentiles": Percentiles(), "summary": Options(("gaussian", "empirical"))})
 def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: Literal["entropy", "likelihood"] = "entropy",
                    grid: Any = None, grid_resolution: int = 30, percentiles: tuple[float, float] = (0.05, 0.95),
                    summary: Literal["gaussian", "empirical"] = "gaussian") -> "PartialDependenceResult":
@@ -241,7 +249,7 @@ def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: 
         f = lambda Z: dist(Z).log_prob(ya)  # noqa: E731
     else:
         f = lambda Z: dist(Z).entropy()  # noqa: E731
-    g = feature_grid(Xa[:, j], grid_resolution, percentiles, False) if grid is None else np.asarray(grid, dtype=float).ravel()
+    g = feature_grid(Xa[:, j], grid_resolution, percentiles, False) if grid is None else check_grid(grid, 1, func)[0]
     ice = np.empty((Xa.shape[0], len(g)))
     for k, v in enumerate(g):
         Z = Xa.copy()

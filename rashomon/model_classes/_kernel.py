@@ -31,7 +31,18 @@ from typing import Any, Callable
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from ..utils.validation import RashomonInputError, check_norm_bound, check_X
+from ..utils.validation import (
+    AnyOf,
+    CallableC,
+    FiniteArray,
+    Integral,
+    Options,
+    PositiveGrid,
+    RashomonInputError,
+    Real,
+    check_norm_bound,
+    check_X,
+)
 from ._linear import _stratified, ridge_fixed, ridge_loo
 from ._kernel_stats import KernelStatistics
 from .base import ClassMember, ModelClass, Parametrization
@@ -118,6 +129,20 @@ class KernelModelClass(ModelClass):
     random_state : int, default=0
     """
 
+    #: constructor arguments, checked when the class is used (``check_model_class_params``, scikit-learn style)
+    _parameter_constraints: dict = {
+        "kernel": AnyOf(Options(("rbf", "laplacian")), CallableC()),
+        "gamma": AnyOf(Real(0.0, closed="neither"), Options(("nadaraya_watson",)), allow_none=True),
+        "dictionary": AnyOf(Integral(1), FiniteArray(2), allow_none=True),
+        "norm_bound": Real(0.0, closed="neither", allow_none=True),
+        "intercept": AnyOf(Options(("mean", "free")), Real()),
+        "alphas": PositiveGrid(allow_none=True),
+        "gammas": PositiveGrid(allow_none=True),
+        "e_switch": Options(("exact", "divide")),
+        "random_state": Integral(0, 2**32 - 1, allow_none=True),
+        "alpha": Real(0.0, closed="neither", allow_none=True),
+    }
+
     def __init__(self, kernel: str | Callable = "rbf", gamma: float | None = None, dictionary: Any = None,
                  norm_bound: float | None = None, intercept: Any = "mean", alphas: Any = None, gammas: Any = None,
                  e_switch: str = "exact", random_state: int = 0, alpha: float | None = None):
@@ -137,13 +162,24 @@ class KernelModelClass(ModelClass):
 
     # ------------------------------------------------------------------ pieces
     def _k(self, X, D, gamma):
-        if callable(self.kernel):
-            return np.asarray(self.kernel(X, D), dtype=float)
+        if callable(self.kernel):  # a user's kernel: its values are checked (shape, finite) before any use
+            try:
+                K = np.asarray(self.kernel(X, D), dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise RashomonInputError(f"The 'kernel' parameter of KernelModelClass must return an array of numbers "
+                                         f"k(X, D). Got an error instead: {exc}") from None
+            if K.shape != (len(X), len(D)) or not np.all(np.isfinite(K)):
+                raise RashomonInputError(f"The 'kernel' parameter of KernelModelClass must return a finite array of "
+                                         f"shape (len(X), len(D)) = ({len(X)}, {len(D)}). Got "
+                                         f"{'shape ' + str(K.shape) if K.shape != (len(X), len(D)) else 'NaN or inf'} "
+                                         "instead.")
+            return K
         return _KERNELS[self.kernel](X, D, gamma)
 
     def _check(self, func):
-        from ..utils.validation import check_positive_grid
+        from ..utils.validation import check_model_class_params, check_positive_grid
 
+        check_model_class_params(self)
         check_positive_grid(self.alphas, "alphas", "KernelModelClass")
         check_positive_grid(self.gammas, "gammas", "KernelModelClass")
         if not callable(self.kernel) and self.kernel not in _KERNELS:

@@ -6,7 +6,16 @@ from typing import Any
 import numpy as np
 
 from ..utils.losses import canonical_loss_name
-from ..utils.validation import RashomonInputError, check_norm_bound, check_positive_grid
+from ..utils.validation import (
+    Boolean,
+    FiniteArray,
+    PositiveGrid,
+    RashomonInputError,
+    Real,
+    check_model_class_params,
+    check_norm_bound,
+    check_positive_grid,
+)
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic, switched_design_moments
 
@@ -182,6 +191,15 @@ class LinearModelClass(ModelClass):
     so building both costs O(n·p²) with no pair loop.
     """
 
+    #: constructor arguments, checked when the class is used (``check_model_class_params``, scikit-learn style)
+    _parameter_constraints: dict = {
+        "norm_bound": Real(0.0, closed="neither", allow_none=True),
+        "penalty_matrix": FiniteArray(2, square=True, allow_none=True),
+        "fit_intercept": Boolean(),
+        "standardize": Boolean(),
+        "alphas": PositiveGrid(allow_none=True),
+    }
+
     def __init__(self, norm_bound: float | None = None, penalty_matrix: Any = None, fit_intercept: bool = True,
                  standardize: bool = True, alphas: Any = None):
         self.norm_bound = norm_bound
@@ -220,8 +238,19 @@ class LinearModelClass(ModelClass):
         if M.shape != (p, p) or not np.all(np.isfinite(M)):
             raise RashomonInputError(f"The 'penalty_matrix' parameter of LinearModelClass must be a finite ({p}, {p}) matrix. Got shape {M.shape} instead.")
         M = 0.5 * (M + M.T)
-        if np.linalg.eigvalsh(M)[0] < -1e-10 * max(1.0, np.abs(M).max()):
-            raise RashomonInputError("The 'penalty_matrix' parameter of LinearModelClass must be positive semi-definite.")
+        cls = type(self).__name__
+        ev = np.linalg.eigvalsh(M)
+        if ev[0] < -1e-10 * max(1.0, np.abs(M).max()):
+            raise RashomonInputError(f"The 'penalty_matrix' parameter of {cls} must be positive semi-definite. Got a "
+                                     f"least eigenvalue of {ev[0]:.3g} instead.")
+        if self.loss != "squared_error" and ev[0] <= 1e-12 * max(ev[-1], 1e-300):
+            raise RashomonInputError(f"The 'penalty_matrix' parameter of {cls} must be positive definite (a singular "
+                                     f"penalty leaves the scores unbounded). Got eigenvalues from {ev[0]:.3g} to "
+                                     f"{ev[-1]:.3g} instead.")
+        if self.norm_bound is None and not ev[-1] > 0:
+            raise RashomonInputError(f"The 'penalty_matrix' parameter of {cls} must be non-zero when norm_bound=None "
+                                     "(the norm bound is then the reference's β'Mβ, 0 for every β). Got the zero matrix "
+                                     "instead; give a norm_bound or a non-zero penalty.")
         return M if self.standardize else M / np.outer(sd, sd)
 
     def ball(self, Ms: np.ndarray) -> np.ndarray:
@@ -262,6 +291,7 @@ class LinearModelClass(ModelClass):
         (:func:`convex_reference_norm`); the reference is always the loss minimiser over the
         ball, solved by the set.
         """
+        check_model_class_params(self)
         mean, sd, Z, Ms = self.coordinates(X, columns, func, sample_weight)
         o = 1 if self.fit_intercept else 0
         B = self.ball(Ms)

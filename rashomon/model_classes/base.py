@@ -71,13 +71,16 @@ class ModelClass(abc.ABC):
         other rows (e.g. held-out data) with the same class.
         """
         from ..solvers import QCQPSequence
-        from ..utils.validation import check_sample_weight, check_X, check_y
+        from ..utils.validation import check_sample_weight, check_X, check_y, feature_names_of
 
         func = f"{type(self).__name__}.fit_reference"
         Xa, columns = check_X(X, func, min_rows=3)
         ya = check_y(y, Xa.shape[0], func)
         w = None if sample_weight is None else check_sample_weight(sample_weight, Xa.shape[0], func)
         par = self.parametrize(Xa, ya, w, columns=columns, func=func)
+        names = feature_names_of(X, func)
+        if names is not None:  # the member checks new rows by name (ClassMember.feature_names_in_)
+            par.feature_names_in_ = names
         theta = par.reference_theta
         if theta is None:
             eo = par.e_orig(Xa, ya, w)
@@ -220,14 +223,19 @@ class ClassMember(BaseEstimator, RegressorMixin):
         self._set_fitted(self.parametrization, np.asarray(self.theta, dtype=float))
         return self
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Predictions ``f_θ(X)``, shape (n_samples,)."""
-        Xa = np.asarray(X, dtype=float)
-        if Xa.ndim != 2 or Xa.shape[1] != self.n_features_in_:
-            from ..utils.validation import RashomonInputError
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        """Column names of the frame the class was fitted on (absent when it had none), as in scikit-learn."""
+        names = getattr(getattr(self, "parametrization_", None), "feature_names_in_", None)
+        if names is None:
+            raise AttributeError("feature_names_in_")
+        return names
 
-            raise RashomonInputError(f"The 'X' parameter of ClassMember.predict must have {self.n_features_in_} "
-                                     f"columns. Got shape {Xa.shape} instead.")
+    def predict(self, X: Any) -> np.ndarray:
+        """Predictions ``f_θ(X)``, shape (n_samples,); a frame's columns are matched by name."""
+        from ..utils.validation import check_new_rows
+
+        Xa = check_new_rows(X, self, "ClassMember.predict")
         P, p0 = self.parametrization_.prediction_map(Xa)
         return P @ self.theta_ + p0
 

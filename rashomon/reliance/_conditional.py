@@ -26,16 +26,19 @@ import numpy as np
 from ._exact import exact_e_switch
 from ._linear import linear_squared_e_switch
 from ._reliance import DEFAULT_MEMORY_LIMIT, ModelRelianceResult, _permuted_loss, _Prepared, _ratio
-from ..utils.validation import RashomonInputError, check_choice, check_strata, resolve_group, seed_from
+from ..utils.validation import RashomonInputError, check_choice, check_strata, check_X, resolve_group, seed_from
 
 from ..utils.validation import Integral, NJobs, Options, RandomStateLike, validate_params
 
 __all__ = ["conditional_model_reliance", "make_strata"]
 
 
+@validate_params({"n_bins": Integral(2), "max_depth": Integral(1), "random_state": Integral(0, 2**32 - 1)})
 def make_strata(X: np.ndarray, group: tuple[int, ...], *, n_bins: int = 10, max_depth: int = 3,
                 random_state: int = 0) -> np.ndarray:
     """Automatic strata of the rows by the features outside ``group`` (see module notes)."""
+    X, columns = check_X(X, "make_strata", min_rows=1)
+    group = resolve_group(group, columns, X.shape[1], "make_strata", "group")
     n, p = X.shape
     rest = [j for j in range(p) if j not in group]
     if not rest:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..utils.losses import Predictor, resolve_loss
-from ..utils.validation import RashomonInputError, resolve_features, resolve_group
+from ..utils.validation import RashomonInputError, check_finite, resolve_features, resolve_group
 from ._linear import linear_coefficients
 from ._results import FeatureRelianceResult, ModelRelianceResult, _ratio
 
@@ -50,8 +50,20 @@ def dask_reliance(estimator: Any, X: Any, y: Any, features: Any, *, loss: Any, m
             f"model under squared loss (method='exact', loss='squared_error', closed_form='auto'). Got method={method!r},"
             f" loss={lo.name!r}, closed_form={closed_form!r}; compute an in-memory sample (X.compute()) for others.")
     columns = [str(c) for c in X.columns] if isinstance(X, dd.DataFrame) else None
+    if columns is not None:  # from the metadata, before any pass over the rows
+        import pandas as pd
+
+        bad = [str(c) for c, dt in X.dtypes.items()
+               if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))]
+        if bad:
+            raise RashomonInputError(f"The 'X' parameter of {func} must be numeric (encode categorical columns "
+                                     f"first). Got non-numeric columns {bad} instead.")
+    elif getattr(X, "dtype", np.dtype(float)).kind not in "biuf":
+        raise RashomonInputError(f"The 'X' parameter of {func} must be numeric. Got values of type {X.dtype} instead.")
     p = len(columns) if columns is not None else int(X.shape[1])
     head = _head(X)
+    if head.ndim == 2:  # the rows the model's coefficients are read on (the full pass checks every row)
+        check_finite(head, func, "X", columns)
     if head.ndim != 2 or head.shape[1] != p or head.shape[0] < 1:
         raise RashomonInputError(f"The 'X' parameter of {func} must be a 2-D Dask collection with rows. Got shape "
                                  f"{getattr(X, 'shape', None)} instead.")

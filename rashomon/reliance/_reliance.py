@@ -48,6 +48,7 @@ from ..utils.validation import (
 
 from ._exact import exact_e_switch
 from ._linear import LinearSwitchStats, linear_coefficients
+from ._checks import check_fitted, check_not_rounding
 from ._results import FeatureRelianceResult, ModelRelianceResult, _ratio
 from ._tree_cells import threshold_cells
 from ._tree_paths import forest_path_e_switch
@@ -80,6 +81,7 @@ class _Prepared:
     """Validated inputs shared by model_reliance and feature_reliance."""
 
     def __init__(self, estimator, X, y, loss, func):
+        check_fitted(estimator, func)
         # X's values are checked on first use of .X, unless the linear closed form's pass proves them
         # finite and bounded first (one pass over X instead of two)
         self._X, self.columns = check_X(X, func, finite=False)
@@ -187,6 +189,7 @@ def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeat
     if method == "exact":
         e_switch, algorithm = _exact_value(prep, group, closed_form, memory_limit, n_jobs, func, groups)
     e_orig = prep.e_orig
+    check_not_rounding(prep, e_orig, func)
     if method == "divide":
         order = np.arange(n)
         if shuffle:

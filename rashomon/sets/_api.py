@@ -25,7 +25,7 @@ def model_class_reliance(
     tol: float = 2.0**-20,
     max_iter: int = 100,
     sample_weight: Any = None,
-    loss: str = "squared_error",
+    loss: str | None = None,
     n_starts: int = 5,
     random_state: Any = 0,
     conditional: bool = False,

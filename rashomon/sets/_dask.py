@@ -133,6 +133,15 @@ def _as_arrays(X: Any, y: Any, w: Any, func: str):
     """
     import dask.dataframe as dd
 
+    import pandas as pd
+
+    for name, v in (("y", y), ("sample_weight", w)):  # from the metadata: no pass over the rows
+        dtypes = [] if v is None else list(v.dtypes) if isinstance(v, dd.DataFrame) else [getattr(v, "dtype", None)]
+        bad = [dt for dt in dtypes if dt is not None and not (pd.api.types.is_numeric_dtype(dt) or
+                                                              pd.api.types.is_bool_dtype(dt))]
+        if bad or any(getattr(dt, "kind", "") == "c" for dt in dtypes):
+            raise RashomonInputError(f"The '{name}' parameter of {func} must be numeric (real-valued). Got values of "
+                                     f"type {(bad or dtypes)[0]} instead.")
     frames = isinstance(X, dd.DataFrame) and all(v is None or isinstance(v, (dd.Series, dd.DataFrame)) for v in (y, w))
     if not frames:
         Xd, columns = _as_columns(X, func)
@@ -221,9 +230,10 @@ def fit_dask(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> Any:
 
 def _check_statistics_fit(rs: Any, func: str) -> None:
     if rs.loss_ != "squared_error":
-        raise RashomonInputError(f"The 'loss' parameter of {func} must be 'squared_error' when X is a Dask "
-                                 f"collection (only quadratic losses reduce to sufficient statistics). Got "
-                                 f"{rs.loss!r} instead.")
+        whose = "" if rs.loss is not None else f" (the loss of {type(rs.model_class).__name__})"
+        raise RashomonInputError(f"The 'loss' parameter of {func} must be 'squared_error' when X is a Dask collection "
+                                 f"(only the squared loss reduces to sufficient statistics). Got {rs.loss_!r}{whose} "
+                                 "instead; compute X first (X.compute()) for this loss.")
     if not isinstance(rs.model_class, LinearModelClass):
         raise RashomonInputError(f"The 'model_class' parameter of {func} must be a LinearModelClass when X is a Dask "
                                  f"collection. Got {type(rs.model_class).__name__} instead; compute X first "

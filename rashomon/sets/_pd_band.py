@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils import feature_grid
-from ..utils.validation import RashomonInputError
+from ..utils.validation import RashomonInputError, check_grid
 
 __all__ = ["RashomonPDBand", "pd_band"]
 
@@ -80,10 +80,7 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPD
     if grid is None:
         g = feature_grid(Xa[:, j], grid_resolution, percentiles, False)
     else:
-        g = np.asarray(grid, dtype=float).ravel()
-        if g.size == 0 or not np.all(np.isfinite(g)):
-            raise RashomonInputError(f"The 'grid' parameter of {func} must be a non-empty array of finite floats. "
-                                     f"Got {grid!r} instead.")
+        g = check_grid(grid, 1, func)[0]
     eps = rs.epsilon_abs_
     # PD(v) = a(v)'θ + a0(v): the class's affine prediction map, averaged over the data with x_j = v
     A_rows, a0 = [], []

@@ -40,9 +40,9 @@ class SetQueries:
         -------
         FunctionalRange
         """
-        from ._ranges import functional_range
+        from ._set_inputs import scaled_functional_range
 
-        return functional_range(self, c, c0, names, tol, return_models, "RashomonSet.functional_range")
+        return scaled_functional_range(self, c, c0, names, tol, return_models, "RashomonSet.functional_range")
 
     @validate_params({"tol": Real(0.0, closed="neither"), "return_models": Boolean(), "scale": Options(("score", "probability"), allow_none=True)}, func="RashomonSet.prediction_range")
     def prediction_range(self, X: Any = None, *, tol: float = 1e-10, return_models: bool = False,

@@ -281,15 +281,7 @@ def prediction_range(rs, X, *, tol, return_models, func, return_map=False, scale
 def _prediction_range(rs, X, *, tol, return_models, func, return_map, scale):
     from dataclasses import replace
 
-    from ..utils.validation import check_X
-
-    if X is None:
-        Xa = rs.X_
-    else:
-        Xa, _ = check_X(X, func, min_rows=1)
-        if Xa.shape[1] != rs.n_features_in_:
-            raise RashomonInputError(f"The 'X' parameter of {func} must have {rs.n_features_in_} columns (as the "
-                                     f"data the set was fitted on). Got {Xa.shape[1]} instead.")
+    Xa = rs._rows(X, func)  # the fitting rows, or new rows checked by name as scikit-learn (check_new_rows)
     par, m = rs.parametrization_, len(Xa)
     if return_map:  # the caller needs the whole prediction map (multiplicity evaluates members on every row)
         P, p0 = par.prediction_map(Xa)

@@ -12,35 +12,35 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..model_classes.base import ClassMember, ModelClass
+from ..model_classes.base import ClassMember
 from ..solvers import QCQPSequence
-from ..utils.losses import canonical_loss_name
 from ..utils.validation import (
     Boolean,
     Integral,
     Options,
+    Percentiles,
     RandomStateLike,
     RashomonInputError,
     Real,
-    check_choice,
-    check_float,
+    check_columns,
     check_sample_weight,
     check_strata,
     check_X,
     check_y,
+    feature_names_of,
     resolve_group,
     validate_params,
 )
 from ._dask import any_dask, fit_dask
-from ._epsilon import EPSILON_KINDS, epsilon_threshold
+from ._epsilon import epsilon_threshold
 from ._queries import SetQueries
 from ._results import MCREnvelope, MCRResult
 from ._row_statistics import RowStatistics
 from ._search import GammaSearch, search_result
+from ._set_inputs import check_epsilons, check_set_params, query_rows, record_names
 
 __all__ = ["RashomonSet"]
 
-_LOSSES = ("squared_error", "hinge", "log_loss", "absolute_error")
 
 
 class RashomonSet(SetQueries):
@@ -61,10 +61,12 @@ class RashomonSet(SetQueries):
         parametrisation, which the set then uses. Any other fitted estimator is
         projected into the class; one that is not a member is an error saying how far
         outside it lies.
-    loss : {"squared_error", "hinge", "log_loss", "absolute_error"}, default="squared_error"
+    loss : {"squared_error", "hinge", "log_loss", "absolute_error"} or None, default=None
+        None: the class's own loss (``"squared_error"`` for the linear and kernel classes).
         ("squared" and "logistic" are accepted aliases; ``loss_`` holds the package's name.)
         Non-quadratic losses need a ``LinearModelClass``; a classifier class
-        (``LogisticModelClass``, ``HingeModelClass``) carries its own loss.
+        (``LogisticModelClass``, ``HingeModelClass``) carries its own loss, and an explicit
+        ``loss`` that differs from it is an error.
 
     Attributes
     ----------
@@ -76,7 +78,9 @@ class RashomonSet(SetQueries):
         The reference's loss, the least loss in the class, and the threshold.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
-        Only when X is a DataFrame.
+        Only when X is a frame whose column names are all strings (scikit-learn's rule). Queries
+        taking new rows match a frame's columns to these by name (any order; missing, unseen or
+        repeated names are an error) and warn, as scikit-learn does, for an array.
 
     Examples
     --------
@@ -92,7 +96,7 @@ class RashomonSet(SetQueries):
 
     def __init__(self, model_class: Any, epsilon: float = 0.1, *,
                  epsilon_kind: Literal["relative", "additive", "absolute"] = "relative", reference: Any = None,
-                 loss: str = "squared_error"):
+                 loss: str | None = None):
         self.model_class = model_class
         self.epsilon = epsilon
         self.epsilon_kind = epsilon_kind
@@ -106,20 +110,8 @@ class RashomonSet(SetQueries):
 
     # ------------------------------------------------------------------ fit
     def _check_params(self, func: str) -> str:
-        if not isinstance(self.model_class, ModelClass):
-            raise RashomonInputError(f"The 'model_class' parameter of {func} must be a model class such as "
-                                     f"LinearModelClass or KernelModelClass. Got {self.model_class!r} instead.")
-        check_choice(self.epsilon_kind, EPSILON_KINDS, "epsilon_kind", func)
-        loss = canonical_loss_name(self.loss)  # "logistic" is "log_loss" (rashomon.utils.losses)
-        check_choice(loss, _LOSSES, "loss", func)
-        cls_loss = canonical_loss_name(getattr(self.model_class, "loss", "squared_error"))  # a classifier class carries its loss
-        if cls_loss != "squared_error":
-            if loss not in ("squared_error", cls_loss):
-                raise RashomonInputError(f"The 'loss' parameter of {func} is {loss!r}, but {type(self.model_class).__name__} "
-                                         f"uses the {cls_loss} loss; leave loss unset.")
-            loss = cls_loss
-        check_float(self.epsilon, "epsilon", func, low=0.0, strict=self.epsilon_kind == "absolute")
-        return loss
+        """Check the constructor arguments (and the class's); return the loss name the set uses."""
+        return check_set_params(self, func)
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RashomonSet":
         """Parametrise the class, build e_orig, solve e_min once and fix the reference and ε_abs.
@@ -137,8 +129,11 @@ class RashomonSet(SetQueries):
         """
         func = "RashomonSet.fit"
         self.loss_ = self._check_params(func)
+        names = feature_names_of(X, func)  # scikit-learn's feature_names_in_: string column names only
+        if isinstance(self.reference, ClassMember) and hasattr(self.reference, "feature_names_in_"):
+            X = check_columns(X, self.reference, func)  # a member fitted on named columns takes X's by name
         if any_dask(X, y, sample_weight):  # out of core: the rows are replaced by sufficient statistics
-            return fit_dask(self, X, y, sample_weight, func)
+            return self._record_names(fit_dask(self, X, y, sample_weight, func), names)
         Xa, columns = check_X(X, func, min_rows=3)
         ya = check_y(y, Xa.shape[0], func)
         w = None if sample_weight is None else check_sample_weight(sample_weight, Xa.shape[0], func)
@@ -148,13 +143,11 @@ class RashomonSet(SetQueries):
                                      "weighted row): a class with an intercept fits it exactly, so every loss ratio "
                                      "is 0/0.")
         self.n_features_in_ = Xa.shape[1]
-        if columns is not None:
-            self.feature_names_in_ = np.asarray(columns, dtype=object)
         self._columns, self.X_, self.y_, self.sample_weight_ = columns, Xa, ya, w
         self._cache: dict = {}
         if self.loss_ != "squared_error":
             self._fit_convex(Xa, ya, w, columns, func)
-            return self
+            return self._record_names(self, names)
         ref = self.reference
         if isinstance(ref, ClassMember):
             par = ref.parametrization_
@@ -168,7 +161,11 @@ class RashomonSet(SetQueries):
             par = self.model_class.parametrize(Xa, ya, w, columns=columns, func=func)
         self.parametrization_ = par
         self._finish_fit(func)
-        return self
+        return self._record_names(self, names)
+
+    @staticmethod
+    def _record_names(rs: "RashomonSet", names: Any) -> "RashomonSet":
+        return record_names(rs, names)
 
     def _fit_convex(self, Xa, ya, w, columns, func: str) -> None:
         """The non-quadratic-loss fit: the same pieces as the squared path, on a convex e_orig programme."""
@@ -269,6 +266,10 @@ class RashomonSet(SetQueries):
     def _check_fitted(self, method: str) -> None:
         if not hasattr(self, "loss_"):
             raise RashomonInputError(f"RashomonSet.{method} needs a fitted set; call fit(X, y) first.")
+
+    def _rows(self, X: Any, func: str) -> np.ndarray:
+        """The fitting rows (X None) or new rows checked by name (:func:`~._set_inputs.query_rows`)."""
+        return query_rows(self, X, func)
 
     def _group(self, features: Any, func: str) -> tuple[int, ...]:
         return resolve_group(features, self._columns, self.n_features_in_, func)
@@ -373,10 +374,8 @@ class RashomonSet(SetQueries):
         func = "RashomonSet.envelope"
         self._check_fitted("envelope")
         epsilon_kind = self.epsilon_kind if epsilon_kind is None else epsilon_kind
-        eps_in = np.geomspace(0.005, 0.5, 20) if epsilons is None else np.atleast_1d(np.asarray(epsilons, dtype=float))
-        if eps_in.size == 0 or not np.all(np.isfinite(eps_in)) or eps_in.ndim != 1:
-            raise RashomonInputError(f"The 'epsilons' parameter of {func} must be a non-empty 1-d array of finite floats. "
-                                     f"Got {epsilons!r} instead.")
+        eps_in = np.geomspace(0.005, 0.5, 20) if epsilons is None else check_epsilons(epsilons, epsilon_kind, func,
+                                                                                         "epsilons")
         abs_eps = np.array([epsilon_threshold(float(e), epsilon_kind, self.e_ref_, self.e_min_, func) for e in eps_in])
         if self.loss_ != "squared_error":  # classifier classes: rashomon/sets/margin/_envelope.py
             from .margin import margin_envelope
@@ -406,7 +405,7 @@ class RashomonSet(SetQueries):
             results=results, steps=list(srch.steps), kind=kind, features=srch.prob.feature_names, e_ref=self.e_ref_,
             e_min=self.e_min_)
 
-    @validate_params({"grid_resolution": Integral(2), "tol": Real(0.0, closed="neither")}, func="RashomonSet.pd_band")
+    @validate_params({"grid_resolution": Integral(2), "percentiles": Percentiles(), "tol": Real(0.0, closed="neither")}, func="RashomonSet.pd_band")
     def pd_band(self, feature: Any, grid: Any = None, *, grid_resolution: int = 20,
                 percentiles: tuple[float, float] = (0.05, 0.95), tol: float = 1e-9):
         """Lowest and highest partial dependence of ``feature`` over the set (see :func:`rashomon.rashomon_pd_band`)."""

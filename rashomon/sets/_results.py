@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..utils.validation import RashomonInputError
+from ..utils.validation import RashomonInputError, Real
 from ._steps import MCRModel, envelope_loss, mr_value, step_bound
 
 __all__ = ["MCRResult", "MCREnvelope"]
@@ -107,7 +107,14 @@ class MCRResult:
 
     def envelope(self, m) -> np.ndarray:
         """Certified lower bound on the loss of any model of the class with MR = m."""
-        return envelope_loss(self.steps, m, self.kind)
+        try:
+            arr = np.asarray(m, dtype=float) if not isinstance(m, (str, bytes)) else None
+        except (TypeError, ValueError):
+            arr = None
+        if arr is None or not np.all(np.isfinite(arr)):
+            raise RashomonInputError(f"The 'm' parameter of MCREnvelope.envelope must be a finite float or array of "
+                                     f"them (model reliance values). Got {m!r:.80} instead.")
+        return envelope_loss(self.steps, arr, self.kind)
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
         """Envelope figure (x: MR, y: loss); returns an MCREnvelopeDisplay."""
@@ -159,7 +166,7 @@ class MCREnvelope:
 
     def bounds(self, epsilon: float) -> tuple[float, float]:
         """Certified ``(lower, upper)`` at any absolute ε, from all steps at once."""
-        eps = float(epsilon)
+        eps = Real().check(epsilon, "epsilon", "MCREnvelope.bounds")  # NaN gave (0, inf); a finite float
         if eps < self.e_min * (1 - 1e-12):
             raise RashomonInputError(f"The 'epsilon' parameter of MCREnvelope.bounds must be >= e_min = {self.e_min:.6g}. Got {eps!r} instead.")
         lo = [step_bound(s, eps, self.kind) for s in self.steps if s.side == "lower"]
@@ -171,7 +178,14 @@ class MCREnvelope:
 
     def envelope(self, m) -> np.ndarray:
         """Certified lower bound on the loss of any model of the class with MR = m."""
-        return envelope_loss(self.steps, m, self.kind)
+        try:
+            arr = np.asarray(m, dtype=float) if not isinstance(m, (str, bytes)) else None
+        except (TypeError, ValueError):
+            arr = None
+        if arr is None or not np.all(np.isfinite(arr)):
+            raise RashomonInputError(f"The 'm' parameter of MCREnvelope.envelope must be a finite float or array of "
+                                     f"them (model reliance values). Got {m!r:.80} instead.")
+        return envelope_loss(self.steps, arr, self.kind)
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"epsilon_abs": self.epsilons, "mcr_lower": self.lower, "mcr_upper": self.upper})

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils import single_blas_thread
-from ..utils.validation import RashomonInputError, seed_from
+from ..utils.validation import RashomonInputError, check_memory, check_new_rows, seed_from
 from ._functional import quadratic_roots
 
 __all__ = ["RashomonSample", "ImportanceCloud", "sample_members", "importance_cloud"]
@@ -68,9 +68,22 @@ class RashomonSample:
         """Each member as a fitted :class:`~rashomon.ClassMember`."""
         return [self.parametrization.estimator(t) for t in self.thetas]
 
+    @property
+    def n_features_in_(self) -> int:
+        return int(self.parametrization.n_features)
+
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        """Column names of the frame the set was fitted on (absent when it had none), as in scikit-learn."""
+        names = getattr(self.parametrization, "feature_names_in_", None)
+        if names is None:
+            raise AttributeError("feature_names_in_")
+        return names
+
     def predict(self, X: Any) -> np.ndarray:
-        """Predictions of every member, shape (n_models, n_rows)."""
-        P, p0 = self.parametrization.prediction_map(np.asarray(X, dtype=float))
+        """Predictions of every member, shape (n_models, n_rows); a frame's columns are matched by name."""
+        Xa = check_new_rows(X, self, "RashomonSample.predict")
+        P, p0 = self.parametrization.prediction_map(Xa)
         return self.thetas @ P.T + p0[None, :]
 
     def to_frame(self) -> pd.DataFrame:
@@ -229,6 +242,8 @@ def sample_members(rs, n_models: int, method: str, random_state: Any, func: str)
     from ._ranges import engine_of, margin_set
 
     rs._check_fitted(func.split(".")[-1])
+    # the draws, their proposals and losses: about 8 float arrays of shape (n_models, d) at the peak
+    check_memory(64.0 * n_models * rs.parametrization_.dim, "n_models", n_models, func, "the sampled members")
     seed = seed_from(random_state, func)
     ms = margin_set(rs)
     if ms is not None:
@@ -284,6 +299,14 @@ def importance_cloud(rs, features, n_models, kind, method, random_state, tol, fu
         features = list(rs._columns) if rs._columns else list(range(rs.n_features_in_))
     elif isinstance(features, (str, int, np.integer)):
         features = [features]
+    if isinstance(features, (list, tuple, np.ndarray, pd.Index)) and len(features) == 0:
+        raise RashomonInputError(f"The 'features' parameter of {func} must be None (every feature) or a non-empty "
+                                 f"list of features or groups. Got {features!r} instead.")
+    if not isinstance(features, (list, tuple, np.ndarray, pd.Index)):
+        raise RashomonInputError(f"The 'features' parameter of {func} must be None, a feature or a list of features "
+                                 f"or groups. Got {features!r} instead.")
+    for f in features:  # every feature resolved before any sampling (a clear error naming the argument)
+        rs._group(f, func)
     smp = sample_members(rs, n_models, method, random_state, func)
     # one BLAS thread in every task, in-process or in a worker: the same reductions, so the same bits for any n_jobs
     out = Parallel(n_jobs=n_jobs)(delayed(single_blas_thread)(_feature_cloud, rs, f, kind, tol, smp.thetas, smp.e_orig,

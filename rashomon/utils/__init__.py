@@ -15,5 +15,12 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "Predictor": ".losses",
     "get_loss": ".losses",
     "RashomonInputError": ".validation",
+    "RashomonWarning": ".validation",
     "show_versions": "._versions",
+    "FileWriteError": "._io",
+    "atomic_write": "._io",
+    "write_text": "._io",
+    "write_bytes": "._io",
+    "save_figure": "._io",
+    "checkpoint": "._io",
 })

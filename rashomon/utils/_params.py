@@ -21,8 +21,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Constraint", "Real", "Integral", "Options", "Boolean", "RandomStateLike", "NJobs", "validate_params",
-           "check_random_state", "check_n_jobs"]
+__all__ = ["Constraint", "Real", "Integral", "Options", "Boolean", "RandomStateLike", "NJobs", "AnyOf", "CallableC",
+           "PositiveGrid", "FiniteArray", "Percentiles", "validate_params", "check_random_state", "check_n_jobs",
+           "check_model_class_params"]
 
 #: the largest seed numpy's legacy RandomState accepts (as scikit-learn's check_random_state)
 MAX_SEED = 2**32 - 1
@@ -126,6 +127,81 @@ class Boolean(Constraint):
         return bool(value)
 
 
+class AnyOf(Constraint):
+    """Any of several constraints (the first that accepts the value converts it)."""
+
+    def __init__(self, *constraints: Constraint, allow_none: bool = False):
+        self.constraints, self.allow_none = constraints, allow_none
+        self.description = " or ".join(c.description for c in constraints)
+
+    def ok(self, value: Any) -> bool:
+        return any(c.ok(value) for c in self.constraints)
+
+    def convert(self, value: Any) -> Any:
+        return next(c for c in self.constraints if c.ok(value)).convert(value)
+
+
+class CallableC(Constraint):
+    description = "a callable"
+
+    def ok(self, value: Any) -> bool:
+        return callable(value)
+
+
+def _float_array(value: Any) -> np.ndarray | None:
+    if isinstance(value, (str, bytes, bool, np.bool_)):
+        return None
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return arr if np.all(np.isfinite(arr)) else None
+
+
+class PositiveGrid(Constraint):
+    """A grid of hyper-parameters: a non-empty 1-D array (or one number) of finite floats > 0."""
+
+    description = "a non-empty 1-D array of finite floats > 0"
+
+    def __init__(self, *, allow_none: bool = False):
+        self.allow_none = allow_none
+
+    def ok(self, value: Any) -> bool:
+        arr = _float_array(value)
+        return arr is not None and arr.ndim <= 1 and arr.size > 0 and bool(np.all(arr > 0))
+
+
+class FiniteArray(Constraint):
+    """A finite numeric array with ``ndim`` dimensions (``square``: of shape (k, k))."""
+
+    def __init__(self, ndim: int, *, square: bool = False, allow_none: bool = False):
+        self.ndim, self.square, self.allow_none = ndim, square, allow_none
+        self.description = ("a finite square matrix (2-D array of shape (k, k))" if square
+                            else f"a finite {ndim}-D numeric array")
+
+    def ok(self, value: Any) -> bool:
+        arr = _float_array(value)
+        if arr is None or arr.ndim != self.ndim or arr.size == 0:
+            return False
+        return not self.square or arr.shape[0] == arr.shape[1]
+
+    def convert(self, value: Any) -> Any:
+        return value
+
+
+class Percentiles(Constraint):
+    """The PD grid's ``percentiles``: two floats with 0 <= low < high <= 1 (scikit-learn's rule)."""
+
+    description = "a pair (low, high) of floats with 0 <= low < high <= 1"
+
+    def ok(self, value: Any) -> bool:
+        arr = _float_array(value)
+        return arr is not None and arr.shape == (2,) and 0.0 <= arr[0] < arr[1] <= 1.0
+
+    def convert(self, value: Any) -> tuple:
+        return tuple(float(v) for v in value)
+
+
 class RandomStateLike(Constraint):
     """None, an int seed in [0, 2**32 - 1], a numpy RandomState or a Generator (as scikit-learn)."""
 
@@ -181,3 +257,16 @@ def validate_params(constraints: dict[str, Constraint], *, func: str | None = No
         return wrapper
 
     return deco
+
+
+def check_model_class_params(model_class: Any) -> None:
+    """Check a model class's constructor arguments against its ``_parameter_constraints`` (scikit-learn's
+    ``_validate_params``, run when the class is used: by ``RashomonSet.fit`` and the class's ``parametrize``).
+
+    Messages name the class and the argument: "The 'fit_intercept' parameter of LogisticModelClass must be a bool.
+    Got 'no' instead." The values are left as given (the class reads them).
+    """
+    constraints = getattr(type(model_class), "_parameter_constraints", None) or {}
+    name = type(model_class).__name__
+    for param, constraint in constraints.items():
+        constraint.check(getattr(model_class, param, None), param, name)

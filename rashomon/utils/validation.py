@@ -17,6 +17,10 @@ class RashomonInputError(ValueError):
     """Bad user input (subclass of ValueError)."""
 
 
+class RashomonWarning(UserWarning):
+    """Input that is valid but probably not what was meant (e.g. a relative ε given as a percentage)."""
+
+
 #: Largest |value| accepted in X: squares (and their sums over 1e8 rows) stay finite.
 MAX_MAGNITUDE = 1e150
 #: Range of max |y| (targets, weights): squared losses and the products the MCR search forms from them (up to
@@ -253,14 +257,31 @@ def check_norm_bound(value: Any, cls: str) -> float:
 
 # The declared-constraint layer (one constraint per parameter, checked by a decorator).
 from ._params import (  # noqa: E402
+    AnyOf,
     Boolean,
+    CallableC,
     Constraint,
+    FiniteArray,
     Integral,
     NJobs,
     Options,
+    Percentiles,
+    PositiveGrid,
     RandomStateLike,
     Real,
+    check_model_class_params,
     check_n_jobs,
     check_random_state,
     validate_params,
+)
+from ._inputs import (  # noqa: E402
+    check_columns,
+    check_functional,
+    check_memory,
+    check_new_rows,
+    check_feature_indices,
+    check_grid,
+    check_relative_epsilon,
+    feature_names_of,
+    memory_limit,
 )
