@@ -19,7 +19,8 @@ import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV, KFold
 
-sys.path.insert(0, str(Path(__file__).parent))
+# the examples folder (sphinx-gallery runs the script there, without __file__)
+sys.path.insert(0, str(Path(globals().get("__file__", "compas_audit.py")).resolve().parent))
 from compas_audit import compas_frame  # noqa: E402
 
 import rashomon  # noqa: E402
