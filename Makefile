@@ -17,9 +17,10 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 demo: $(STAMP)
 	MPLBACKEND=Agg $(PY) examples/compas_fisher2019.py --json demo-output/compas_fisher2019.json
 	MPLBACKEND=Agg $(PY) examples/compas_audit.py --bootstrap 100 --n-jobs 2 --out demo-output --json demo-output/compas.json
+	MPLBACKEND=Agg $(PY) examples/compas_recidivism_audit.py --bootstrap 100 --out demo-output --json demo-output/compas_recidivism.json
 	MPLBACKEND=Agg $(PY) examples/wine_envelope.py --out demo-output
 	MPLBACKEND=Agg $(PY) examples/multiplicity.py --out demo-output --json demo-output/multiplicity.json
-	@echo "Open demo-output/report.html (COMPAS audit) and demo-output/*.png"
+	@echo "Open demo-output/report.html (COMPAS audit), demo-output/compas_recidivism.html (two-year recidivism, logistic class) and demo-output/*.png"
 
 test: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m pytest -q

@@ -63,13 +63,12 @@ def main(argv=None) -> int:
     print(f"\n{len(smp)} members sampled ({smp.method}); the importance cloud (MR ratio):")
     print(cloud.to_frame().round(4).to_string(index=False))
 
-    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
+    fig, axes = plt.subplots(2, 2, figsize=(15, 9.5), layout="constrained")
     mult.plot(ax=axes[0, 0])
     mult.ranges.plot(ax=axes[0, 1], kind="widths")
     rs.coef_range(standardize=True).plot(ax=axes[1, 0])
     axes[1, 0].set_title("Coefficient ranges per SD of each feature")
     cloud.plot(ax=axes[1, 1])
-    fig.tight_layout()
     save_figure(fig, args.out / "pima_multiplicity.png", dpi=110)
     print(f"\nfigure: {args.out / 'pima_multiplicity.png'}")
     if args.json:

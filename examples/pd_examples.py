@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     X, y = bikes[feats], bikes["cnt"] / 1000.0  # thousands of rentals
     forest = RandomForestRegressor(n_estimators=200, min_samples_leaf=5, random_state=0).fit(X, y)
     mc = KernelModelClass(kernel="rbf", dictionary=150, random_state=0)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = plt.subplots(1, 2, figsize=(15, 4.5))
     for ax, feat in zip(axes, ["temp", "yr"]):
         ice = partial_dependence(forest, X, feat, kind="both", grid_resolution=20)
         band = rashomon_pd_band(mc, X, y, feat, epsilon=0.05, grid=ice.grid[0])
@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     forest_w = RandomForestRegressor(n_estimators=200, min_samples_leaf=5, random_state=0).fit(Xw, yw)
     ice = partial_dependence(forest_w, Xw, "alcohol", kind="both", grid_resolution=20)
     band = rashomon_pd_band(LinearModelClass(), Xw, yw, "alcohol", epsilon=0.05, grid=ice.grid[0])
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = plt.subplots(figsize=(8.5, 4.5))
     band.plot(ax=ax, pd_result=ice)
     ax.set_title("red wine quality: alcohol")
     fig.tight_layout()

@@ -28,7 +28,7 @@ def main(argv=None) -> int:
     X, y = wine.drop(columns="quality"), wine["quality"]
     env = mcr_envelope(LinearModelClass(), X, y, "alcohol", epsilons=[0.01, 0.02, 0.05, 0.1, 0.2])
     print(env.to_frame().assign(epsilon_relative=[0.01, 0.02, 0.05, 0.1, 0.2]).round(4).to_string(index=False))
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4.5))
     env.plot(ax=axes[0], epsilon=env.epsilons[3])
     axes[0].set_title("MCR envelope, alcohol (ε = 10% above the best loss)")
     env.plot_band(ax=axes[1])

@@ -5,6 +5,8 @@ Every backend implements the :class:`Solver` contract (what it takes, returns an
 * :mod:`rashomon.solvers.trust_region` — exact, certified global solver for
   ``min x'Ax - 2b'x  s.t.  x'Bx <= r`` (A indefinite, B PSD possibly singular),
   with :class:`QCQPSequence` for the γ-sequences of MCR.
+* :mod:`rashomon.solvers.two_constraint` — global solver for the same objective under two
+  convex quadratic constraints (the CDT problem), with a certified lower bound.
 * :mod:`rashomon.solvers.osqp_qp` — OSQP for convex QPs with linear constraints, set up
   once and warm-started along a sequence.
 * :mod:`rashomon.solvers.cvxpy_backend` — cvxpy for convex programmes with
@@ -32,6 +34,8 @@ _EXPORTS = {
     "QPSequence": ".osqp_qp",
     "qp_certificate": ".osqp_qp",
     "SmoothBallProgram": ".smooth_ball",
+    "TwoConstraintResult": ".two_constraint",
+    "solve_two_constraint": ".two_constraint",
 }
 __all__ = list(_EXPORTS)
 

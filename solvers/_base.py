@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ..utils import one_blas_thread
+
 __all__ = ["SolverStatus", "SolverError", "Certificate", "SolverResult", "Solver", "DEFAULT_TOL"]
 
 #: Relative KKT tolerance a certified solve must meet.
@@ -139,6 +141,7 @@ class Solver(abc.ABC):
     backend: str = ""
     tol: float = DEFAULT_TOL
 
+    @one_blas_thread
     def solve(self, param: Any = 0.0, *, check: bool = True, **options: Any) -> SolverResult:
         """Solve the member ``param`` of the family (see the class docstring for the contract)."""
         vals = np.atleast_1d(np.asarray(param, dtype=float))

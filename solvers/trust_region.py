@@ -39,6 +39,7 @@ import math
 import numpy as np
 from scipy import linalg
 
+from ..utils import one_blas_thread
 from ._base import DEFAULT_TOL, Certificate, Solver, SolverResult, SolverStatus
 from ._secular import eigh, trust_region_cholesky, trust_region_eigh
 
@@ -58,6 +59,7 @@ def _quad_form_factor(B: np.ndarray) -> np.ndarray:
     return V * np.sqrt(np.clip(lam, 0.0, None))
 
 
+@one_blas_thread
 def qcqp_certificate(A: np.ndarray, b: np.ndarray, B: np.ndarray, r: float, x: np.ndarray, nu: float,
                      B_factor: np.ndarray | None = None) -> Certificate:
     """Relative KKT residuals of ``x`` with multiplier ``nu`` for the QCQP standard form.
@@ -105,6 +107,7 @@ class QCQPSequence(Solver):
 
     backend = "trust_region"
 
+    @one_blas_thread
     def __init__(self, A0, b0, B, r, A1=None, b1=None, *, tol: float = DEFAULT_TOL, rank_tol: float | None = None):
         A0 = np.asarray(A0, dtype=float)
         p = A0.shape[0]

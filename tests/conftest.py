@@ -28,3 +28,21 @@ def client():
     yield cl
     cl.close()
     cluster.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_clipped_text():
+    """Every figure a test leaves open has all its text inside (``tests/_plotcheck.py``), then is closed."""
+    yield
+    import sys
+
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:  # no test of this session drew anything yet
+        return
+    from tests._plotcheck import assert_texts_inside
+
+    try:
+        for num in plt.get_fignums():
+            assert_texts_inside(plt.figure(num))
+    finally:
+        plt.close("all")

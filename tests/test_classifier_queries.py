@@ -94,7 +94,7 @@ def test_sampled_members_are_in_the_set_and_reproducible(fitted):
 def test_score_ranges_valid_by_sampling_and_tight(fitted):
     rs, X, y, smp = fitted
     rows = X[:25] if _name(rs) == "logistic" else X[:8]  # the hinge's solves are slower
-    res = rs.prediction_range(rows, return_models=True)
+    res = rs.prediction_range(rows, return_models=True, scale="score")
     assert res.scale == "score"
     scores = smp.predict(rows)
     _check_range(res, scores, _name(rs), GAP[_name(rs)])
@@ -112,9 +112,9 @@ def test_score_ranges_valid_by_sampling_and_tight(fitted):
 def test_probability_scale_is_sigma_of_the_score_range():
     X, y = _data()
     rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.1).fit(X, y)
-    s = rs.prediction_range(X[:10])
-    p = rs.prediction_range(X[:10], scale="probability")
-    assert p.scale == "probability"
+    s = rs.prediction_range(X[:10], scale="score")
+    p = rs.prediction_range(X[:10])  # the logistic class's default scale
+    assert p.scale == "probability" and s.scale == "score"
     np.testing.assert_allclose(p.lower, expit(s.lower), rtol=1e-14)
     np.testing.assert_allclose(p.upper, expit(s.upper), rtol=1e-14)
     assert np.all((p.lower >= 0) & (p.upper <= 1))
@@ -193,8 +193,8 @@ def test_ranges_match_a_brute_force_boundary_in_two_dimensions():
 def test_multiplicity_ambiguity_is_exact_and_the_discrepancy_member_is_in_the_set(fitted):
     rs, X, y, smp = fitted
     rows = X[:30] if _name(rs) == "logistic" else X[:10]
-    mult = rs.multiplicity(rows)
-    assert mult.threshold == 0.0
+    mult = rs.multiplicity(rows, scale="score")
+    assert mult.threshold == 0.0 and mult.scale == "score"
     r = mult.ranges
     above = r.reference > 0
     brute = np.where(above, r.lower_attained <= 0, r.upper_attained > 0)
@@ -207,9 +207,9 @@ def test_multiplicity_ambiguity_is_exact_and_the_discrepancy_member_is_in_the_se
     m = mult.discrepancy_model
     assert _in_set(rs, X, y, m.theta_)
     assert np.mean((m.predict(rows) > 0) != above) == pytest.approx(mult.discrepancy_lower)
-    if _name(rs) == "logistic":  # the probability scale at 0.5 gives the same decisions
-        mp = rs.multiplicity(rows, scale="probability")
-        assert mp.threshold == 0.5 and mp.ambiguity == mult.ambiguity
+    if _name(rs) == "logistic":  # the default: the probability scale at 0.5, the same decisions
+        mp = rs.multiplicity(rows)
+        assert mp.threshold == 0.5 and mp.scale == "probability" and mp.ambiguity == mult.ambiguity
         assert np.all((mp.ranges.lower >= 0) & (mp.ranges.upper <= 1))
 
 
@@ -258,9 +258,9 @@ def test_importance_cloud_members_inside_mcr(fitted):
 
 def test_plots_render_for_a_classifier_set(fitted):
     rs, X, y, smp = fitted
-    res = rs.prediction_range(X[:15] if _name(rs) == "logistic" else X[:4])
+    res = rs.prediction_range(X[:15] if _name(rs) == "logistic" else X[:4], scale="score")
     d = res.plot(threshold=0.0)
-    assert d.ax_.get_ylabel() or d.ax_.get_xlabel()
+    assert "score" in d.ax_.get_ylabel()
     assert len(d.ax_.collections) + len(d.ax_.lines) > 0
     s = smp.plot()
     assert len(s.ax_.patches) > 0
@@ -306,7 +306,7 @@ def test_epsilon_zero_is_the_minimiser():
     sampler returns members (the minimiser, to rounding)."""
     X, y = _data()
     rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.0).fit(X, y)
-    res = rs.prediction_range(X[:4])
+    res = rs.prediction_range(X[:4], scale="score")
     ref = rs.reference_.predict(X[:4])
     assert np.all(res.lower <= ref + 1e-12) and np.all(ref <= res.upper + 1e-12)
     assert np.all(res.width <= 1e-5)
@@ -350,6 +350,7 @@ def test_hinge_ranges_conic_path_and_fallback_agree(monkeypatch):
         return out
 
     monkeypatch.setattr(mr.MarginFunctionalRange, "_hinge_fast", spy)
+    _no_batch(monkeypatch)  # the per-row path (the batch's fallback) is the one tested here
     rs = RashomonSet(HingeModelClass(norm_bound=3.0), 0.1).fit(X, y)
     a = rs.prediction_range(X[:6]).to_frame()
     assert used and all(used)
@@ -362,3 +363,131 @@ def test_hinge_ranges_conic_path_and_fallback_agree(monkeypatch):
     assert np.all(np.abs(a.lower - b.lower) <= slack)
     slack = a.upper_gap + b.upper_gap + 1e-12
     assert np.all(np.abs(a.upper - b.upper) <= slack)
+
+
+# ---------------------------------------------------------------------- batched queries (issue 26 items 2, 3)
+def _no_batch(monkeypatch):
+    """Every row through the per-row certified search (:meth:`MarginFunctionalRange._one`)."""
+    import rashomon.sets.margin._batch as mb
+
+    def none_certified(self, A, tol):
+        m, d = len(A), self.d
+        return np.full(m, np.nan), np.full((m, d), np.nan), np.full(m, np.nan), np.zeros(m, dtype=bool)
+
+    monkeypatch.setattr(mb.MarginBatch, "minimize", none_certified)
+
+
+def _cvxpy_min(rs, a):
+    """min a'θ over the set by cvxpy + CLARABEL (the peer the benchmark times); None when CLARABEL does not
+    report an accurate optimum (its "optimal_inaccurate")."""
+    import cvxpy as cp
+
+    ms = rs._margin
+    th = cp.Variable(ms.D.shape[1])
+    mg = cp.multiply(ms.y, ms.D @ th)
+    loss = cp.sum(cp.logistic(-mg)) if ms.loss.name == "logistic" else cp.sum(cp.pos(1 - mg))
+    Bp = ms.B[ms.o:, ms.o:]
+    L = np.linalg.cholesky(0.5 * (Bp + Bp.T))
+    prob = cp.Problem(cp.Minimize(a @ th), [loss <= len(ms.y) * rs.epsilon_abs_, cp.sum_squares(L.T @ th[ms.o:]) <= ms.r])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the peer's own accuracy notices
+        prob.solve(solver="CLARABEL")
+    return float(prob.value) if prob.status == "optimal" else None
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=["logistic", "hinge"])
+def test_batched_ranges_equal_the_per_row_search_and_cvxpy(cls, monkeypatch):
+    """All rows at once (batched Newton, certified per row) against the per-row certified search and cvxpy:
+    equal within the two certified gaps (logistic about 1e-10) and cvxpy to 1e-6; every row answered by the
+    batch, every attaining member in the set."""
+    from rashomon.sets._ranges import engine_of
+
+    X, y = _data(n=150, seed=3)
+    rs = RashomonSet(cls(norm_bound=3.0), 0.1).fit(X, y)
+    rows = X[:40]
+    eng = engine_of(rs, "test")
+    eng.n_fallback = 0
+    a = rs.prediction_range(rows, scale="score", return_models=True)
+    c = rs.coef_range(return_models=True)
+    if cls is LogisticModelClass:
+        assert eng.n_fallback == 0
+    for res, kind in ((a, "rows"), (c, "coefficients")):
+        g, tg = res.gap, GAP[_name(rs)]
+        assert np.all(g >= -1e-12) and np.all(g[0] <= tg * np.maximum(1.0, np.abs(res.lower)))
+        assert np.all(g[1] <= tg * np.maximum(1.0, np.abs(res.upper)))
+        for ms in (res.lower_models, res.upper_models):
+            assert all(_in_set(rs, X, y, t) for t in ms), kind
+    _no_batch(monkeypatch)
+    rs2 = RashomonSet(cls(norm_bound=3.0), 0.1).fit(X, y)
+    b = rs2.prediction_range(rows[:10], scale="score")
+    for end in ("lower", "upper"):
+        k = 0 if end == "lower" else 1
+        slack = a.gap[k][:10] + b.gap[k] + 1e-9
+        assert np.all(np.abs(getattr(a, end)[:10] - getattr(b, end)) <= slack)
+    P, p0 = rs.parametrization_.prediction_map(rows[:6])
+    compared = 0
+    for i in range(6):  # cvxpy on a few row-ends (those it solves accurately)
+        for sign, end in ((1.0, a.lower[i]), (-1.0, a.upper[i])):
+            v = _cvxpy_min(rs, sign * P[i])
+            if v is not None:
+                compared += 1
+                assert sign * v + p0[i] == pytest.approx(end, abs=1e-6 * max(1.0, abs(end)))
+    assert compared >= 6
+
+
+def test_multiplicity_flips_equal_the_per_row_exact_solves(monkeypatch):
+    """Flips of every row of a small set (batched) equal those from the per-row certified search; each flip is
+    witnessed by a member in the set."""
+    X, y = _data(n=100, seed=5)
+    rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.05).fit(X, y)
+    mult = rs.multiplicity()
+    r = mult.ranges
+    for i in np.where(mult.flips)[0][:10]:
+        m = r.member(i, "lower" if mult.reference_decision[i] else "upper")
+        assert _in_set(rs, X, y, m.theta_)
+        assert (m.predict(X[i:i + 1])[0] > 0) != mult.reference_decision[i]  # score > 0: probability > 0.5
+    _no_batch(monkeypatch)
+    rs2 = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.05).fit(X, y)
+    np.testing.assert_array_equal(rs2.multiplicity().flips, mult.flips)
+
+
+def test_probability_scale_is_the_logistic_default_and_stated():
+    X, y = _data(n=80)
+    rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.1).fit(X, y)
+    p = rs.prediction_range(X[:5])
+    assert p.scale == "probability" and "scale='probability'" in repr(p)
+    assert set(p.to_frame()["scale"]) == {"probability"} and np.all((p.lower > 0) & (p.upper < 1))
+    assert "probability" in p.plot().ax_.get_ylabel()
+    plt.close("all")
+    m = rs.multiplicity(X[:5])
+    assert (m.threshold, m.scale) == (0.5, "probability") and m.summary()["scale"] == "probability"
+    assert set(m.to_frame()["scale"]) == {"probability"}
+    m3 = rs.multiplicity(X[:5], 0.3)  # probability 0.3 is the score threshold logit(0.3)
+    ms = rs.multiplicity(X[:5], float(np.log(0.3 / 0.7)), scale="score")
+    np.testing.assert_array_equal(m3.flips, ms.flips)
+    rh = RashomonSet(HingeModelClass(norm_bound=3.0), 0.1).fit(X, y)
+    assert rh.prediction_range(X[:3]).scale == "score" and rh.multiplicity(X[:3]).scale == "score"
+
+
+@pytest.mark.parametrize("bad", [1.5, 0.0, 1.0, -0.2])
+def test_bad_probability_thresholds_are_clear_errors(bad):
+    X, y = _data(n=80)
+    rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.1).fit(X, y)
+    with pytest.raises(RashomonInputError, match=r"'threshold' parameter of RashomonSet\.multiplicity must be in "
+                                                 r"\(0, 1\) on the probability scale\. Got"):
+        rs.multiplicity(X[:5], bad)
+    with pytest.raises(RashomonInputError, match=r"'threshold' parameter of PredictionRange\.flippable must be in "
+                                                 r"\(0, 1\) on the probability scale"):
+        rs.prediction_range(X[:3]).flippable(bad)
+    with pytest.raises(RashomonInputError, match="progress"):
+        rs.prediction_range(X[:3], progress="yes")
+
+
+def test_progress_reports_on_stderr(capsys):
+    X, y = _data(n=80)
+    rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.1).fit(X, y)
+    rs.prediction_range(X[:5], progress=True)
+    err = capsys.readouterr().err
+    assert "[rashomon] RashomonSet.prediction_range: 5 rows" in err and "done in" in err
+    rs.coef_range()
+    assert capsys.readouterr().err == ""

@@ -86,7 +86,7 @@ def test_class_reference_and_set_reproduce_the_paper_setting(split):
     assert rs.epsilon_abs_ == pytest.approx(s["epsilon_abs"], abs=1e-4)
     # the reference is the class's member: its predictions equal scikit-learn's KernelRidge fit
     kr = KernelRidge(kernel="rbf", gamma=s["sigma"], alpha=s["n_alpha"]).fit(split.X_train, split.y_train - s["mu"])
-    np.testing.assert_allclose(ref.predict(split.X_test.to_numpy()), kr.predict(split.X_test) + s["mu"], atol=1e-5)
+    np.testing.assert_allclose(ref.predict(split.X_test), kr.predict(split.X_test) + s["mu"], atol=1e-5)
 
 
 @pytest.mark.slow

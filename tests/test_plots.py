@@ -57,10 +57,7 @@ def covers(*names):
     return deco
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
+# every figure a test leaves open is checked for clipped text, then closed (``_no_clipped_text`` in conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +252,8 @@ def test_feature_reliance_plot(data):
     ax = d.ax_
     order = np.argsort(fr.ratio)
     assert len(ax.patches) == 3
-    np.testing.assert_allclose([p.get_width() for p in d.bars_], fr.ratio[order])
+    np.testing.assert_allclose([p.get_x() + p.get_width() for p in d.bars_], fr.ratio[order])
+    assert all(p.get_x() == 1.0 for p in d.bars_)  # ratio bars start at 1 (no reliance)
     assert [t.get_text() for t in ax.get_yticklabels()] == [fr.names[i] for i in order]
     assert ax.get_xlabel() == "model reliance (ratio, permutation)"
     assert ax.get_lines()[0].get_xdata()[0] == 1.0
@@ -430,15 +428,18 @@ def test_coef_range_plot(rset):
     disp = cr.plot()
     assert isinstance(disp, RangeDisplay)
     segs = disp.intervals_.get_segments()
-    assert len(segs) == 4  # intercept + 3 coefficients
-    for seg, lo, hi in zip(segs, cr.lower, cr.upper):
+    assert len(segs) == 3  # the 3 coefficients; the intercept (on the scale of y) is written apart
+    for seg, lo, hi in zip(segs, cr.lower[1:], cr.upper[1:]):
         np.testing.assert_allclose([seg[0][0], seg[1][0]], [lo, hi])
-    np.testing.assert_allclose(disp.reference_.get_xdata(), cr.reference)
-    assert [t.get_text() for t in disp.ax_.get_yticklabels()] == ["intercept", "x0", "x1", "x2"]
-    assert "sign stable" in disp.ax_.get_xlabel()
+    np.testing.assert_allclose(disp.reference_.get_xdata(), cr.reference[1:])
+    assert [t.get_text() for t in disp.ax_.get_yticklabels()] == ["x0", "x1", "x2"]
+    assert f"intercept (not drawn): [{cr.lower[0]:.4g}, {cr.upper[0]:.4g}]" in disp.ax_.get_xlabel()
+    lo, hi = disp.ax_.get_xlim()
+    assert lo <= cr.lower[1:].min() and cr.upper[1:].max() <= hi
+    assert {"reference", "sign stable", "sign can flip"} == set(_legend_texts(disp.ax_))
     # sign-stable coefficients drawn in the highlight colour
     cols = disp.intervals_.get_colors()
-    assert len({tuple(c) for c, st in zip(cols, cr.sign_stable) if st}) <= 1
+    assert len({tuple(c) for c, st in zip(cols, cr.sign_stable[1:]) if st}) <= 1
     fr = rset.functional_range(np.eye(4)[1:3], names=["a", "b"])
     d2 = fr.plot()
     assert len(d2.intervals_.get_segments()) == 2 and d2.zero_line_ is None or d2.zero_line_ is not None
@@ -528,3 +529,48 @@ def test_every_plot_method_is_covered():
     assert not missing, f"plot methods without a test in tests/test_plots.py: {sorted(missing)}"
     stale = COVERED - found
     assert not stale, f"tests/test_plots.py claims to cover methods that no longer exist: {sorted(stale)}"
+
+
+@covers("DisparityRange.plot", "DisparityRangeDisplay.plot")
+def test_disparity_range_plot(rset, data):
+    from rashomon.plotting import DisparityRangeDisplay
+
+    X, _ = data
+    groups = (np.asarray(X)[:, 0] > np.median(np.asarray(X)[:, 0])).astype(int)
+    res = rset.disparity_range(groups)
+    disp = res.plot(benchmark=0.1)
+    assert isinstance(disp, DisparityRangeDisplay)
+    assert [t.get_text() for t in disp.ax_.get_yticklabels()] == res.names
+    np.testing.assert_allclose(disp.ax_.lines[0].get_xdata(), res.reference)  # the reference dots
+    assert {"exact range", "attained by members", "reference model", "benchmark"} <= set(_legend_texts(disp.ax_))
+
+
+@covers("LeastDisparate.plot", "DisparityFrontier.plot", "DisparityFrontierDisplay.plot")
+def test_disparity_frontier_plot(rset, data):
+    from rashomon.plotting import DisparityFrontierDisplay
+
+    X, _ = data
+    groups = (np.asarray(X)[:, 0] > np.median(np.asarray(X)[:, 0])).astype(int)
+    ld = rset.least_disparate(groups, epsilons=[0.02, 0.1, 0.2])
+    disp = ld.plot()
+    assert isinstance(disp, DisparityFrontierDisplay)
+    np.testing.assert_allclose(disp.ax_.lines[0].get_xdata(), ld.frontier.epsilons)
+    np.testing.assert_allclose(disp.ax_.lines[0].get_ydata(), ld.frontier.attained)
+    assert "certified lower bound" in _legend_texts(disp.ax_)
+    assert isinstance(ld.frontier.plot(), DisparityFrontierDisplay)
+
+
+@covers("RelianceOrder.plot", "RelianceOrderDisplay.plot", "RelianceDifference.plot")
+def test_reliance_order_plot(rset):
+    from rashomon.plotting import RelianceOrderDisplay
+
+    names = list(rset.feature_names_in_[:3]) if hasattr(rset, "feature_names_in_") else [0, 1, 2]
+    order = rset.reliance_order(names, critical=False)
+    disp = order.plot()
+    assert isinstance(disp, RelianceOrderDisplay)
+    boxes = [t.get_text() for t in disp.ax_.texts if t.get_bbox_patch() is not None]
+    assert sorted(boxes) == sorted(str(n) for n in names)
+    assert len([c for c in disp.ax_.texts if getattr(c, "arrow_patch", None) is not None]) == len(order.hasse_edges())
+    d = next(iter(order.differences.values()))
+    ax = d.plot()
+    assert ax.lines[0].get_xdata()[0] == pytest.approx(d.reference)

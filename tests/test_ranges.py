@@ -128,7 +128,7 @@ def test_ambiguity_is_the_brute_force_count_and_discrepancy_is_attained():
     # no sampled member flips more than the ambiguity allows, nor a row outside the flippable ones
     P = rs.sample(2000, random_state=0).predict(X)
     assert not np.any(((P > 0.5) != above[None, :])[:, ~m.flips])
-    assert m.to_frame().shape == (120, 5)
+    assert m.to_frame().shape == (120, 6)  # with the scale column
 
 
 def test_functional_range_is_the_general_form():

@@ -192,9 +192,9 @@ def test_plot_draws_sorted_bars():
     m = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, y)
     fr = feature_reliance(m, X, y, method="permutation", random_state=0)
     disp = fr.plot()
-    widths = [b.get_width() for b in disp.bars_]
-    assert widths == sorted(widths)
-    assert sorted(widths) == sorted(fr.ratio.tolist())
+    ends = [b.get_x() + b.get_width() for b in disp.bars_]  # ratio bars start at 1 (no reliance)
+    assert ends == sorted(ends) and all(b.get_x() == 1.0 for b in disp.bars_)
+    np.testing.assert_allclose(ends, np.sort(fr.ratio))
 
 
 # ---------------------------------------------------------------------------- bad input

@@ -34,6 +34,7 @@ Figure files are named from the slug, never from the raw name.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,13 @@ from ..sets import RashomonSet
 from ..utils.validation import RashomonInputError, check_choice, check_float, check_positive_int, seed_from
 from ._checks import _Progress, _check_train_size, check_split_train_size, check_writable_dir, group_slug, prepare
 from ._fit import MCR_TOL as _TOL
+from ._audit_binary import audit_binary as _audit_binary
+from ._audit_binary import compare_user_model
+from ._audit_classifier import check_classifier_options, resample_weights
+from ._audit_fairness import check_sensitive, check_sensitive_rows, fairness_audit
+from ._estimator import check_estimator
 from ._fit import _fit_reference, _preprocess
+from ._target import CLASSIFIER_CLASSES
 from ._results import AuditResult, GroupAudit, audit_meta
 
 from ..utils.validation import Boolean, NJobs, RandomStateLike, validate_params
@@ -60,7 +67,7 @@ def audit(
     groups: dict,
     *,
     features: list | None = None,
-    model_class: str = "kernel",
+    model_class: str | None = None,
     epsilon: float = 0.1,
     epsilon_kind: str = "cv",
     train_size: int | float | None = None,
@@ -74,6 +81,13 @@ def audit(
     drop_missing: bool = False,
     sep: str | None = None,
     split: str | None = None,
+    positive_label: Any = None,
+    estimator: Any = None,
+    ambiguity_threshold: float = 0.5,
+    ambiguity_rows: int | None = 500,
+    bootstrap_mcr: bool = False,
+    sensitive: str | None = None,
+    benchmark_column: str | None = None,
 ) -> AuditResult:
     """Run a model-class-reliance audit on a table.
 
@@ -88,8 +102,10 @@ def audit(
         pandas otherwise). A Dask DataFrame is audited out of core: see
         Notes.
     target : str
-        Numeric, finite outcome column (squared loss); it may not be a feature
-        or in a group.
+        The outcome column; it may not be a feature or in a group. Numeric and
+        finite for the regression classes (squared loss); binary for the
+        classifier classes: 0/1, True/False, or two levels with
+        ``positive_label`` naming the one coded 1 (log loss or hinge loss).
     groups : dict of {name: list of str}
         Feature groups whose reliance is audited, e.g.
         ``{"inadmissible": ["race", "sex"], "admissible": ["priors", "age"]}``.
@@ -100,7 +116,16 @@ def audit(
         Model inputs; default the union of the groups. Non-numeric columns are
         one-hot encoded with all their levels (at most 50; recorded in
         ``result.meta["encoding"]``).
-    model_class : {"kernel", "linear"}, default="kernel"
+    model_class : {"kernel", "linear", "logistic", "hinge"}, default=None
+        None: ``"logistic"`` for a binary target (0/1, boolean, two non-numeric
+        levels, or ``positive_label`` given), ``"kernel"`` otherwise. For
+        ``"logistic"`` / ``"hinge"`` the reference is the class's own loss
+        minimiser on the training rows (norm bound by the class's default, a
+        cross-validated L2 fit of the same loss), its CV loss comes from
+        ``cv`` stratified folds refitted over the same ball, and the MCR upper
+        ends are certified outer bounds beside an attained inner value (both
+        reported, with the gap). Levels absent from the training rows are
+        dropped from the design (recorded in ``meta``).
     epsilon : float, default=0.1
         With ``epsilon_kind="cv"``: ε_abs = held-out loss of the reference +
         epsilon × its cross-validated loss (finite, >= 0). With
@@ -138,12 +163,52 @@ def audit(
         A column of True/False (or 0/1) values marking the training rows
         (True); the others are held out. It is neither a feature nor the
         target, and replaces the seeded split (``train_size`` must be None).
+    positive_label : scalar, default=None
+        The level of a binary target coded 1 (needed unless it is 0/1 or
+        boolean; text is matched against the levels, as the CLI passes it).
+    estimator : fitted estimator, default=None
+        A model the user already has (any scikit-learn classifier with
+        ``predict_proba`` or regressor with ``predict``, Pipelines included).
+        Its MR per group is measured on the held-out rows exactly as
+        :func:`rashomon.model_reliance` does (log loss on ``predict_proba``
+        for a classifier, squared error on ``predict`` otherwise), with
+        bootstrap intervals over the same resamples, and set beside the
+        class's MCR. It receives the table's raw columns (its
+        ``feature_names_in_`` when it has them, else ``features``): strings
+        for a OneHotEncoder pipeline, and columns outside the audit's
+        features may hold NaN if the model accepts it. It should not have
+        been fitted on the held-out rows (pass ``split`` to choose them).
+    ambiguity_threshold : float, default=0.5
+        Classifier classes: the probability threshold at which ambiguity (the
+        share of rows some member of the set classifies differently from the
+        reference) is measured (:meth:`RashomonSet.multiplicity` with
+        ``scale="probability"``); the hinge class uses the score 0.
+    ambiguity_rows : int or None, default=500
+        Held-out rows (a seeded sample) on which ambiguity is measured; None:
+        all of them. Each row is an exact range query (seconds per hundred
+        rows at p = 12 on today's solver).
+    bootstrap_mcr : bool, default=False
+        Classifier classes: also bootstrap MCR (each resample refits the set
+        and reruns every group's MCR search: about the time of the full
+        searches per resample, reported). Without it, ``bootstrap`` gives
+        intervals for the MR of the reference and of ``estimator`` only.
+    sensitive : str, default=None
+        A column of group labels (2-20 groups, >= 10 held-out rows each; it
+        need not be a feature): the report adds "Fairness over the Rashomon
+        set" (``result.meta["fairness"]``; :mod:`._audit_fairness`).
+    benchmark_column : str, default=None
+        With ``sensitive``: a deployed score (e.g. COMPAS's ``decile_score``;
+        probabilities for the logistic class) placed in the set's ranges.
 
     Returns
     -------
     AuditResult
         ``result.meta`` records what a report needs (loss, ε rule, encoding,
-        standardised columns, row counts, input checksum, date, versions).
+        standardised columns, row counts, input checksum, date, versions);
+        for a classifier class also ``meta["classifier"]`` (labels, the
+        reference's held-out log loss / accuracy / AUC, ambiguity, coefficient
+        sign stability, bootstrap costs), and with ``estimator`` also
+        ``meta["user_model"]`` and each group's ``extra``.
 
     Notes
     -----
@@ -169,10 +234,27 @@ def audit(
         if is_parquet_path(data):
             data, digest, input_name = read_parquet(data, func)
     dask_input = callable(getattr(data, "__dask_graph__", None))
+    if dask_input and (model_class in CLASSIFIER_CLASSES or positive_label is not None or estimator is not None
+                       or sensitive is not None):
+        raise RashomonInputError(f"The 'data' parameter of {func} is a Dask DataFrame, which is audited out of core with "
+                                 "model_class='linear' only (no classifier class, positive_label, estimator or "
+                                 "sensitive). Got "
+                                 f"model_class={model_class!r} instead.")
+    model_class = "kernel" if (dask_input and model_class is None) else model_class
     prep = None if dask_input else prepare(data, target, groups, features, sep=sep, drop_missing=drop_missing,
-                                           func=func, split=split)
+                                           func=func, split=split, model_class=model_class,
+                                           positive_label=positive_label)
+    model_class = model_class if prep is None else prep["model_class"]
+    classifier = model_class in CLASSIFIER_CLASSES
     # ---------------------------------------------------------------- scalar options
-    check_choice(model_class, ("kernel", "linear"), "model_class", func)
+    check_choice(model_class, ("kernel", "linear") + CLASSIFIER_CLASSES, "model_class", func)
+    if classifier:
+        ambiguity_threshold, ambiguity_rows = check_classifier_options(ambiguity_threshold, ambiguity_rows, func)
+    if estimator is not None:
+        check_estimator(estimator, prep["raw"], list(prep["groups_raw_features"]), func)
+    fair = None if prep is None else check_sensitive(prep, sensitive, benchmark_column, model_class, target, func)
+    if not isinstance(bootstrap_mcr, (bool, np.bool_)):
+        raise RashomonInputError(f"The 'bootstrap_mcr' parameter of {func} must be True or False. Got {bootstrap_mcr!r} instead.")
     check_choice(epsilon_kind, ("cv", "absolute"), "epsilon_kind", func)
     epsilon = check_float(epsilon, "epsilon", func, low=0.0, strict=epsilon_kind == "absolute")
     if epsilon_kind == "cv":  # a multiple of the CV loss: 10 is most likely 10 % (a RashomonWarning)
@@ -211,8 +293,15 @@ def audit(
     tr, te = np.sort(perm[:train_count]), np.sort(perm[train_count:])
     if mask is not None:
         tr, te = np.flatnonzero(mask), np.flatnonzero(~mask)
+    check_sensitive_rows(fair, te, func)
     X, scaled = _preprocess(work, features, tr)
     y = work[target].to_numpy(dtype=float)
+    if classifier:
+        return _audit_binary(prep, X, y, tr, te, scaled, target=target, model_class=model_class, epsilon=epsilon,
+                             epsilon_kind=epsilon_kind, cv=cv, bootstrap=bootstrap, bootstrap_mcr=bootstrap_mcr,
+                             confidence_level=confidence_level, rng=rng, pg=pg, threshold=ambiguity_threshold,
+                             amb_rows=ambiguity_rows, estimator=estimator, random_state=random_state,
+                             provenance=provenance, split=split, mask=mask, t_start=t_start, func=func, fair=fair)
     Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
     timings = {}
     t0 = time.perf_counter()
@@ -271,6 +360,17 @@ def audit(
                 ci[k] = (float(np.quantile(v, a)), float(np.quantile(v, 1 - a)))
         groups_out[name] = GroupAudit(name, tuple(features[j] for j in g), float(r["mr"]), r["mcr"].lower, r["mcr"].upper,
                                       r["refit"], r["mcr"], ci, {k: np.asarray(v) for k, v in draws[name].items()})
+    user_meta = None
+    if estimator is not None:  # the user's model beside the class, on the same held-out rows and resamples
+        weights = resample_weights(rng, len(te), bootstrap)
+        user, user_meta = compare_user_model(estimator, prep["raw"], te, list(prep["groups_raw_features"]), target, y,
+                                             prep["groups_raw"], groups_out, weights, float(confidence_level),
+                                             "squared_error", pg, func)
+        groups_out = {name: dataclasses.replace(g, extra=user[name]) for name, g in groups_out.items()}
+        timings["user_model_s"] = user_meta["seconds"]
+    fairness = None if fair is None else fairness_audit(rs, fair, te, model_class=model_class, threshold=0.5,
+                                                        group_audits=groups_out, estimator=estimator, prep=prep, pg=pg)
+    timings.update({} if fairness is None else {"fairness_s": fairness["seconds"]["total_s"]})
     timings["total_s"] = time.perf_counter() - t_start
     if model_class == "kernel":
         hyper = {"kernel": "rbf", "gamma": ref_info["gamma"], "penalty_alpha": ref_info["alpha"],
@@ -284,6 +384,8 @@ def audit(
     if mask is not None:
         meta.update(split_rule=f"a row fits the reference iff the column {split!r} is True (or 1)",
                     split_rule_short=f"column {split}")
+    meta.update({"user_model": user_meta} if user_meta is not None else {})
+    meta.update({"fairness": fairness} if fairness is not None else {})
     return AuditResult(groups_out, target, tuple(features), model_class, len(tr), len(te), float(eps_abs), e_ref, cv_loss,
                        ref_info, int(random_state) if isinstance(random_state, (int, np.integer)) else -1, bootstrap,
                        float(confidence_level), timings, provenance, rs, meta)

@@ -245,7 +245,7 @@ def _frame_sha256(df: pd.DataFrame) -> str:
 
 
 def check_columns(data: Any, target: Any, groups: Any, features: Any, func: str, cols_hint: str = "",
-                  split: Any = None) -> tuple[dict, list]:
+                  split: Any = None, labels_ok: bool = False) -> tuple[dict, list]:
     """Check the target, groups, features (and the ``split`` column) against the columns of ``data`` (a pandas
     or Dask DataFrame: only its column names and dtypes are read); returns ``(groups, features)`` normalised."""
     ncols = len(data.columns)
@@ -292,8 +292,9 @@ def check_columns(data: Any, target: Any, groups: Any, features: Any, func: str,
                                      f"which are not in 'features', instead.")
         if len(set(features)) != len(features):
             raise RashomonInputError(f"The 'features' parameter of {func} must not repeat a column. Got {features} instead.")
-    if not (pd.api.types.is_numeric_dtype(data.dtypes[target]) or pd.api.types.is_bool_dtype(data.dtypes[target])):
-        raise RashomonInputError(f"The 'target' parameter of {func} must name a numeric column. Got {target!r} with dtype {data.dtypes[target]} instead.")
+    if not labels_ok and not (pd.api.types.is_numeric_dtype(data.dtypes[target]) or pd.api.types.is_bool_dtype(data.dtypes[target])):
+        raise RashomonInputError(f"The 'target' parameter of {func} must name a numeric column (or a binary one with "
+                                 f"model_class 'logistic' or 'hinge'). Got {target!r} with dtype {data.dtypes[target]} instead.")
     if split is not None:
         if not isinstance(split, str) or split not in data.columns:
             raise unknown("split", split)
@@ -315,13 +316,18 @@ def split_mask(values: Any, column: str, func: str) -> np.ndarray:
 
 
 def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep: str | None, drop_missing: bool,
-            func: str = "audit", split: str | None = None) -> dict:
+            func: str = "audit", split: str | None = None, model_class: str | None = "kernel",
+            positive_label: Any = None) -> dict:
     """Read and check the table, the target, the groups and the features; one-hot encode; handle missing values.
 
     Returns a dict: ``work`` (numeric frame: encoded features then the target), ``features`` and ``groups``
     (encoded column names), ``encoding``, ``n_input``, ``missing_by_column``, ``digest``, ``input_name``,
-    ``train_mask`` (from the ``split`` column, else None). No model is fitted here.
+    ``train_mask`` (from the ``split`` column, else None), ``model_class`` (resolved: None picks logistic for
+    a binary target), ``labels`` (a classifier's levels, else None), ``raw`` (the table's rows kept, every
+    column, in ``work``'s order) and ``groups_raw``. No model is fitted here.
     """
+    from ._target import REGRESSION_CLASSES, resolve_target
+
     # ---------------------------------------------------------------- the table
     original = data
     if isinstance(data, (str, Path)):
@@ -338,7 +344,8 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
     if sep_used is not None and data.shape[1] == 1:
         cols_hint = f" (the file was read as a single column with separator {sep_used!r}; pass sep / --sep)"
 
-    groups, features = check_columns(data, target, groups, features, func, cols_hint, split)
+    groups, features = check_columns(data, target, groups, features, func, cols_hint, split,
+                                     labels_ok=model_class not in REGRESSION_CLASSES)
     if not isinstance(drop_missing, (bool, np.bool_)):
         raise RashomonInputError(f"The 'drop_missing' parameter of {func} must be True or False. Got {drop_missing!r} instead.")
     df = data[features + [target] + ([split] if split is not None else [])].copy()
@@ -350,10 +357,12 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
         raise RashomonInputError(f"The 'data' parameter of {func} must have no missing values in the target and features "
                                  f"(or pass drop_missing=True / --drop-missing). Got {rows_na} of {n_input} rows with missing "
                                  f"values; per column: {missing_by_column} instead.")
+    keep = ~na.any(axis=1).to_numpy()
+    raw = data.iloc[np.flatnonzero(keep)].reset_index(drop=True)  # the kept rows, every column (a user's model)
     if rows_na:
-        df = df[~na.any(axis=1)].reset_index(drop=True)
+        df = df[keep].reset_index(drop=True)
     train_mask = None if split is None else split_mask(df[split], split, func)
-    y_all = df[target].to_numpy(dtype=float)
+    y_all, model_class, labels = resolve_target(df[target], target, model_class, positive_label, func)
     if not np.all(np.isfinite(y_all)):
         raise RashomonInputError(f"The 'target' parameter of {func} must name a finite column. Got {int(np.sum(~np.isfinite(y_all)))} "
                                  f"infinite value(s) in {target!r} instead.")
@@ -399,4 +408,5 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
         digest = _frame_sha256(original)
     return {"work": work, "features": enc_features, "groups": groups_enc, "encoding": encoding, "n_input": n_input,
             "missing_by_column": missing_by_column, "digest": digest, "input_name": input_name,
-            "train_mask": train_mask, "notes": notes}
+            "train_mask": train_mask, "notes": notes, "model_class": model_class, "labels": labels, "raw": raw,
+            "groups_raw": groups, "groups_raw_features": features}

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..utils import save_figure, write_bytes, write_text
+from ._report_classifier import class_text, classifier_section, user_model_section
+from ._report_fairness import fairness_section
 from ._report_text import (
     _HP_LABELS,
     _LOSS_TEXT,
@@ -44,11 +46,20 @@ def plot_summary(result, *, ax: Any = None):
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, 0.9 * len(result.groups) + 1.5))
+        _, ax = plt.subplots(figsize=(7.5, 0.9 * len(result.groups) + 1.5), layout="constrained")
     for k, g in enumerate(result.groups.values()):
         ax.plot([g.mcr_lower, g.mcr_upper], [k, k], color="#4c72b0", lw=8, alpha=0.5, solid_capstyle="butt",
-                label="MCR" if k == 0 else None)
+                label=("MCR (certified bounds)" if "mcr_upper_attained" in (getattr(g, "extra", None) or {})
+                       else "MCR") if k == 0 else None)
+        x = getattr(g, "extra", None) or {}
+        if x.get("mcr_upper_attained") is not None:  # classifier: the members found, inside the certified bounds
+            ax.plot([x["mcr_lower_attained"], x["mcr_upper_attained"]], [k, k], color="#27408b", lw=3,
+                    solid_capstyle="butt", label="attained by members found" if k == 0 else None)
         ax.plot([g.mr_ref], [k], "o", color="#dd8452", label="MR of reference" if k == 0 else None)
+        if "model_mr" in x:
+            ax.plot([x["model_mr"]], [k + 0.2], "D", color="#2a9d4b", label="MR of your model" if k == 0 else None)
+            if "model_mr_ci" in x:
+                ax.plot(list(x["model_mr_ci"]), [k + 0.2, k + 0.2], color="#2a9d4b", lw=1.5, marker="|")
         if "mcr_lower" in g.ci:
             # each CI drawn as its own segment: a percentile interval need not contain the estimate
             for end in ("mcr_lower", "mcr_upper"):
@@ -59,7 +70,7 @@ def plot_summary(result, *, ax: Any = None):
     ax.set_yticks(range(len(result.groups)), list(result.groups))
     ax.set_ylim(-0.8, len(result.groups) - 0.4)
     ax.set_xlabel("model reliance (ratio)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # outside the data
     return ax
 
 
@@ -69,21 +80,21 @@ def figure_slug(name: str) -> str:
     return s[:64] or "group"
 
 
-def _figure_names(result) -> dict:
+def _figure_names(result, prefix: str = "") -> dict:
     """{file stem: group name or None (summary)}; stems unique (case-insensitively)."""
     out, seen = {}, set()
     for name in result.groups:
-        stem = f"envelope_{figure_slug(name)}"
+        stem = f"{prefix}envelope_{figure_slug(name)}"
         base, k = stem, 2
         while stem.lower() in seen:
             stem, k = f"{base}_{k}", k + 1
         seen.add(stem.lower())
         out[stem] = name
-    out["summary"] = None
+    out[f"{prefix}summary"] = None
     return out
 
 
-def write_figures(result, out_dir: str | Path) -> dict:
+def write_figures(result, out_dir: str | Path, prefix: str = "") -> dict:
     """Write each figure as PNG and SVG (file names from the slugified group names).
 
     Figures are drawn at ``FIG_SIZE`` inches and ``FIG_DPI`` (>= 1,000 px wide) with a tight
@@ -99,7 +110,7 @@ def write_figures(result, out_dir: str | Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     figs = {}
     n = len(result.groups)
-    for stem, group in _figure_names(result).items():
+    for stem, group in _figure_names(result, prefix).items():
         with plt.rc_context({"font.size": 12, "axes.titlesize": 13, "axes.labelsize": 12}):
             if group is None:
                 fig, ax = plt.subplots(figsize=(FIG_SIZE[0], max(3.5, 0.9 * n + 2.2)))
@@ -139,11 +150,20 @@ figcaption{font-size:0.92em;color:#444}.small{color:#666;font-size:0.9em}
 ul.summary li{margin-bottom:0.4em}code{font-size:0.92em}"""
 
 
+def first_group(result):
+    return next(iter(result.groups.values()))
+
+
 def _caption(result, stem: str, group: str | None) -> str:
     if group is None:
-        ci = ("; grey ticks: the bootstrap intervals of MCR− and MCR+" if result.bootstrap else "")
+        ci = ("; grey ticks: the bootstrap intervals of MCR− and MCR+"
+              if any("mcr_lower" in g.ci for g in result.groups.values()) else "")
+        extra = getattr(first_group(result), "extra", None) or {}
+        att = ("; dark blue line: the MRs attained by the members found (a classifier's upper bound is an outer "
+               "bound, the true MCR+ lies between the line's end and the bar's)" if "mcr_upper_attained" in extra else "")
+        yours = ("; green diamond: your model's MR (with its bootstrap interval)" if "model_mr" in extra else "")
         return ("For each group: the MCR interval (blue bar) and the reference model's MR (orange dot)"
-                f"{ci}. The dashed line is MR = 1 (the group is not used).")
+                f"{ci}{att}{yours}. The dashed line is MR = 1 (the group is not used).")
     g = result.groups[group]
     ref = g.mcr.reference_model
     refs = (f" Orange star: the reference model (MR {_g(ref.mr)}, held-out loss {_g(ref.e_orig)})."
@@ -162,7 +182,8 @@ def to_html(result, path: str | Path, figures: dict | None = None) -> None:
         figures = result.write_figures(path.parent)
     meta = getattr(result, "meta", None) or {}
     esc = html.escape
-    names = _figure_names(result)
+    prefix = next((k[: -len("summary")] for k in figures if k.endswith("summary")), "")
+    names = _figure_names(result, prefix)
     first = next(iter(result.groups.values()))
 
     table = result.to_frame().to_html(float_format=_f, classes="results", border=0)
@@ -172,7 +193,7 @@ def to_html(result, path: str | Path, figures: dict | None = None) -> None:
     loss_txt = _LOSS_TEXT.get(str(loss), esc(str(loss)))
     hp = _hyperparameters(result, meta)
     hp_rows = "".join(f"<dt>{esc(_HP_LABELS.get(k, str(k)))}</dt><dd>{esc(_g(v))}</dd>" for k, v in hp.items())
-    cls_txt = ("kernel ridge models with an RBF kernel on a fixed dictionary (the unique training rows), intercept "
+    cls_txt = class_text(result.model_class) or ("kernel ridge models with an RBF kernel on a fixed dictionary (the unique training rows), intercept "
                "fixed at the training mean, and RKHS norm at most the reference's"
                if result.model_class == "kernel" else
                "linear models whose squared coefficient norm is at most the reference's (ridge) fit")
@@ -236,6 +257,7 @@ Fisher, Rudin &amp; Dominici (JMLR 2019): no model of the class in the set lies 
 <p>"refit loss ratio" is the held-out loss of the reference refitted without the group, divided by the reference's
 held-out loss. {_ci_text(result, meta)}</p>
 <h3>Are the bounds exact?</h3><ul>{cert}</ul>
+{classifier_section(result)}{user_model_section(result)}{fairness_section(result)}
 
 <h2>Figures</h2>{imgs}
 

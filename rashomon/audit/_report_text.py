@@ -82,7 +82,9 @@ def headline(g) -> str:
 
 
 _LOSS_TEXT = {"squared_error": "squared error, the mean of (y − prediction)² over the held-out rows",
-              "absolute_error": "absolute error, the mean of |y − prediction| over the held-out rows"}
+              "absolute_error": "absolute error, the mean of |y − prediction| over the held-out rows",
+              "log loss": "log loss, the mean of −log(probability of the observed label) over the held-out rows",
+              "hinge": "hinge loss, the mean of max(0, 1 − y·score) with y = ±1 over the held-out rows"}
 _LOSS_TEXT.update({k.replace("_", " "): v for k, v in _LOSS_TEXT.items()})
 
 _HP_LABELS = {

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ..sets import MCRResult
-from ..utils import write_text
+from ..utils import DisplayMixin, write_text
 from ..utils.validation import RashomonInputError
 from . import _report
 
@@ -18,7 +18,7 @@ __all__ = ["AuditResult", "GroupAudit"]
 
 
 @dataclass(frozen=True)
-class GroupAudit:
+class GroupAudit(DisplayMixin):
     """Audit figures for one feature group (ratios; CIs are percentile bootstrap intervals)."""
 
     name: str
@@ -30,6 +30,7 @@ class GroupAudit:
     mcr: MCRResult = field(repr=False)
     ci: dict = field(default_factory=dict)
     bootstrap_draws: dict = field(default_factory=dict, repr=False)
+    extra: dict = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         feats = ", ".join(self.features)
@@ -38,6 +39,10 @@ class GroupAudit:
         return (f"GroupAudit({self.name!r}, features=[{feats}], mr_ref={self.mr_ref:.4g}, "
                 f"mcr=[{self.mcr_lower:.4g}, {self.mcr_upper:.4g}], refit_loss_ratio={self.refit_loss_ratio:.4g})")
 
+    def _display_(self) -> tuple[dict, list]:
+        return self.mcr._display_()[0] | {"mr_ref": self.mr_ref, "refit_loss_ratio": self.refit_loss_ratio}, [
+            ("", pd.DataFrame([self.to_dict()], index=[self.name]).drop(columns="features"))]
+
     def to_dict(self) -> dict:
         d = {"features": list(self.features), "mr_ref": self.mr_ref, "mcr_lower": self.mcr_lower,
              "mcr_upper": self.mcr_upper, "refit_loss_ratio": self.refit_loss_ratio,
@@ -45,11 +50,14 @@ class GroupAudit:
              "lower_gap": self.mcr.lower_gap, "upper_gap": self.mcr.upper_gap}
         for k, (lo, hi) in self.ci.items():
             d[f"{k}_ci"] = [lo, hi]
+        for k, v in self.extra.items():  # classifier: attained ends; user's model: its MR, CI, bracketed
+            if not k.endswith("_draws"):
+                d[k] = list(v) if isinstance(v, tuple) else v
         return d
 
 
 @dataclass(frozen=True)
-class AuditResult:
+class AuditResult(DisplayMixin):
     """Result of :func:`audit`; ``to_frame``, ``to_json``, ``to_html``, ``plot``."""
 
     groups: dict
@@ -79,12 +87,34 @@ class AuditResult:
                 f"n_test={self.n_test}, epsilon_abs={self.epsilon_abs:.4g}, {gs})")
         return text if len(text) <= 290 else text[:286] + "...)"
 
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"target": self.target, "model_class": self.model_class, "n_train": self.n_train,
+                  "n_test": self.n_test, "epsilon_abs": self.epsilon_abs, "e_ref": self.e_ref, "cv_loss": self.cv_loss,
+                  "bootstrap": self.bootstrap, "seed": self.seed}
+        df = self.to_frame()
+        for k in ("lower_tight", "upper_tight", "lower_gap", "upper_gap"):
+            df[k] = [getattr(g.mcr, k) for g in self.groups.values()]
+        return fields, [("", df)]
+
+    @property
+    def fairness(self) -> dict | None:
+        """The "Fairness over the Rashomon set" figures (``audit(..., sensitive=...)``), JSON-ready; else None."""
+        return self.meta.get("fairness")
+
     def to_frame(self) -> pd.DataFrame:
         rows = []
         for g in self.groups.values():
             row = {"group": g.name, "features": ", ".join(g.features), "MR(f_ref)": g.mr_ref,
                    "MCR-": g.mcr_lower, "MCR+": g.mcr_upper, "refit loss ratio": g.refit_loss_ratio}
-            for k, (lo, hi) in g.ci.items():
+            if "mcr_upper_attained" in g.extra:  # classifier: the attained values beside the bounds
+                row["MCR- attained"] = g.extra["mcr_lower_attained"]
+                row["MCR+ attained"] = g.extra["mcr_upper_attained"]
+            if "model_mr" in g.extra:
+                row["MR(your model)"] = g.extra["model_mr"]
+                row["bracketed"] = ("no" if not g.extra["bracketed"] else
+                                    "yes" if g.extra.get("within_attained", True) else "undecided")
+            for k, (lo, hi) in list(g.ci.items()) + ([("model_mr", g.extra["model_mr_ci"])]
+                                                     if "model_mr_ci" in g.extra else []):
                 row[f"{k} CI"] = f"[{lo:.3f}, {hi:.3f}]"
             rows.append(row)
         return pd.DataFrame(rows).set_index("group")
@@ -104,14 +134,19 @@ class AuditResult:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(path, json.dumps(self.to_dict(), indent=2, default=float))
 
-    def save(self, *, out_dir: str | Path | None = None, json_path: str | Path | None = None) -> Path | None:
-        """Write the JSON results and/or the HTML report with its PNG/SVG figures; returns the report path."""
+    def save(self, *, out_dir: str | Path | None = None, json_path: str | Path | None = None,
+             report_name: str = "report.html") -> Path | None:
+        """Write the JSON results and/or the HTML report with its PNG/SVG figures; returns the report path.
+
+        A ``report_name`` other than ``report.html`` prefixes the figure files with its stem, so that several
+        audits can share one folder."""
         if json_path is not None:
             self.to_json(json_path)
         if out_dir is None:
             return None
-        report = Path(out_dir) / "report.html"
-        self.to_html(report)
+        report = Path(out_dir) / report_name
+        prefix = "" if report_name == "report.html" else f"{Path(report_name).stem}_"
+        self.to_html(report, self.write_figures(Path(out_dir), prefix=prefix) if prefix else None)
         return report
 
     def plot(self, group: str, *, ax: Any = None):
@@ -125,9 +160,9 @@ class AuditResult:
         """MR of the reference and the MCR interval (with CIs) for each group."""
         return _report.plot_summary(self, ax=ax)
 
-    def write_figures(self, out_dir: str | Path) -> dict:
-        """Write each figure as PNG and SVG; returns {name: base64 PNG} for embedding."""
-        return _report.write_figures(self, out_dir)
+    def write_figures(self, out_dir: str | Path, prefix: str = "") -> dict:
+        """Write each figure as PNG and SVG (file names start with ``prefix``); returns {name: base64 PNG}."""
+        return _report.write_figures(self, out_dir, prefix=prefix)
 
     def to_html(self, path: str | Path, figures: dict | None = None) -> None:
         """A self-contained HTML report (figures embedded as base64 PNG)."""

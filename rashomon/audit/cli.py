@@ -49,6 +49,22 @@ def _train_size(text: str) -> int | float:
                                  f"(0, 1). Got {text!r} instead.") from None
 
 
+def _load_estimator(path: Path):
+    """A fitted model from a joblib / pickle file (this runs code from the file)."""
+    if not path.is_file():
+        raise RashomonInputError(f"The '--estimator' option of rashomon audit must be an existing joblib or pickle file. "
+                                 f"Got {str(path)!r} instead.")
+    import joblib
+
+    try:
+        model = joblib.load(path)
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad input file
+        raise RashomonInputError(f"The '--estimator' option of rashomon audit must be a joblib or pickle file of a fitted "
+                                 f"model. Got {str(path)!r}, which could not be loaded ({type(exc).__name__}: {exc}) "
+                                 "instead.") from None
+    return model
+
+
 def _sep(text: str) -> str:
     return {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(text, text)
 
@@ -62,12 +78,40 @@ def build_parser() -> argparse.ArgumentParser:
                         "dask.dataframe.read_parquet when Dask is installed: --model-class linear, no bootstrap)")
     a.add_argument("--sep", type=_sep, default=None,
                    help="CSV separator (default: sniffed from the first lines among , ; tab |, else ','; '\\t' or 'tab' for tab)")
-    a.add_argument("--target", required=True, help="numeric outcome column")
+    a.add_argument("--target", required=True,
+                   help="outcome column: numeric (kernel or linear class), or binary (logistic or hinge class): 0/1, "
+                        "True/False, or two levels with --positive-label")
+    a.add_argument("--positive-label", default=None, metavar="LEVEL",
+                   help="the level of a binary target coded 1 (needed unless the target is 0/1 or True/False)")
     a.add_argument("--group", action="append", type=_group, required=True, metavar="NAME=COL1,COL2",
                    help="a feature group to audit (repeat for several; names: letters, digits, _ - . and spaces, "
                         "distinct); a categorical column stands for all its one-hot dummies")
     a.add_argument("--features", help="comma-separated model inputs (default: the union of the groups)")
-    a.add_argument("--model-class", choices=["kernel", "linear"], default="kernel")
+    a.add_argument("--model-class", choices=["kernel", "linear", "logistic", "hinge"], default=None,
+                   help="default: logistic for a binary target (0/1, True/False, two levels or --positive-label), "
+                        "kernel otherwise")
+    a.add_argument("--estimator", type=Path, default=None, metavar="MODEL.joblib",
+                   help="your fitted model (a joblib or pickle file, e.g. joblib.dump(model, 'model.joblib')): its MR "
+                        "per group on the held-out rows is set beside the class's MCR. WARNING: loading a pickle runs "
+                        "code from the file; only load files you trust")
+    a.add_argument("--ambiguity-threshold", type=float, default=0.5,
+                   help="classifier classes: probability threshold of the ambiguity (default 0.5)")
+    a.add_argument("--ambiguity-rows", type=int, default=500,
+                   help="classifier classes: held-out rows (seeded sample) for the ambiguity; 0 for all (default 500)")
+    a.add_argument("--bootstrap-mcr", action="store_true",
+                   help="classifier classes: bootstrap MCR too (each resample reruns every MCR search; its cost "
+                        "is reported); without it --bootstrap gives intervals for the MR of the reference and of "
+                        "--estimator")
+    a.add_argument("--sensitive", metavar="COLUMN", default=None,
+                   help="a column of group labels (2-20 groups; need not be a feature): the report adds fairness over "
+                        "the Rashomon set (disparity ranges, the least disparate good model, the certified order of "
+                        "the groups)")
+    a.add_argument("--benchmark-column", metavar="COLUMN", default=None,
+                   help="with --sensitive: a deployed score column (e.g. decile_score; probabilities for the "
+                        "logistic class) placed in the set's disparity ranges")
+    a.add_argument("--report-name", default="report.html",
+                   help="file name of the HTML report in --out (default report.html; another name prefixes the "
+                        "figure files with its stem)")
     a.add_argument("--epsilon", type=float, default=0.1,
                    help="Rashomon margin: eps_abs = held-out reference loss + EPSILON x CV loss (or the absolute "
                         "threshold with --epsilon-kind absolute)")
@@ -177,21 +221,35 @@ def _main(argv: list[str] | None = None) -> int:
             if args.json.is_dir():
                 raise RashomonInputError(f"The '--json' option of rashomon audit must be a file path. Got the folder {str(args.json)!r} instead.")
             check_writable_dir(args.json.parent if str(args.json.parent) else Path("."), "rashomon audit", "--json")
+        if not (isinstance(args.report_name, str) and args.report_name.endswith(".html")
+                and Path(args.report_name).name == args.report_name and len(args.report_name) > 5):
+            raise RashomonInputError(f"The '--report-name' option of rashomon audit must be a file name ending in .html "
+                                     f"(no folder; use --out). Got {args.report_name!r} instead.")
+        estimator = None if args.estimator is None else _load_estimator(args.estimator)
         res = audit(args.data, args.target, groups, features=features, model_class=args.model_class,
                     epsilon=args.epsilon, epsilon_kind=args.epsilon_kind, train_size=train_size, cv=args.cv,
                     bootstrap=args.bootstrap, random_state=args.seed, n_jobs=args.n_jobs,
                     progress=not args.quiet, provenance=args.provenance, drop_missing=args.drop_missing, sep=args.sep,
-                    split=args.split)
+                    split=args.split, positive_label=args.positive_label, estimator=estimator,
+                    ambiguity_threshold=args.ambiguity_threshold,
+                    ambiguity_rows=None if args.ambiguity_rows == 0 else args.ambiguity_rows,
+                    bootstrap_mcr=args.bootstrap_mcr, sensitive=args.sensitive,
+                    benchmark_column=args.benchmark_column)
     except RashomonInputError as exc:
         print(f"rashomon audit: error: {_as_option(str(exc))}", file=sys.stderr)
         return 2
     print(res.to_frame().round(4).to_string())
+    if res.fairness and "mean_prediction" in res.fairness.get("disparity", {}):
+        row = res.fairness["disparity"]["mean_prediction"]["rows"][-1]
+        print(f"fairness ({res.fairness['sensitive']}): mean-prediction {row['disparity']} over the set in "
+              f"[{row['lower']:.4g}, {row['upper']:.4g}] (reference {row['reference']:.4g}); see the report")
     for note in res.meta.get("notes") or []:
         print(f"note: {note}", file=sys.stderr)
     if res.meta.get("n_rows_dropped"):
         print(f"dropped {res.meta['n_rows_dropped']} of {res.meta['n_rows_input']} rows with missing values", file=sys.stderr)
     try:
-        report = res.save(out_dir=None if args.no_plots else args.out, json_path=args.json)
+        report = res.save(out_dir=None if args.no_plots else args.out, json_path=args.json,
+                          report_name=args.report_name)
     except Exception as exc:  # the results are computed: keep them even if the report cannot be written
         print(f"rashomon audit: error: writing the report failed ({type(exc).__name__}: {exc}); the results are "
               "printed above", file=sys.stderr)
@@ -205,7 +263,10 @@ def _main(argv: list[str] | None = None) -> int:
 _OPTIONS = {"data": "--data", "target": "--target", "groups": "--group", "features": "--features",
             "model_class": "--model-class", "epsilon": "--epsilon", "epsilon_kind": "--epsilon-kind",
             "train_size": "--train-size", "cv": "--cv", "bootstrap": "--bootstrap", "random_state": "--seed",
-            "n_jobs": "--n-jobs", "sep": "--sep", "split": "--split"}
+            "n_jobs": "--n-jobs", "sep": "--sep", "split": "--split", "positive_label": "--positive-label",
+            "estimator": "--estimator", "ambiguity_threshold": "--ambiguity-threshold",
+            "ambiguity_rows": "--ambiguity-rows", "bootstrap_mcr": "--bootstrap-mcr", "sensitive": "--sensitive",
+            "benchmark_column": "--benchmark-column"}
 
 
 def _as_option(message: str) -> str:

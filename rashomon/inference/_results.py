@@ -7,11 +7,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import DisplayMixin
+
 __all__ = ["LearnerImportanceResult", "LearnerPDResult", "TTestResult", "PIMPResult"]
 
 
-@dataclass(frozen=True)
-class LearnerImportanceResult:
+@dataclass(frozen=True, repr=False)
+class LearnerImportanceResult(DisplayMixin):
     """Learner-PFI (difference form) over refits, with (corrected) t intervals.
 
     Attributes
@@ -40,6 +42,12 @@ class LearnerImportanceResult:
     confidence_level: float
     loss: str = "squared_error"
 
+    def _display_(self) -> tuple[dict, list]:
+        return ({"n_features": len(self.names), "n_refits": int(np.shape(self.importances)[1]),
+                 "resampling": self.resampling, "confidence_level": self.confidence_level,
+                 "correction": self.correction, "loss": self.loss,
+                 "importance": dict(zip(self.names, self.importances_mean))}, [("", self.to_frame())])
+
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"importance": self.importances_mean, "std_error": self.std_error,
                              "ci_lower": self.ci_lower, "ci_upper": self.ci_upper}, index=pd.Index(self.names, name="feature"))
@@ -51,8 +59,8 @@ class LearnerImportanceResult:
         return LearnerImportanceDisplay.from_result(self).plot(ax=ax, **kwargs)
 
 
-@dataclass(frozen=True)
-class LearnerPDResult:
+@dataclass(frozen=True, repr=False)
+class LearnerPDResult(DisplayMixin):
     """Learner-PD over refits with pointwise (corrected) t bands."""
 
     feature: str
@@ -66,6 +74,11 @@ class LearnerPDResult:
     resampling: str
     confidence_level: float
 
+    def _display_(self) -> tuple[dict, list]:
+        return ({"feature": self.feature, "grid_points": len(self.grid), "n_refits": int(np.shape(self.curves)[0]),
+                 "resampling": self.resampling, "confidence_level": self.confidence_level,
+                 "correction": self.correction}, [("", self.to_frame())])
+
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"grid": self.grid, "pd": self.mean, "ci_lower": self.ci_lower, "ci_upper": self.ci_upper})
 
@@ -76,8 +89,8 @@ class LearnerPDResult:
         return LearnerPDDisplay.from_result(self).plot(ax=ax, **kwargs)
 
 
-@dataclass(frozen=True)
-class TTestResult:
+@dataclass(frozen=True, repr=False)
+class TTestResult(DisplayMixin):
     """Corrected resampled t-test of the held-out loss difference (a - b); ``loss`` names the loss."""
 
     mean_difference: float
@@ -89,9 +102,14 @@ class TTestResult:
     ci_upper: float
     loss: str = "squared_error"
 
+    def _display_(self) -> tuple[dict, list]:
+        return ({"mean_difference": self.mean_difference, "ci": (self.ci_lower, self.ci_upper),
+                 "t_statistic": self.t_statistic, "p_value": self.p_value, "n_refits": len(self.differences),
+                 "correction": self.correction, "loss": self.loss}, [])
 
-@dataclass(frozen=True)
-class PIMPResult:
+
+@dataclass(frozen=True, repr=False)
+class PIMPResult(DisplayMixin):
     """PIMP p-values per feature, with the null PFIs; ``loss`` names the loss of the PFIs."""
 
     names: list
@@ -104,6 +122,12 @@ class PIMPResult:
     loss: str = "squared_error"
     #: why the p-values are not those of the requested null (too few permutations for a parametric fit), or ""
     note: str = ""
+
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"n_features": len(self.names), "n_permutations": int(np.shape(self.null)[-1]),
+                  "null_kind": self.null_kind, "correction": self.correction, "loss": self.loss,
+                  "p_adjusted": dict(zip(self.names, self.p_values_adjusted))}
+        return fields, [("", self.to_frame())] + ([(f"note: {self.note}", None)] if self.note else [])
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"pfi": self.observed, "p_value": self.p_values, "p_adjusted": self.p_values_adjusted},

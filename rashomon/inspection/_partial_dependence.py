@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..utils import feature_grid
+from ..utils import DisplayMixin, feature_grid
 from ..utils.validation import RashomonInputError, check_feature_indices, check_grid, check_X, resolve_group
 
 from ..utils.validation import Boolean, Integral, Options, Percentiles, validate_params
@@ -25,8 +25,8 @@ __all__ = ["partial_dependence", "PartialDependenceResult", "pd_importance", "PD
 _MAX_ROWS = 2_000_000
 
 
-@dataclass(frozen=True)
-class PartialDependenceResult:
+@dataclass(frozen=True, repr=False)
+class PartialDependenceResult(DisplayMixin):
     """PD/ICE of one feature (1-D) or a pair (2-D).
 
     Attributes
@@ -66,6 +66,12 @@ class PartialDependenceResult:
     categorical: tuple = ()
     feature_values: np.ndarray | None = field(default=None, repr=False)
     original_values: np.ndarray | None = field(default=None, repr=False)
+
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"features": list(self.features), "response": self.response, "outputs": list(self.outputs),
+                  "grid_points": "x".join(str(len(g)) for g in self.grid), "centered": self.centered,
+                  "ice_curves": 0 if self.individual is None else int(self.individual.shape[1])}
+        return fields, [("", self.to_frame())]
 
     def to_frame(self) -> pd.DataFrame:
         if len(self.grid) == 1:
@@ -206,14 +212,17 @@ def partial_dependence(
                                    tuple(j in cats for j in idx), Xa[:, idx])
 
 
-@dataclass(frozen=True)
-class PDImportanceResult:
+@dataclass(frozen=True, repr=False)
+class PDImportanceResult(DisplayMixin):
     """PD-based importance: sd of the PD curve (numeric) or range/4 (categorical)."""
 
     names: list
     importances: np.ndarray
     categorical: list
     results: list = field(repr=False, default_factory=list)
+
+    def _display_(self) -> tuple[dict, list]:
+        return {"n_features": len(self.names), "importance": dict(zip(self.names, self.importances))}, [("", self.to_frame())]
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"importance": self.importances, "categorical": self.categorical},

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 import numpy as np
 import pandas as pd
 
-from ..utils import permutation_indices, permuted
+from ..utils import DisplayMixin, permutation_indices, permuted
 from ..utils.validation import (
     RashomonInputError,
     check_grid,
@@ -142,8 +142,8 @@ def predictive_distribution(model: Any, *, summary: Literal["gaussian", "empiric
     return from_callable
 
 
-@dataclass(frozen=True)
-class UncertaintyImportanceResult:
+@dataclass(frozen=True, repr=False)
+class UncertaintyImportanceResult(DisplayMixin):
     """Likelihood- or entropy-based permutation importance.
 
     Attributes
@@ -164,6 +164,11 @@ class UncertaintyImportanceResult:
         object.__setattr__(self, "importances_mean", self.importances.mean(axis=1))
         sd = self.importances.std(axis=1, ddof=1) if self.importances.shape[1] > 1 else np.zeros(len(self.names))
         object.__setattr__(self, "importances_std", sd)
+
+    def _display_(self) -> tuple[dict, list]:
+        return ({"measure": self.measure, "n_features": len(self.names),
+                 "n_repeats": int(self.importances.shape[1]),
+                 "importance": dict(zip(self.names, self.importances_mean))}, [("", self.to_frame())])
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({f"{self.measure}_pfi": self.importances_mean, "std": self.importances_std},

@@ -43,7 +43,9 @@ from ..utils.validation import (
     check_norm_bound,
     check_X,
 )
-from ._linear import _stratified, ridge_fixed, ridge_loo
+from ..utils import one_blas_thread
+from ._linear import _stratified
+from ._ridge import ridge_fixed, ridge_loo
 from ._kernel_stats import KernelStatistics
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic
@@ -259,6 +261,7 @@ class KernelModelClass(ModelClass):
                 best = dict(gamma=g, alpha=a, theta=theta, intercept=mu + icpt, loo_mse=loo, W=W, D=D)
         return best
 
+    @one_blas_thread
     def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
                     columns: list[str] | None = None, func: str = "RashomonSet.fit") -> "KernelParametrization":
         """Bandwidth, dictionary, norm bound and the kernel-ridge reference (see :class:`ModelClass`).
@@ -322,9 +325,11 @@ class KernelParametrization(Parametrization):
             st = cache[key] = KernelStatistics(self, X, y, keep=True)
         return st
 
+    @one_blas_thread
     def e_orig(self, X, y, w=None, cache=None) -> Quadratic:
         return self.statistics(X, y, cache).e_orig(w)
 
+    @one_blas_thread
     def e_switch(self, X, y, w, group, strata=None, cache=None) -> Quadratic:
         if strata is None:
             return self.statistics(X, y, cache).e_switch(tuple(group), w)
@@ -337,6 +342,7 @@ class KernelParametrization(Parametrization):
         Q1, c1, k1 = _stratified(switched, strata, wt)
         return Quadratic(Q1, c1, k1)
 
+    @one_blas_thread
     def prediction_map(self, X):
         K = self.kernel_matrix(X)
         n = K.shape[0]

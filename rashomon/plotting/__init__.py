@@ -19,4 +19,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "PredictionRangeDisplay": "._range_display",
     "SampleDisplay": "._range_display",
     "ImportanceCloudDisplay": "._range_display",
+    "DisparityRangeDisplay": "._fairness_display",
+    "DisparityFrontierDisplay": "._fairness_display",
+    "RelianceOrderDisplay": "._fairness_display",
 })

@@ -4,6 +4,8 @@ from typing import Any
 
 import numpy as np
 
+from ._layout import legend_outside, new_axes
+
 
 class LearnerImportanceDisplay:
     """Sorted horizontal bars of learner-PFI (or model-PFI) with their t intervals.
@@ -26,10 +28,7 @@ class LearnerImportanceDisplay:
                    confidence_level=result.confidence_level)
 
     def plot(self, *, ax: Any = None, bar_kw: dict | None = None) -> "LearnerImportanceDisplay":
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.4 * len(self.names) + 1.5))
+        ax = new_axes(ax, (6, 0.4 * len(self.names) + 1.5))
         order = np.argsort(self.importances_mean)
         pos = np.arange(len(order))
         mean = self.importances_mean
@@ -58,11 +57,8 @@ class LearnerPDDisplay:
         return cls(result)
 
     def plot(self, *, ax: Any = None, curves: bool = True) -> "LearnerPDDisplay":
-        import matplotlib.pyplot as plt
-
         r = self.result
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
+        ax = new_axes(ax, (6, 4))
         self.lines_ = []
         if curves:
             for c in r.curves:
@@ -73,7 +69,7 @@ class LearnerPDDisplay:
         (self.line_,) = ax.plot(r.grid, r.mean, color="#c44e52", lw=2, label="learner-PD")
         ax.set_xlabel(r.feature)
         ax.set_ylabel("partial dependence")
-        ax.legend(fontsize=8)
+        legend_outside(ax)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -97,7 +93,7 @@ class PIMPDisplay:
         r = self.result
         k = len(r.names)
         if axes is None:
-            _, axes = plt.subplots(1, k, figsize=(3 * k, 2.8), squeeze=False)
+            _, axes = plt.subplots(1, k, figsize=(3 * k, 2.8), squeeze=False, layout="constrained")
             axes = axes[0]
         axes = list(np.ravel(axes))
         if len(axes) < k:

@@ -5,6 +5,8 @@ from typing import Any
 
 import numpy as np
 
+from ._layout import legend_outside, new_axes
+
 
 class MCREnvelopeDisplay:
     """The paper's MCR figure: loss against model reliance.
@@ -61,7 +63,15 @@ class MCREnvelopeDisplay:
     def from_result(cls, result: Any) -> "MCREnvelopeDisplay":
         ref = result.reference_model
         refpt = None if ref is None else (ref.mr, ref.e_orig)
-        return cls._build(result.steps, result.envelope, result.kind, result.epsilon_abs, result.lower, result.upper,
+        env_fn = result.envelope
+        if getattr(result, "loss", "squared_error") != "squared_error":
+            # a classifier's steps certify the curve only below ε (above it, only "loss > ε"): not drawn there
+            eps = result.epsilon_abs
+
+            def env_fn(m):
+                v = result.envelope(m)
+                return np.where(v < eps * (1 - 1e-12), v, np.nan)
+        return cls._build(result.steps, env_fn, result.kind, result.epsilon_abs, result.lower, result.upper,
                           result.features, result.e_min, refpt, result.epsilon_abs)
 
     @classmethod
@@ -75,11 +85,10 @@ class MCREnvelopeDisplay:
                           float(env.epsilons.max()))
 
     def plot(self, *, ax: Any = None, line_kw: dict | None = None, scatter_kw: dict | None = None) -> "MCREnvelopeDisplay":
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(7, 4.6))
+        ax = new_axes(ax, (8.5, 4.6))
         env = np.where(np.isfinite(self.envelope), self.envelope, np.nan)
+        if np.isfinite(self.e_min):  # no model has a loss below e_min: the curve is never drawn under it
+            env = np.maximum(env, self.e_min)
         (self.envelope_line_,) = ax.plot(self.m_grid, env, **({"color": "k", "lw": 1.5, "label": "certified envelope"} | (line_kw or {})))
         self.models_ = ax.scatter(self.model_mr, self.model_loss, **({"s": 16, "color": "#4c72b0", "alpha": 0.7, "label": "models found (one per γ)", "zorder": 3} | (scatter_kw or {})))
         ax.axhline(self.epsilon, color="#c44e52", ls="--", lw=1, label="ε (Rashomon threshold)")
@@ -92,7 +101,7 @@ class MCREnvelopeDisplay:
             rm, rl = self.reference
             self.reference_ = ax.scatter([rm], [rl], marker="*", s=180, color="#dd8452", edgecolor="k", lw=0.6, zorder=5,
                                          label=f"reference (MR {rm:.3g}, loss {rl:.4g})")
-        # y range: from just below the best loss to well above ε (room for the legend)
+        # y range: from just below the best loss to above ε (the legend is outside, right of the axes)
         finite_env = env[np.isfinite(env)]
         bottom_c = [v for v in (self.e_min, finite_env.min() if finite_env.size else np.nan) if np.isfinite(v)]
         if self.reference is not None and np.isfinite(self.reference[1]):
@@ -100,17 +109,21 @@ class MCREnvelopeDisplay:
         base = min(bottom_c) if bottom_c else self.epsilon
         span = max(self.epsilon - base, 1e-3 * max(1.0, abs(self.epsilon)))
         bottom = base - 0.12 * span
-        top = bottom + (self.epsilon - bottom) / 0.55
+        top = bottom + (self.epsilon - bottom) / 0.75
         ax.set_ylim(bottom=bottom, top=top)
         ax.set_xlim(self.m_grid[0], self.m_grid[-1])
-        # the bounds' values written at the interval's ends (text, not extra lines)
-        for x, name, ha in ((self.lower, "MCR−", "right"), (self.upper, "MCR+", "left")):
+        # the bounds' values written at the interval's ends (text, not extra lines), each running toward the
+        # middle of the axes (never over the tick labels), MCR− below the ε line and MCR+ above it
+        mid = 0.5 * (self.m_grid[0] + self.m_grid[-1])
+        for x, name, dy in ((self.lower, "MCR−", -14), (self.upper, "MCR+", 6)):
             if np.isfinite(x):
-                ax.annotate(f"{name} = {x:.3g}", (x, self.epsilon), xytext=(-4 if ha == "right" else 4, -14),
-                            textcoords="offset points", ha=ha, fontsize=9, color="#c44e52")
+                ha = "left" if x <= mid else "right"
+                ax.annotate(f"{name} = {x:.3g}", (x, self.epsilon), xytext=(3 if ha == "left" else -3, dy),
+                            textcoords="offset points", ha=ha, fontsize=9, color="#c44e52",
+                            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
         ax.set_xlabel(f"model reliance ({self.kind}) on {', '.join(self.features)}")
         ax.set_ylabel("empirical loss e_orig")
-        ax.legend(fontsize=8, loc="upper center", ncol=2, framealpha=0.9)
+        legend_outside(ax)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -130,10 +143,7 @@ class MCRBandDisplay:
         return cls(env.epsilons, env.lower, env.upper, kind=env.kind, features=env.features)
 
     def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> "MCRBandDisplay":
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
+        ax = new_axes(ax, (6, 4))
         self.band_ = ax.fill_between(self.epsilons, self.lower, self.upper, **({"color": "#4c72b0", "alpha": 0.3} | (fill_kw or {})))
         ax.plot(self.epsilons, self.lower, color="#4c72b0")
         ax.plot(self.epsilons, self.upper, color="#4c72b0")

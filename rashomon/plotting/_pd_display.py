@@ -4,6 +4,8 @@ from typing import Any
 
 import numpy as np
 
+from ._layout import legend_outside, new_axes
+
 
 class PDDisplay:
     """Partial dependence / ICE plots.
@@ -26,8 +28,7 @@ class PDDisplay:
         import matplotlib.pyplot as plt
 
         r = self.result
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
+        ax = new_axes(ax, (6, 4))
         self.lines_ = []
         if len(r.grid) == 2:
             g0, g1 = np.meshgrid(r.grid[0], r.grid[1], indexing="ij")
@@ -71,7 +72,7 @@ class PDDisplay:
             ax.set_xlabel(r.features[0])
             lab = "centred " if r.centered else ""
             ax.set_ylabel(f"{lab}partial dependence" + (f" [{r.outputs[output]}]" if r.response != "regression" else ""))
-            ax.legend(fontsize=8)
+            legend_outside(ax)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -84,18 +85,15 @@ class RashomonPDBandDisplay:
         self.pd_result = pd_result
 
     def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> "RashomonPDBandDisplay":
-        import matplotlib.pyplot as plt
-
         b = self.band
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
+        ax = new_axes(ax, (6, 4))
         if self.pd_result is not None:
             PDDisplay(self.pd_result).plot(ax=ax, std_band=False, line_kw={"label": "PD of the fitted model (ICE in grey)"})
         self.band_ = ax.fill_between(b.grid, b.lower, b.upper, **({"color": "#55a868", "alpha": 0.3, "label": "Rashomon PD band"} | (fill_kw or {})))
         (self.reference_line_,) = ax.plot(b.grid, b.reference, color="#2d6a3e", lw=2, label="PD of the loss minimiser")
         ax.set_xlabel(b.feature)
         ax.set_ylabel("partial dependence")
-        ax.legend(fontsize=8)
+        legend_outside(ax)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -113,8 +111,7 @@ class UncertaintyPDDisplay:
         import matplotlib.pyplot as plt
 
         r = self.result
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
+        ax = new_axes(ax, (6, 4))
         x = r.grid[0]
         curves = r.individual[0]
         rows = np.linspace(0, curves.shape[0] - 1, min(max_ice, curves.shape[0])).astype(int)
@@ -146,7 +143,7 @@ class UncertaintyPDDisplay:
                         ms=8, label=f"class {lev}")
         ax.set_xlabel(r.features[0])
         ax.set_ylabel("predictive entropy" if r.outputs[0] == "entropy" else "log-likelihood")
-        ax.legend(fontsize=8)
+        legend_outside(ax)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -158,11 +155,8 @@ class UncertaintyImportanceDisplay:
         self.likelihood, self.entropy = likelihood, entropy
 
     def plot(self, *, ax: Any = None) -> "UncertaintyImportanceDisplay":
-        import matplotlib.pyplot as plt
-
         res = [r for r in (self.likelihood, self.entropy) if r is not None]
-        if ax is None:
-            _, ax = plt.subplots(figsize=(7, 0.4 * len(res[0].names) + 1.5))
+        ax = new_axes(ax, (7, 0.4 * len(res[0].names) + 1.5))
         ref = self.likelihood if self.likelihood is not None else self.entropy
         order = np.argsort(ref.importances_mean)
         pos = np.arange(len(order))
@@ -174,6 +168,6 @@ class UncertaintyImportanceDisplay:
         ax.set_yticks(pos, [ref.names[i] for i in order])
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_xlabel("importance (nats)")
-        ax.legend(fontsize=8)
+        legend_outside(ax)
         self.ax_, self.figure_ = ax, ax.figure
         return self

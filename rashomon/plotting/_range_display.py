@@ -8,13 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from ._layout import integer_ticks, legend_outside, new_axes, scale_label
+
 
 def _axes(ax):
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots()
-    return ax
+    return new_axes(ax)
 
 
 class RangeDisplay:
@@ -24,17 +22,24 @@ class RangeDisplay:
     ``reference_`` (the markers), ``zero_line_`` (None when 0 is outside the view).
     """
 
-    def __init__(self, names, lower, upper, reference, *, highlight=None, title: str = ""):
+    def __init__(self, names, lower, upper, reference, *, highlight=None, title: str = "", apart=None):
         self.names = list(names)
         self.lower, self.upper, self.reference = (np.asarray(v, dtype=float) for v in (lower, upper, reference))
         self.highlight = None if highlight is None else np.asarray(highlight, dtype=bool)
         self.title = title
+        #: ``(name, lower, upper, reference)`` of a functional on another scale, written under the axis, not drawn
+        self.apart = apart
 
     @classmethod
     def from_range(cls, res) -> "RangeDisplay":
         stable = getattr(res, "sign_stable", None)
-        return cls(res.names, res.lower, res.upper, res.reference, highlight=stable,
-                   title=f"{type(res).__name__}: range over the Rashomon set")
+        title = f"{type(res).__name__}: range over the Rashomon set"
+        names, lo, hi, ref = list(res.names), res.lower, res.upper, res.reference
+        if stable is not None and len(names) > 1 and names[0] == "intercept":
+            # the intercept is on the scale of y, not of the coefficients: written apart, not drawn on their axis
+            return cls(names[1:], lo[1:], hi[1:], ref[1:], highlight=stable[1:], title=title,
+                       apart=("intercept", float(lo[0]), float(hi[0]), float(ref[0])))
+        return cls(names, lo, hi, ref, highlight=stable, title=title)
 
     def plot(self, *, ax: Any = None, color: str = "C0", highlight_color: str = "C3") -> "RangeDisplay":
         from matplotlib.collections import LineCollection
@@ -54,11 +59,18 @@ class RangeDisplay:
         ax.set_yticks(ys)
         ax.set_yticklabels(self.names)
         ax.set_title(self.title)
+        xlabel = "value over the set"
+        if self.apart is not None:
+            name, a_lo, a_hi, a_ref = self.apart
+            xlabel += f"\n{name} (not drawn): [{a_lo:.4g}, {a_hi:.4g}], reference {a_ref:.4g}"
+        ax.set_xlabel(xlabel)
+        handles = [self.reference_]
         if self.highlight is not None:
-            ax.set_xlabel("value over the set (highlighted: sign stable)")
-        else:
-            ax.set_xlabel("value over the set")
-        ax.legend(loc="best")
+            from matplotlib.lines import Line2D
+
+            handles += [Line2D([], [], color=highlight_color, lw=3, label="sign stable"),
+                        Line2D([], [], color=color, lw=3, label="sign can flip")]
+        legend_outside(ax, handles=handles)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -86,9 +98,9 @@ class PredictionRangeDisplay:
         self.threshold_line_ = None
         if kind == "widths":
             _, _, self.bars_ = ax.hist(r.width, bins=min(50, max(5, len(r.width) // 10)), color="C0")
-            ax.set_xlabel("width of the prediction range")
+            ax.set_xlabel(f"width of the prediction range ({getattr(r, 'scale', 'prediction')} scale)")
             ax.set_ylabel("rows")
-            ax.set_title("Predictive multiplicity: range widths over the Rashomon set")
+            ax.set_title("Widths of the prediction ranges")
         else:
             order = np.argsort(r.reference, kind="stable")
             if len(order) > max_rows:  # evenly spaced rows keep the figure readable
@@ -99,15 +111,27 @@ class PredictionRangeDisplay:
             segs = [[(xi, r.lower[i]), (xi, r.upper[i])] for xi, i in zip(x, order)]
             self.segments_ = ax.add_collection(LineCollection(segs, colors=cols, linewidths=1.0))
             self.reference_ = ax.plot(x, r.reference[order], "k.", markersize=2, label="reference")[0]
+            handles = [self.reference_]
             if self.threshold is not None:
+                from matplotlib.lines import Line2D
+
+                nf = int(flips.sum())
                 self.threshold_line_ = ax.axhline(self.threshold, color="grey", ls="--",
-                                                  label=f"threshold {self.threshold:g} ({int(flips.sum())} rows flip)")
-            ax.set_xlim(-1, len(order))
-            ax.set_ylim(float(np.min(r.lower[order])), float(np.max(r.upper[order])))
-            ax.set_xlabel("rows, sorted by the reference's prediction")
-            ax.set_ylabel("prediction")
-            ax.set_title("Viable prediction range over the Rashomon set")
-            ax.legend(loc="upper left")
+                                                  label=f"threshold {self.threshold:g} ({nf} rows flip)")
+                handles += [self.threshold_line_,
+                            Line2D([], [], color="C3", lw=2, label=f"decision some member flips ({nf})"),
+                            Line2D([], [], color="C0", lw=2, label=f"decision no member flips ({len(flips) - nf})")]
+            # every bar whole: the limits pad the lowest and highest ends
+            lo, hi = float(np.min(r.lower[order])), float(np.max(r.upper[order]))
+            pad = 0.04 * max(hi - lo, 1e-12 * max(1.0, abs(hi)))
+            ax.set_xlim(-0.5 - 0.01 * len(order), len(order) - 0.5 + 0.01 * len(order))
+            ax.set_ylim(lo - pad, hi + pad)
+            integer_ticks(ax.xaxis)
+            name = scale_label(getattr(r, "scale", "prediction"))
+            ax.set_xlabel(f"row, sorted by the reference's {name}")
+            ax.set_ylabel(name)
+            ax.set_title(f"Range of the {name} over the Rashomon set")
+            legend_outside(ax, handles=handles)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -127,7 +151,7 @@ class SampleDisplay:
         ax.set_xlabel("loss of the sampled member")
         ax.set_ylabel("members")
         ax.set_title(f"{len(s)} members of the Rashomon set ({s.method})")
-        ax.legend(loc="best")
+        legend_outside(ax)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -167,6 +191,6 @@ class ImportanceCloudDisplay:
         ax.set_yticklabels(c.features)
         ax.set_xlabel(f"model reliance ({c.kind})")
         ax.set_title("Variable importance cloud over the Rashomon set")
-        ax.legend(loc="best")
+        legend_outside(ax)
         self.ax_, self.figure_ = ax, ax.figure
         return self

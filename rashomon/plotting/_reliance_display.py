@@ -4,6 +4,8 @@ from typing import Any
 
 import numpy as np
 
+from ._layout import new_axes
+
 
 class RelianceDisplay:
     """Sorted horizontal bars of model reliance, with the spread over repeats.
@@ -28,16 +30,14 @@ class RelianceDisplay:
         return cls(result.names, getattr(result, kind), errors, kind=kind, method=result.method)
 
     def plot(self, *, ax: Any = None, bar_kw: dict | None = None) -> "RelianceDisplay":
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.4 * len(self.names) + 1.2))
+        ax = new_axes(ax, (6, 0.4 * len(self.names) + 1.2))
         order = np.argsort(self.values)
         kw = {"color": "#4c72b0"} | (bar_kw or {})
         err = None if self.errors is None else self.errors[order]
-        self.bars_ = ax.barh(np.arange(len(order)), self.values[order], xerr=err, **kw)
-        ax.set_yticks(np.arange(len(order)), [self.names[i] for i in order])
+        # bars start at "no reliance": MR ratio 1, MR difference 0
         ref = 1.0 if self.kind == "ratio" else 0.0
+        self.bars_ = ax.barh(np.arange(len(order)), self.values[order] - ref, left=ref, xerr=err, **kw)
+        ax.set_yticks(np.arange(len(order)), [self.names[i] for i in order])
         ax.axvline(ref, color="grey", lw=0.8, ls="--")
         ax.set_xlabel(f"model reliance ({self.kind}, {self.method})")
         self.ax_ = ax

@@ -7,11 +7,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ..utils import DisplayMixin
+
 __all__ = ["ModelRelianceResult", "FeatureRelianceResult"]
 
 
-@dataclass(frozen=True)
-class ModelRelianceResult:
+@dataclass(frozen=True, repr=False)
+class ModelRelianceResult(DisplayMixin):
     """Model reliance of one fitted model on one feature or feature group.
 
     Attributes
@@ -57,6 +59,16 @@ class ModelRelianceResult:
     closed_form: bool = False
     exact_algorithm: str | None = None
 
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"features": list(self.features), "method": self.method, "loss": self.loss, "ratio": self.ratio,
+                  "difference": self.difference, "e_orig": self.e_orig, "e_switch": self.e_switch,
+                  "n_samples": self.n_samples}
+        if self.e_switch_repeats is not None:
+            fields["n_repeats"] = len(self.e_switch_repeats)
+        if self.exact_algorithm:
+            fields["exact_algorithm"] = self.exact_algorithm
+        return fields, []
+
 
 def _ratio(num: np.ndarray | float, den: float) -> Any:
     num = np.asarray(num, dtype=float)
@@ -66,8 +78,8 @@ def _ratio(num: np.ndarray | float, den: float) -> Any:
     return np.where(num > 0, np.inf, 1.0)
 
 
-@dataclass(frozen=True)
-class FeatureRelianceResult:
+@dataclass(frozen=True, repr=False)
+class FeatureRelianceResult(DisplayMixin):
     """Model reliance for several features or groups (see :func:`feature_reliance`).
 
     Attributes
@@ -91,6 +103,13 @@ class FeatureRelianceResult:
     loss: str
     ratio_repeats: np.ndarray | None = None
     difference_repeats: np.ndarray | None = None
+
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"n_features": len(self.names), "method": self.method, "loss": self.loss, "e_orig": self.e_orig,
+                  "ratio": dict(zip(self.names, self.ratio))}
+        if self.ratio_repeats is not None:
+            fields["n_repeats"] = int(self.ratio_repeats.shape[1])
+        return fields, [("", self.to_frame())]
 
     def to_frame(self) -> pd.DataFrame:
         """One row per feature: e_orig, e_switch, ratio, difference (and the spread over repeats)."""

@@ -31,4 +31,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "Multiplicity": "._multiplicity",
     "RashomonSample": "._sampling",
     "ImportanceCloud": "._sampling",
+    "DisparityRange": "._fair_results", "DisparityFrontier": "._fair_results", "LeastDisparate": "._fair_results",
+    "RelianceDifference": "._fair_results", "RelianceOrder": "._fair_results",
 })

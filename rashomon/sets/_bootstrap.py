@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..utils import single_blas_thread
+from ..utils import DisplayMixin, single_blas_thread
 from ..utils.validation import RashomonInputError, check_choice, check_float, check_positive_int, group_name
 from ._search import search_result
 
@@ -28,8 +28,8 @@ __all__ = ["bootstrap_mcr", "BootstrapMCR"]
 _KEYS = ("mr_ref", "lower", "upper")
 
 
-@dataclass(frozen=True)
-class BootstrapMCR:
+@dataclass(frozen=True, repr=False)
+class BootstrapMCR(DisplayMixin):
     """Bootstrap draws of MR(reference), MCR− and MCR+ for each feature group.
 
     Attributes
@@ -61,6 +61,15 @@ class BootstrapMCR:
         a = (1.0 - confidence_level) / 2.0
         v = np.asarray(self.draws[name][key], dtype=float)
         return float(np.quantile(v, a)), float(np.quantile(v, 1.0 - a))
+
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"n_resamples": len(self.seeds), "groups": list(self.groups), "kind": self.kind, "tol": self.tol}
+        df = self.to_frame()
+        for name in df.index:
+            t = np.asarray(self.tight.get(name, np.zeros((0, 2))), dtype=bool).reshape(-1, 2)
+            df.loc[name, "share_tight_lower"] = t[:, 0].mean() if len(t) else math.nan
+            df.loc[name, "share_tight_upper"] = t[:, 1].mean() if len(t) else math.nan
+        return fields, [("95% percentile intervals over the resamples", df)]
 
     def to_frame(self, confidence_level: float = 0.95):
         """One row per group: the percentile interval of each quantity."""

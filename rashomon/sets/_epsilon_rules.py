@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import DisplayMixin
 from ..utils.validation import (
     RashomonInputError,
     check_choice,
@@ -64,8 +65,8 @@ __all__ = ["EPSILON_RULES", "EpsilonChoice", "select_epsilon"]
 EPSILON_RULES = ("holdout_cv", "cv_1se", "profile", "likelihood_ratio")
 
 
-@dataclass(frozen=True)
-class EpsilonChoice:
+@dataclass(frozen=True, repr=False)
+class EpsilonChoice(DisplayMixin):
     """An ε chosen from the data, with the reading that gives it its meaning.
 
     Pass it on as ``RashomonSet(model_class, choice.epsilon, epsilon_kind=choice.epsilon_kind)``
@@ -92,6 +93,12 @@ class EpsilonChoice:
     cv_se: float = math.nan
     fold_losses: np.ndarray | None = field(repr=False, default=None)
 
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"rule": self.rule, "epsilon": self.epsilon, "epsilon_kind": self.epsilon_kind}
+        if math.isfinite(self.cv_loss):
+            fields.update(cv_loss=self.cv_loss, cv_se=self.cv_se)
+        return fields, [(self.description, None)]
+
     def rashomon_set(self, model_class: Any, **kwargs: Any):
         """An (unfitted) :class:`~rashomon.RashomonSet` of ``model_class`` with this ε."""
         from ._rashomon_set import RashomonSet
@@ -107,7 +114,7 @@ class EpsilonChoice:
         import matplotlib.pyplot as plt
 
         if ax is None:
-            _, ax = plt.subplots()
+            _, ax = plt.subplots(layout="constrained")
         if self.fold_losses is not None:
             k = len(self.fold_losses)
             ax.plot(np.arange(1, k + 1), self.fold_losses, "o", color="C0", label="held-out loss per fold")
@@ -120,7 +127,7 @@ class EpsilonChoice:
             ax.bar([self.rule], [self.epsilon], color="C0", label=f"ε ({self.epsilon_kind}) = {self.epsilon:.4g}")
             ax.set_ylabel(f"ε ({self.epsilon_kind})")
         ax.set_title(f"ε by the {self.rule} rule: {self.epsilon:.4g} ({self.epsilon_kind})")
-        ax.legend(loc="best")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8)  # outside the data
         return ax
 
 

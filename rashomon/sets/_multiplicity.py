@@ -20,18 +20,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import DisplayMixin
 from ..utils.validation import RashomonInputError
 
 __all__ = ["Multiplicity", "multiplicity"]
 
 
-@dataclass(frozen=True)
-class Multiplicity:
+@dataclass(frozen=True, repr=False)
+class Multiplicity(DisplayMixin):
     """Ambiguity, discrepancy and per-row flips of thresholded decisions over the set.
 
     Attributes
     ----------
     threshold : float
+        On ``scale``.
     ambiguity : float
         Share of rows whose decision some member flips (exact).
     discrepancy_lower, discrepancy_upper : float
@@ -45,6 +47,11 @@ class Multiplicity:
     discrepancy_model : ClassMember
         A member of the set flipping ``discrepancy_lower`` of the decisions.
     ranges : PredictionRange
+        Per-row ranges on ``scale`` (exact ends with their attaining members).
+    scale : {"probability", "score", "prediction"}
+        The scale of the threshold and the ranges: ``"probability"`` for the logistic class (default),
+        ``"score"`` (the decision function; the hinge class, or the logistic class on request) or
+        ``"prediction"`` (a regression class).
     """
 
     threshold: float
@@ -56,15 +63,27 @@ class Multiplicity:
     discrepancy_model: Any = field(repr=False, default=None)
     ranges: Any = field(repr=False, default=None)
     n_candidates: int = field(repr=False, default=0)
+    scale: str = "prediction"
 
     def to_frame(self) -> pd.DataFrame:
         """One row per data row: reference prediction, range, decision and whether some member flips it."""
         r = self.ranges
         return pd.DataFrame({"reference": r.reference, "lower": r.lower, "upper": r.upper,
-                             "reference_decision": self.reference_decision, "flippable": self.flips})
+                             "reference_decision": self.reference_decision, "flippable": self.flips,
+                             "scale": self.scale})
+
+    def _display_(self) -> tuple[dict, list]:
+        r = self.ranges
+        fields = {"threshold": self.threshold, "scale": getattr(r, "scale", None), "ambiguity": self.ambiguity,
+                  "discrepancy": (self.discrepancy_lower, self.discrepancy_upper), "n_rows": len(self.flips),
+                  "n_flippable": int(np.sum(self.flips))}
+        fields = {k: v for k, v in fields.items() if v is not None}
+        tables = [] if r is None else [("width of the prediction ranges, quantiles over the rows",
+                                        self._quantiles({"width": r.width}))]
+        return fields, tables
 
     def summary(self) -> pd.Series:
-        return pd.Series({"threshold": self.threshold, "ambiguity": self.ambiguity,
+        return pd.Series({"threshold": self.threshold, "scale": self.scale, "ambiguity": self.ambiguity,
                           "discrepancy_lower": self.discrepancy_lower, "discrepancy_upper": self.discrepancy_upper,
                           "n_rows": len(self.flips), "n_flippable": int(self.flips.sum())})
 
@@ -73,9 +92,9 @@ class Multiplicity:
         return self.ranges.plot(ax=ax, threshold=self.threshold, **kwargs)
 
 
-def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None) -> Multiplicity:
-    """See :meth:`RashomonSet.multiplicity`. A classifier's decisions are thresholded scores (a probability
-    threshold t of the logistic class is the score threshold logit(t): the same decisions)."""
+def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None, progress=False) -> Multiplicity:
+    """See :meth:`RashomonSet.multiplicity`. A classifier's decisions are thresholded scores: a probability
+    threshold t of the logistic class (its default scale) is the score threshold logit(t), the same decisions."""
     from ._ranges import _score_scale, prediction_range, to_probability
 
     rs._check_fitted(func.split(".")[-1])
@@ -88,7 +107,7 @@ def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None) -> Mul
                                      f"scale. Got {threshold!r} instead.")
         t = math.log(t_user / (1.0 - t_user))
     rng_res, P, p0 = prediction_range(rs, X, tol=tol, return_models=True, func=func, return_map=True,
-                                      scale=None if scale == "prediction" else "score")
+                                      scale=None if scale == "prediction" else "score", progress=progress)
     above = rng_res.reference > t
     flips = rng_res.flippable(t)
     n = len(flips)
@@ -121,4 +140,4 @@ def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None) -> Mul
     if scale == "probability":
         rng_res = to_probability(rng_res)
     return Multiplicity(t_user, ambiguity, best, disc_upper, flips, above, rs.parametrization_.estimator(best_theta),
-                        rng_res, len(thetas))
+                        rng_res, len(thetas), scale)

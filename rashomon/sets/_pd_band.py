@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..utils import feature_grid
+from ..utils import DisplayMixin, feature_grid
 from ..utils.validation import RashomonInputError, check_grid
 
 __all__ = ["RashomonPDBand", "pd_band"]
 
 
-@dataclass(frozen=True)
-class RashomonPDBand:
+@dataclass(frozen=True, repr=False)
+class RashomonPDBand(DisplayMixin):
     """Range of PD(v) over every model of the class in the Rashomon set, at each grid value.
 
     Attributes
@@ -50,6 +50,17 @@ class RashomonPDBand:
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"grid": self.grid, "lower": self.lower, "reference": self.reference, "upper": self.upper})
+
+    def _display_(self) -> tuple[dict, list]:
+        w = self.upper - self.lower
+        fields = {"feature": self.feature, "grid_points": len(self.grid), "scale": self.scale,
+                  "epsilon_abs": self.epsilon_abs, "width_median": float(np.median(w)) if w.size else math.nan,
+                  "width_max": float(np.max(w)) if w.size else math.nan}
+        df = self.to_frame()
+        if self.duality_gap is not None:
+            df["lower_gap"], df["upper_gap"] = self.duality_gap[0], self.duality_gap[1]
+            fields["max_gap"] = float(np.max(self.duality_gap)) if np.size(self.duality_gap) else 0.0
+        return fields, [("", df)]
 
     def plot(self, *, ax: Any = None, pd_result: Any = None, **kwargs: Any):
         from ..plotting import RashomonPDBandDisplay

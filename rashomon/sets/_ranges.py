@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import DisplayMixin
 from ..utils.validation import RashomonInputError, check_float
 
 __all__ = ["FunctionalRange", "PredictionRange", "CoefRange", "functional_ranges", "engine_of", "affine_attributes"]
@@ -21,8 +22,8 @@ __all__ = ["FunctionalRange", "PredictionRange", "CoefRange", "functional_ranges
 _BLOCK = 4096
 
 
-@dataclass(frozen=True)
-class FunctionalRange:
+@dataclass(frozen=True, repr=False)
+class FunctionalRange(DisplayMixin):
     """Lowest and highest value of linear functionals ``a'θ + a₀`` over every member of the set.
 
     Attributes
@@ -55,10 +56,23 @@ class FunctionalRange:
     tol: float = math.nan
     parametrization: Any = field(repr=False, default=None)
 
-    def __repr__(self) -> str:
-        w = self.width
-        return (f"{type(self).__name__}(m={len(self.lower)}, width median={np.median(w):.4g} "
-                f"max={np.max(w):.4g}, epsilon_abs={self.epsilon_abs:.4g})")
+    def _display_(self) -> tuple[dict, list]:
+        """Headline and tables of the notebook display (:class:`~rashomon.utils.DisplayMixin`)."""
+        w, g = self.width, self.gap
+        fields = {"m": len(self.lower), "scale": getattr(self, "scale", None), "epsilon_abs": self.epsilon_abs,
+                  "width_median": float(np.median(w)), "width_max": float(np.max(w)), "max_gap": float(np.max(g)),
+                  "all_tight": bool(np.all(self._tight(self.lower, g[0], self.tol))
+                                    and np.all(self._tight(self.upper, g[1], self.tol)))}
+        fields = {k: v for k, v in fields.items() if v is not None}
+        df = self.to_frame()
+        df.insert(df.columns.get_loc("lower") + 1, "lower_attained", self.lower_attained)
+        df.insert(df.columns.get_loc("upper") + 1, "upper_attained", self.upper_attained)
+        df["tight"] = self._tight(self.lower, g[0], self.tol) & self._tight(self.upper, g[1], self.tol)
+        df = df.set_index(df.columns[0])
+        if len(df) <= 12:
+            return fields, [("", df)]
+        return fields, [("width of the range, quantiles over the rows", self._quantiles({"width": w})),
+                        (f"first and last of {len(df)} rows", df)]
 
     @property
     def width(self) -> np.ndarray:
@@ -95,12 +109,21 @@ class FunctionalRange:
 class PredictionRange(FunctionalRange):
     """Per-row range of predictions over the set (the "viable prediction range").
 
-    ``scale`` says what is ranged: ``"prediction"`` (a regression class), ``"score"`` (the decision
-    function of a classifier class, what its members' ``predict`` returns) or ``"probability"``
-    (``σ(score)`` of the logistic class: σ is increasing, so the ends are σ of the score ends, exactly).
+    ``scale`` says what is ranged: ``"prediction"`` (a regression class), ``"probability"``
+    (``σ(score)``, the logistic class's default: σ is increasing, so the ends are σ of the score ends, exactly)
+    or ``"score"`` (the decision function of a classifier class, what its members' ``predict`` returns; the
+    hinge class's only scale). It is shown by ``repr``, ``to_frame`` (column ``scale``) and the plot's axis.
     """
 
     scale: str = "prediction"
+
+    def __repr__(self) -> str:
+        return super().__repr__()[:-1] + f", scale={self.scale!r})"
+
+    def to_frame(self) -> pd.DataFrame:
+        df = super().to_frame()
+        df["scale"] = self.scale
+        return df
 
     def width_quantiles(self, q: Any = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)) -> pd.Series:
         """The distribution of range widths (regression multiplicity)."""
@@ -110,9 +133,13 @@ class PredictionRange(FunctionalRange):
     def flippable(self, threshold: float) -> np.ndarray:
         """Rows whose decision ``prediction > threshold`` some member reverses against the reference.
 
-        Exact from the attained ends (each flip is witnessed by a returned member).
+        ``threshold`` is on the range's ``scale`` (a probability for the logistic class's default). Exact from
+        the attained ends (each flip is witnessed by a returned member).
         """
         t = check_float(threshold, "threshold", "PredictionRange.flippable")
+        if self.scale == "probability" and not 0.0 < t < 1.0:
+            raise RashomonInputError("The 'threshold' parameter of PredictionRange.flippable must be in (0, 1) on the "
+                                     f"probability scale (this range's scale). Got {threshold!r} instead.")
         above = self.reference > t
         return np.where(above, self.lower_attained <= t, self.upper_attained > t)
 
@@ -172,8 +199,8 @@ def engine_of(rs, func: str):
 
 
 def functional_ranges(rs, A: np.ndarray, a0: np.ndarray, names: list, *, tol: float, return_models: bool,
-                      func: str, cls=FunctionalRange) -> FunctionalRange:
-    """Ranges of ``A θ + a0`` (rows) over the set, in blocks of rows."""
+                      func: str, cls=FunctionalRange, tick=None) -> FunctionalRange:
+    """Ranges of ``A θ + a0`` (rows) over the set, in blocks of rows; ``tick(k)``: k row-ends done (progress)."""
     ref = A @ rs.reference_theta_ + a0
     m, d = A.shape
     if rs._degenerate:
@@ -182,16 +209,17 @@ def functional_ranges(rs, A: np.ndarray, a0: np.ndarray, names: list, *, tol: fl
         return cls(list(names), val, val.copy(), val.copy(), val.copy(), ref, models,
                    None if models is None else models.copy(), rs.epsilon_abs_, tol, rs.parametrization_)
     eng = engine_of(rs, func)
+    kw = {"tick": tick} if tick is not None and hasattr(eng, "_batch") else {}
     lo_b, hi_b, lo_v, hi_v = (np.empty(m) for _ in range(4))
     lo_m = np.empty((m, d)) if return_models else None
     hi_m = np.empty((m, d)) if return_models else None
     for s in range(0, m, _BLOCK):
         sl = slice(s, min(m, s + _BLOCK))
-        b, th, v = eng.minimize(A[sl], tol=tol)
+        b, th, v = eng.minimize(A[sl], tol=tol, **kw)
         lo_b[sl], lo_v[sl] = b + a0[sl], v + a0[sl]
         if return_models:
             lo_m[sl] = th
-        b, th, v = eng.minimize(-A[sl], tol=tol)
+        b, th, v = eng.minimize(-A[sl], tol=tol, **kw)
         hi_b[sl], hi_v[sl] = a0[sl] - b, a0[sl] - v
         if return_models:
             hi_m[sl] = th
@@ -225,7 +253,7 @@ def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarr
 
 
 # ---------------------------------------------------------------------- queries
-def functional_range(rs, C, c0, names, tol, return_models, func) -> FunctionalRange:
+def functional_range(rs, C, c0, names, tol, return_models, func, progress=False) -> FunctionalRange:
     rs._check_fitted("functional_range")
     d = rs.parametrization_.dim
     Ca = np.atleast_2d(np.asarray(C, dtype=float)) if not np.isscalar(C) else np.array([[C]], dtype=float)
@@ -239,7 +267,15 @@ def functional_range(rs, C, c0, names, tol, return_models, func) -> FunctionalRa
     names = [f"c{i}" for i in range(m)] if names is None else [str(v) for v in names]
     if len(names) != m:
         raise RashomonInputError(f"The 'names' parameter of {func} must have {m} entries. Got {len(names)} instead.")
-    return functional_ranges(rs, Ca, a0, names, tol=tol, return_models=return_models, func=func)
+    with _phase(rs, progress, f"{func}: {m} functionals", m) as tick:
+        return functional_ranges(rs, Ca, a0, names, tol=tol, return_models=return_models, func=func, tick=tick)
+
+
+def _phase(rs, progress, desc, m):
+    """The progress reporter of a query over m functionals (both ends; only the classifier classes can be slow)."""
+    from ._progress import progress_phase
+
+    return progress_phase(bool(progress) and margin_set(rs) is not None, desc, 2 * m)
 
 
 def _score_scale(rs, scale, func) -> str:
@@ -254,7 +290,7 @@ def _score_scale(rs, scale, func) -> str:
     if scale == "probability" and ms.loss.name != "logistic":
         raise RashomonInputError(f"The 'scale' parameter of {func} is 'probability', which needs the logistic class; "
                                  f"the set's class uses loss={rs.loss_!r} (no probabilities). Use scale='score'.")
-    return scale or "score"
+    return scale or ("probability" if ms.loss.name == "logistic" else "score")
 
 
 def to_probability(res: PredictionRange) -> PredictionRange:
@@ -267,33 +303,38 @@ def to_probability(res: PredictionRange) -> PredictionRange:
                    upper_attained=expit(res.upper_attained), reference=expit(res.reference), scale="probability")
 
 
-def prediction_range(rs, X, *, tol, return_models, func, return_map=False, scale=None):
+def prediction_range(rs, X, *, tol, return_models, func, return_map=False, scale=None, progress=False):
     rs._check_fitted(func.split(".")[-1])
     scale = _score_scale(rs, scale, func)
     if scale == "probability":
         res = prediction_range(rs, X, tol=tol, return_models=return_models, func=func, return_map=return_map,
-                               scale="score")
+                               scale="score", progress=progress)
         return (to_probability(res[0]),) + tuple(res[1:]) if return_map else to_probability(res)
     return _prediction_range(rs, X, tol=tol, return_models=return_models, func=func, return_map=return_map,
-                             scale=scale)
+                             scale=scale, progress=progress)
 
 
-def _prediction_range(rs, X, *, tol, return_models, func, return_map, scale):
-    from dataclasses import replace
-
+def _prediction_range(rs, X, *, tol, return_models, func, return_map, scale, progress=False):
     Xa = rs._rows(X, func)  # the fitting rows, or new rows checked by name as scikit-learn (check_new_rows)
     par, m = rs.parametrization_, len(Xa)
+    with _phase(rs, progress, f"{func}: {m} rows", m) as tick:
+        return _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, scale, tick)
+
+
+def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, scale, tick):
+    from dataclasses import replace
+
     if return_map:  # the caller needs the whole prediction map (multiplicity evaluates members on every row)
         P, p0 = par.prediction_map(Xa)
         res = functional_ranges(rs, P, p0, [str(i) for i in range(m)], tol=tol, return_models=return_models,
-                                func=func, cls=PredictionRange)
+                                func=func, cls=PredictionRange, tick=tick)
         return replace(res, scale=scale), P, p0
     # bounded memory: the prediction map (rows x d, d up to the kernel dictionary's size) block by block
     parts = []
     for s in range(0, m, _BLOCK):
         P, p0 = par.prediction_map(Xa[s:s + _BLOCK])
         parts.append(functional_ranges(rs, P, p0, [str(i) for i in range(s, s + len(P))], tol=tol,
-                                       return_models=return_models, func=func, cls=PredictionRange))
+                                       return_models=return_models, func=func, cls=PredictionRange, tick=tick))
     if len(parts) == 1:
         return replace(parts[0], scale=scale)
     cat = {k: np.concatenate([getattr(r, k) for r in parts])
@@ -304,7 +345,7 @@ def _prediction_range(rs, X, *, tol, return_models, func, return_map, scale):
                            parametrization=par, scale=scale)
 
 
-def coef_range(rs, tol, return_models, func, standardize=False) -> CoefRange:
+def coef_range(rs, tol, return_models, func, standardize=False, progress=False) -> CoefRange:
     rs._check_fitted("coef_range")
     par = rs.parametrization_
     at = par.member_attributes(rs.reference_theta_)
@@ -319,5 +360,6 @@ def coef_range(rs, tol, return_models, func, standardize=False) -> CoefRange:
         A[1:] *= sd[:, None]
         a0[1:] *= sd
         cols = [f"{c} (per SD)" for c in cols]
-    return functional_ranges(rs, A, a0, ["intercept"] + cols, tol=tol, return_models=return_models, func=func,
-                             cls=CoefRange)
+    with _phase(rs, progress, f"{func}: {len(A)} coefficients", len(A)) as tick:
+        return functional_ranges(rs, A, a0, ["intercept"] + cols, tol=tol, return_models=return_models, func=func,
+                                 cls=CoefRange, tick=tick)

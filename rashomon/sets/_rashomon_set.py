@@ -14,6 +14,7 @@ import numpy as np
 
 from ..model_classes.base import ClassMember
 from ..solvers import QCQPSequence
+from ..utils import DisplayMixin, one_blas_thread_methods
 from ..utils.validation import (
     Boolean,
     Integral,
@@ -33,17 +34,22 @@ from ..utils.validation import (
 )
 from ._dask import any_dask, fit_dask
 from ._epsilon import epsilon_threshold
+from ._fairness import FairnessQueries
 from ._queries import SetQueries
 from ._results import MCREnvelope, MCRResult
 from ._row_statistics import RowStatistics
 from ._search import GammaSearch, search_result
+from ._set_display import set_display
 from ._set_inputs import check_epsilons, check_set_params, query_rows, record_names
 
 __all__ = ["RashomonSet"]
 
 
 
-class RashomonSet(SetQueries):
+@one_blas_thread_methods("fit", "reweighted", "model_class_reliance", "envelope", "pd_band", "functional_range",
+                         "prediction_range", "coef_range", "multiplicity", "sample", "importance_cloud",
+                         "disparity_range", "least_disparate", "reliance_difference", "reliance_order")
+class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
     """The empirical Rashomon set ``{f ∈ F : e_orig(f) <= ε_abs}`` of a model class, fitted once.
 
     Parameters
@@ -103,10 +109,8 @@ class RashomonSet(SetQueries):
         self.reference = reference
         self.loss = loss
 
-    def __repr__(self) -> str:
-        cls = type(self.model_class).__name__
-        tail = f", e_ref_={self.e_ref_:.4g}, epsilon_abs_={self.epsilon_abs_:.4g}" if hasattr(self, "epsilon_abs_") else ""
-        return f"RashomonSet({cls}, epsilon={self.epsilon!r}, epsilon_kind={self.epsilon_kind!r}{tail})"
+    def _display_(self) -> tuple[dict, list]:
+        return set_display(self)
 
     # ------------------------------------------------------------------ fit
     def _check_params(self, func: str) -> str:

@@ -8,14 +8,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..utils import DisplayMixin
 from ..utils.validation import RashomonInputError, Real
 from ._steps import MCRModel, envelope_loss, mr_value, step_bound
 
 __all__ = ["MCRResult", "MCREnvelope"]
 
 
-@dataclass(frozen=True)
-class MCRResult:
+@dataclass(frozen=True, repr=False)
+class MCRResult(DisplayMixin):
     """Model class reliance ``[lower, upper]`` over the empirical Rashomon set.
 
     Attributes
@@ -84,6 +85,18 @@ class MCRResult:
                 f"e_ref={self.e_ref:.6g}, e_min={self.e_min:.6g}, steps={len(self.steps)})")
         return text if len(text) <= 295 else text[:291] + "...)"
 
+    def _display_(self) -> tuple[dict, list]:
+        ref = self.reference_model
+        fields = {"features": list(self.features), "kind": self.kind, "MCR": (self.lower, self.upper),
+                  "MR_of_reference": math.nan if ref is None else ref.mr, "epsilon_abs": self.epsilon_abs,
+                  "e_ref": self.e_ref, "e_min": self.e_min, "loss": self.loss, "steps": len(self.steps)}
+        frame = pd.DataFrame({"bound": [self.lower, self.upper],
+                              "attained": [self.lower + self.lower_gap, self.upper - self.upper_gap],
+                              "gap": [self.lower_gap, self.upper_gap], "tight": [self.lower_tight, self.upper_tight],
+                              "certified": [self.lower_certified, self.upper_certified],
+                              "gamma": [self.gamma_lower, self.gamma_upper]}, index=["MCR-", "MCR+"])
+        return fields, [("", frame)] + ([(f"notes: {self.notes}", None)] if self.notes else [])
+
     def to_frame(self) -> pd.DataFrame:
         """The search path: one row per step (side, γ, h*, e_orig, e_switch, MR, bound)."""
         rows = []
@@ -106,15 +119,23 @@ class MCRResult:
         })
 
     def envelope(self, m) -> np.ndarray:
-        """Certified lower bound on the loss of any model of the class with MR = m."""
+        """Certified lower bound on the loss of any model of the class with MR = m, never below ``e_min``.
+
+        For a classifier (``loss`` not squared error) the steps are certified on a box that depends on ε, so
+        the bound is capped at ``epsilon_abs``: where it reaches ε, what is certified is "loss > ε"."""
         try:
             arr = np.asarray(m, dtype=float) if not isinstance(m, (str, bytes)) else None
         except (TypeError, ValueError):
             arr = None
         if arr is None or not np.all(np.isfinite(arr)):
-            raise RashomonInputError(f"The 'm' parameter of MCREnvelope.envelope must be a finite float or array of "
+            raise RashomonInputError(f"The 'm' parameter of MCRResult.envelope must be a finite float or array of "
                                      f"them (model reliance values). Got {m!r:.80} instead.")
-        return envelope_loss(self.steps, arr, self.kind)
+        out = envelope_loss(self.steps, arr, self.kind)
+        if np.isfinite(self.e_min):
+            out = np.maximum(out, self.e_min)
+        if self.loss != "squared_error":
+            out = np.minimum(out, self.epsilon_abs)
+        return out
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
         """Envelope figure (x: MR, y: loss); returns an MCREnvelopeDisplay."""
@@ -123,8 +144,8 @@ class MCRResult:
         return MCREnvelopeDisplay.from_result(self).plot(ax=ax, **kwargs)
 
 
-@dataclass(frozen=True)
-class MCREnvelope:
+@dataclass(frozen=True, repr=False)
+class MCREnvelope(DisplayMixin):
     """MCR traced over a range of ε, with the certified envelope.
 
     Attributes
@@ -163,6 +184,15 @@ class MCREnvelope:
         text = (f"MCREnvelope(features=[{feats}], kind={self.kind!r}, n_epsilons={k}, {rng}"
                 f"e_ref={self.e_ref:.4g}, e_min={self.e_min:.4g}, steps={len(self.steps)})")
         return text if len(text) <= 295 else text[:291] + "...)"
+
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"features": list(self.features), "kind": self.kind, "n_epsilons": len(self.epsilons),
+                  "e_ref": self.e_ref, "e_min": self.e_min, "steps": len(self.steps)}
+        frame = self.to_frame()
+        if len(self.results) == len(frame):
+            frame["lower_tight"] = [r.lower_tight for r in self.results]
+            frame["upper_tight"] = [r.upper_tight for r in self.results]
+        return fields, [("MCR at each ε", frame)]
 
     def bounds(self, epsilon: float) -> tuple[float, float]:
         """Certified ``(lower, upper)`` at any absolute ε, from all steps at once."""

@@ -26,15 +26,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..utils import single_blas_thread
+from ..utils import DisplayMixin, single_blas_thread
 from ..utils.validation import RashomonInputError, check_memory, check_new_rows, seed_from
 from ._functional import quadratic_roots
 
 __all__ = ["RashomonSample", "ImportanceCloud", "sample_members", "importance_cloud"]
 
 
-@dataclass(frozen=True)
-class RashomonSample:
+@dataclass(frozen=True, repr=False)
+class RashomonSample(DisplayMixin):
     """Members drawn from the set, each verified to satisfy its constraints.
 
     Attributes
@@ -63,6 +63,14 @@ class RashomonSample:
 
     def __len__(self) -> int:
         return int(self.thetas.shape[0])
+
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"n_models": len(self), "method": self.method}
+        if self.method == "rejection":  # the rate of a method that was not used is not shown
+            fields["acceptance_rate"] = self.acceptance_rate
+        fields.update(epsilon_abs=self.epsilon_abs, e_min=self.e_min, norm_bound=self.norm_bound)
+        return fields, [("members' loss and norm, quantiles", self._quantiles({"e_orig": self.e_orig,
+                                                                                "norm": self.norm}))]
 
     def estimators(self) -> list:
         """Each member as a fitted :class:`~rashomon.ClassMember`."""
@@ -110,8 +118,8 @@ class RashomonSample:
         return SampleDisplay(self).plot(ax=ax, **kwargs)
 
 
-@dataclass(frozen=True)
-class ImportanceCloud:
+@dataclass(frozen=True, repr=False)
+class ImportanceCloud(DisplayMixin):
     """The variable importance cloud: MR of sampled members per feature, with the MCR interval.
 
     Attributes
@@ -144,6 +152,15 @@ class ImportanceCloud:
         return pd.DataFrame({"feature": self.features, "mcr_lower": self.lower, "reference": self.reference,
                              "mcr_upper": self.upper, "sample_min": s.min(axis=0), "sample_median": np.median(s, axis=0),
                              "sample_max": s.max(axis=0)})
+
+    def _display_(self) -> tuple[dict, list]:
+        fields = {"n_features": len(self.features), "n_models": int(self.samples.shape[0]), "kind": self.kind,
+                  "method": self.method, "MCR": {f: (lo, hi) for f, lo, hi in zip(self.features, self.lower, self.upper)}}
+        df = self.to_frame()
+        if len(self.mcr) == len(df):
+            df["lower_tight"] = [r.lower_tight for r in self.mcr]
+            df["upper_tight"] = [r.upper_tight for r in self.mcr]
+        return fields, [("", df.set_index("feature"))]
 
     def samples_frame(self) -> pd.DataFrame:
         """Long table: one row per (member, feature)."""

@@ -40,7 +40,9 @@ from ..model_classes.quadratics import MCRProblem
 from ..solvers import QCQPSequence, SolverStatus, qcqp_certificate
 from ._results import MCRResult
 from ._steps import MCRModel, MCRStep, mr_value, step_bound
+from ._two_constraint import close_gap
 from ..utils.validation import RashomonInputError
+from ..utils import one_blas_thread
 
 __all__ = ["GammaSearch", "search_result"]
 
@@ -48,6 +50,7 @@ __all__ = ["GammaSearch", "search_result"]
 class GammaSearch:
     """Runs the γ-searches of one MCRProblem, reusing one factorisation per end."""
 
+    @one_blas_thread
     def __init__(self, prob: MCRProblem, kind: str, tol: float, max_iter: int, theta_min: np.ndarray | None = None):
         self.prob, self.kind, self.tol, self.max_iter = prob, kind, tol, max_iter
         eo, es = prob.e_orig, prob.e_switch
@@ -102,6 +105,7 @@ class GammaSearch:
         """Valid and its minimiser inside the Rashomon set: the optimum γ is not larger."""
         return self.valid(st, eps) and st.theta is not None and st.e_orig <= eps
 
+    @one_blas_thread
     def search(self, side: str, eps: float, start: float | None = None) -> None:
         """Bracket and bisect γ for one end at ε (steps accumulate in self.steps)."""
         kind = self.kind
@@ -161,6 +165,8 @@ class GammaSearch:
         for it in range(self.max_iter):
             if self.gap(side, eps) <= self.tol * max(1.0, abs(self.best_bound(side, eps))):
                 break
+            if hi - lo <= 1e-8 * max(abs(lo), abs(hi)):  # a jump: search_result solves the end with both constraints
+                break
             use_secant = np.isfinite(f_lo) and np.isfinite(f_hi) and f_lo > f_hi and it % 3 != 2
             mid = hi - f_hi * (hi - lo) / (f_hi - f_lo) if use_secant else 0.5 * (lo + hi)
             if not (lo < mid < hi):
@@ -199,6 +205,7 @@ class GammaSearch:
                 if th @ self.prob.B @ th <= self.prob.r * (1 + 1e-12):
                     self._add_candidate(th)
 
+    @one_blas_thread
     def recertify(self, side: str, eps: float) -> None:
         """Full original-coordinate certificate for the step giving the best bound.
 
@@ -289,6 +296,7 @@ class GammaSearch:
                         self.prob.par.estimator(theta))
 
 
+@one_blas_thread
 def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.ndarray, tol: float,
                   degenerate: bool = False) -> MCRResult:
     """The MCR result at ε from the steps so far, after its consistency checks.
@@ -320,6 +328,9 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
         bound = srch.best_bound(side, eps)
         th, m = srch.best_model(side, eps)
         gap = srch.gap(side, eps)
+        if not gap <= tol * max(1.0, abs(bound)):  # a duality gap: solve the end with both constraints
+            bound, th, gap, note = close_gap(srch, side, eps, tol, bound)
+            notes += [note] if note else []
         out[side] = (bound, srch.model(th), gap, gap <= tol * max(1.0, abs(bound)) if np.isfinite(bound) else False,
                      srch.best_gamma(side, eps))
     if srch.kind == "ratio" and not np.isfinite(out["lower"][0]):

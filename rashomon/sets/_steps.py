@@ -7,11 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from ..utils import DisplayMixin
+
 __all__ = ["MCRStep", "MCRModel", "mr_value", "step_bound", "envelope_loss"]
 
 
-@dataclass(frozen=True)
-class MCRStep:
+@dataclass(frozen=True, repr=False)
+class MCRStep(DisplayMixin):
     """One solve of the search: ``h* = min_F h(f; γ)`` and its minimiser.
 
     ``side`` is ``"lower"`` (h₋) or ``"upper"`` (h₊). ``certified`` is True when
@@ -27,9 +29,13 @@ class MCRStep:
     certified: bool
     nu: float = math.nan
 
+    def _display_(self) -> tuple[dict, list]:
+        return {"side": self.side, "gamma": self.gamma, "h_star": self.h_star, "e_orig": self.e_orig,
+                "e_switch": self.e_switch, "certified": self.certified}, []
 
-@dataclass(frozen=True)
-class MCRModel:
+
+@dataclass(frozen=True, repr=False)
+class MCRModel(DisplayMixin):
     """A model of the class: parameters, losses and reliance."""
 
     theta: np.ndarray
@@ -38,6 +44,10 @@ class MCRModel:
     mr: float
     params: dict
     estimator: Any = field(default=None, repr=False, compare=False)
+
+    def _display_(self) -> tuple[dict, list]:
+        return {"mr": self.mr, "e_orig": self.e_orig, "e_switch": self.e_switch,
+                "n_parameters": int(np.size(self.theta))}, []
 
     @property
     def coef(self):

@@ -9,7 +9,9 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "feature_grid": "._grid",
     "permutation_indices": "._random",
     "permuted": "._random",
-    "single_blas_thread": "._random",
+    "one_blas_thread": "._threads",
+    "one_blas_thread_methods": "._threads",
+    "single_blas_thread": "._threads",
     "LOSS_NAMES": ".losses",
     "Loss": ".losses",
     "Predictor": ".losses",
@@ -23,4 +25,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "write_bytes": "._io",
     "save_figure": "._io",
     "checkpoint": "._io",
+    "DisplayMixin": "._display",
 })

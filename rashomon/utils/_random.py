@@ -1,22 +1,9 @@
-"""Randomness and threading helpers shared by the estimators (seeds, permutations, BLAS threads)."""
+"""Randomness helpers shared by the estimators (seeds, permutations); BLAS threads are in ``_threads``."""
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["single_blas_thread", "permuted", "permutation_indices"]
-
-
-def single_blas_thread(fn, *args):
-    """Run ``fn(*args)`` with BLAS (and OpenMP) limited to one thread.
-
-    Parallel tasks call this so that a loky worker, a Dask worker and the parent process
-    all use the same thread count, hence the same floating-point reductions: results do not
-    depend on ``n_jobs`` or the joblib backend.
-    """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
-        return fn(*args)
+__all__ = ["permuted", "permutation_indices"]
 
 
 def permuted(X: np.ndarray, group, perm: np.ndarray) -> np.ndarray:

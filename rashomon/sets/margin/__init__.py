@@ -9,7 +9,8 @@ of MCR). Modules:
 - ``_terms``: exact all-pairs switched sums over row classes;
 - ``_solve``: certified solves of the smoothed problems; ``_ascent`` / ``_descent``: inner members;
 - ``_bounds``, ``_secant``: outer bounds (γ = 0, surrogates, the slab bound);
-- ``_ranges``: ranges of linear functionals (predictions, coefficients, PD band);
+- ``_ranges``: ranges of linear functionals (predictions, coefficients, PD band); ``_batch``, ``_polish``: all
+  rows at once (batched KKT-Newton; the hinge's active-set polish), certified per row;
 - ``_sample``: members by hit-and-run with an exact membership oracle;
 - ``_envelope``: MCR over ε.
 """
@@ -17,7 +18,8 @@ from ._envelope import margin_envelope
 from ._mcr import MarginSet, fit_margin_set, margin_mcr
 from ._ranges import MarginFunctionalRange
 from ._sample import sample_margin_members, set_losses
+from ._score_bounds import row_score_bounds
 from ._terms import MarginTerms
 
 __all__ = ["MarginFunctionalRange", "MarginSet", "MarginTerms", "fit_margin_set", "margin_envelope", "margin_mcr",
-           "sample_margin_members", "set_losses"]
+           "row_score_bounds", "sample_margin_members", "set_losses"]

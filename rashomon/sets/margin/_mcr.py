@@ -117,9 +117,24 @@ def margin_mcr(*args, **kwargs) -> MCRResult:
 def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_theta, kind, tol, max_iter,
                 n_starts, random_state, func) -> MCRResult:
     eps = float(epsilon_abs)
+    if kind == "ratio" and not eps > 0:
+        from ...utils.validation import RashomonInputError
+
+        raise RashomonInputError(
+            f"The 'kind' parameter of {func} must be 'difference' when epsilon_abs = {eps:g}: every member of the set "
+            f"has e_orig = 0 (the class separates the data, e_min = {float(ms.e_min):g}), so the ratio MR = "
+            "e_switch/e_orig is undefined. Got 'ratio' instead; use kind='difference', or an absolute epsilon > 0 "
+            "(epsilon_kind='absolute').")
     loss, B, r = ms.loss, ms.B, ms.r
     gi = np.asarray(group, dtype=int) + ms.o
     T = MarginTerms(ms.D, ms.y, gi)
+    flat = None
+    if loss.name == "hinge" and eps <= ms.e_min * (1 + 1e-6) and not T.switch_is_orig():
+        from ._minimiser import minimiser_bounds  # the set is (a sliver around) the minimiser set
+
+        flat = minimiser_bounds(ms, T, eps, kind)
+        if flat is not None and flat[1] - flat[0] <= 1e-3 * max(1.0, abs(flat[0])):
+            return _collapsed_result(ms, T, columns, group, eps, e_ref, reference_theta, kind, tol, loss, flat)
     lo, hi = ms.intercept_range(eps)
     e_o = lambda th: T.e_orig(th, loss)  # noqa: E731
     e_s = lambda th: T.e_switch(th, loss)  # noqa: E731
@@ -155,7 +170,12 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
         # tolerance; each step's bound is valid whatever its accuracy, so steps far from the end are cheap
         if coarse is None:
             coarse = min(best("lower")[1] - lower_bound(), 1e-3) if steps else 0.0
-        th, lb, ok = ms.solve(g, 1.0, T, lo, hi, x0, atol=eps * max(tol * max(1.0, abs(lower_bound())), coarse) / 8)
+        # the scale of the bound: before any step (the difference kind's lower bound is -inf), the MR of the best
+        # member; a tolerance is never infinite
+        lb0 = lower_bound()
+        scale = abs(lb0) if math.isfinite(lb0) else abs(best("lower")[1])
+        scale = max(1.0, scale if math.isfinite(scale) else 1.0)
+        th, lb, ok = ms.solve(g, 1.0, T, lo, hi, x0, atol=(eps if eps > 0 else 1.0) * max(tol * scale, coarse) / 8)
         st = MCRStep("lower", float(g), lb, th, e_o(th), e_s(th), bool(ok))
         steps.append(st)
         cache[g] = st
@@ -251,6 +271,8 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
         upper = min(upper, sec) if np.isfinite(sec) else upper
     if slab_first and not np.isfinite(upper):
         upper = min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
+    if flat is not None:  # the minimiser set's box (a hinge set at ε = e_min) bounds both ends too
+        lower, upper = max(lower, flat[0]), min(upper, flat[1])
     upper = max(upper, umr)  # rounding guard: the outer bound is never below an attained value
     lower = min(lower, lmr)
     lgap, ugap = max(lmr - lower, 0.0), max(upper - umr, 0.0)
@@ -305,6 +327,23 @@ def _factorial_result(ms, T, columns, group, eps, e_ref, reference_theta, kind, 
         notes="the group's values are exactly independent of the other features and the label in the data (every "
               "value occurs equally often with every row pattern), so e_switch = e_orig for every model and MR = "
               f"{v:g} exactly")
+
+
+def _collapsed_result(ms, T, columns, group, eps, e_ref, reference_theta, kind, tol, loss, flat) -> MCRResult:
+    """A hinge set at ε = e_min whose minimiser set's box (:mod:`._minimiser`) pins MR within 0.1%: the bounds are
+    the box's, both inner values θ_min's (the gaps say how far)."""
+    m = _member(ms, T, ms.theta_min, kind)
+    lower, upper = min(flat[0], m.mr), max(flat[1], m.mr)
+    names = tuple(columns[i] if columns else f"x{i}" for i in group)
+    return MCRResult(
+        lower=float(lower), upper=float(upper), lower_model=m, upper_model=m, lower_gap=float(m.mr - lower),
+        upper_gap=float(upper - m.mr), lower_tight=bool(m.mr - lower <= tol * max(1.0, abs(lower))),
+        upper_tight=bool(upper - m.mr <= tol * max(1.0, abs(upper))), gamma_lower=math.nan, gamma_upper=math.nan,
+        kind=kind, features=names, epsilon_abs=eps, e_ref=float(e_ref), e_min=float(ms.e_min),
+        reference_model=_member(ms, T, reference_theta, kind), steps=[], model_class=ms.par.class_name, tol=tol,
+        certified=True, lower_certified=True, upper_certified=True, loss=canonical_loss_name(loss.name),
+        notes="epsilon_abs is the least loss: the set is the hinge's minimiser set, enclosed in a box by convex "
+              f"programmes (MR varies by at most {upper - lower:.3g} on it)")
 
 
 def _bound_loss(loss):

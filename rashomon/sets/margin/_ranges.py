@@ -1,5 +1,9 @@
 """Exact ranges of linear functionals over a classifier Rashomon set (logistic and hinge classes).
 
+:meth:`MarginFunctionalRange.minimize` answers all functionals at once by :mod:`._batch` (batched Newton on the
+KKT systems, each row certified as below: a weak-duality bound and a member of S); a row the batch leaves
+uncertified runs the per-row search of this module (:meth:`MarginFunctionalRange._one`), described here.
+
 S = {θ ∈ K : e_orig(θ) <= ε} is convex (K: the class's norm ball with the intercept in the interval of
 :func:`._bounds.intercept_interval`, which contains S; e_orig is convex in θ). For a functional
 ``c'θ`` (a row's score, a coefficient, a partial dependence value, any contrast) the least value over S
@@ -29,6 +33,7 @@ beyond being a good μ and a good start: a failure or a gap above ``max(tol, 1e-
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -267,13 +272,49 @@ class MarginFunctionalRange:
             bound = min(bound, best_v)  # caller's consistency check to report
         return bound, best_t, best_v
 
-    def minimize(self, A: np.ndarray, *, tol: float = 1e-10, max_iter: int | None = None):
+    def minimize(self, A: np.ndarray, *, tol: float = 1e-10, max_iter: int | None = None, tick=None):
         """``min_S a'θ`` for every row a of A: ``(bound, theta, value)`` as
-        :meth:`~rashomon.sets.LinearFunctionalRange.minimize` (certified bound, members of S, their values)."""
+        :meth:`~rashomon.sets.LinearFunctionalRange.minimize` (certified bound, members of S, their values).
+
+        All rows at once by :class:`._batch.MarginBatch` (equal rows once); a row it leaves uncertified runs the
+        per-row search (:meth:`_one`). One BLAS thread: the bits do not depend on the thread count. ``tick(k)``
+        is called as rows are done (progress)."""
+        from ...utils import single_blas_thread
+
+        return single_blas_thread(lambda: self._minimize(A, tol, max_iter, tick))
+
+    def _minimize(self, A, tol, max_iter, tick):
         A = np.atleast_2d(np.asarray(A, dtype=float))
+        tick = tick or (lambda k=1: None)
+        if len(A) > 1:  # equal functionals (tables repeat rows: COMPAS's design has 2,666 distinct of 6,172) once
+            U, inv = np.unique(A, axis=0, return_inverse=True)
+            if len(U) < len(A):
+                tick(len(A) - len(U))
+                b, th, v = self._minimize(U, tol, max_iter, tick)
+                inv = inv.ravel()
+                return b[inv], th[inv], v[inv]
         m, d = A.shape
         bound, value, theta = np.empty(m), np.empty(m), np.empty((m, d))
         its = self.max_iter if max_iter is None else int(max_iter)
-        for i in range(m):
+        todo: Any = range(m)
+        if m:
+            bat = self._batch()
+            bat.tick = tick
+            try:
+                b, th, v, ok = bat.minimize(A, tol)
+            finally:
+                bat.tick = None
+            bound[ok], theta[ok], value[ok] = b[ok], th[ok], v[ok]
+            todo = np.where(~ok)[0]
+            self.n_fallback = getattr(self, "n_fallback", 0) + len(todo)
+        for i in todo:
             bound[i], theta[i], value[i] = self._one(A[i], tol, its)
         return bound, theta, value
+
+    def _batch(self):
+        """The batched KKT-Newton solver (:mod:`._batch`), built once."""
+        if getattr(self, "_batch_solver", None) is None:
+            from ._batch import MarginBatch
+
+            self._batch_solver = MarginBatch(self)
+        return self._batch_solver

@@ -1,0 +1,199 @@
+"""Tightness of the squared-loss MCR ends (issue 28): bound minus attained value, before and after.
+
+Every feature of diabetes (scikit-learn), red and white wine, concrete, bike-sharing (day) and COMPAS (the
+paper's protocol, ``examples/compas_fisher2019.py``), for LinearModelClass and KernelModelClass (COMPAS:
+the paper's kernel class only), kinds ratio and difference, both ends, at ε = 0.1 (COMPAS: the paper's ε).
+
+"Before" is another checkout (``--before PATH``, e.g. ``git worktree add --detach ../main-wt main``), run in
+a subprocess of the same interpreter with ``PYTHONPATH=PATH`` in the same run, one dataset at a time,
+alternating with this tree ("after"), so that the machine's load falls on both. Printed
+per dataset × class × kind: features, the largest relative gap ``(bound - attained)/max(1, |bound|)`` over both
+ends before and after, the ends not within 1e-6, and the time per feature (after/before). Then a check of a
+few instances against a cvxpy/SCS Shor relaxation (exact where its solution has rank one) and a summary.
+Brute-force grids on 2-parameter sets are in ``tests/test_two_constraint.py``.
+
+    python benchmarks/bench_tightness.py --before ../main-wt [--quick | --datasets diabetes,concrete]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+NAMES = ("diabetes", "red wine", "white wine", "concrete", "bike day", "compas (paper)")
+
+
+def datasets(names):
+    import pandas as pd
+    from sklearn.datasets import load_diabetes
+
+    from rashomon.datasets import load_bike_sharing, load_concrete, load_wine_quality
+
+    out = {}
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    out["diabetes"] = (X, y)
+    for c in ("red", "white"):
+        d = load_wine_quality(c)
+        out[f"{c} wine"] = (d.drop(columns="quality"), d["quality"].astype(float))
+    d = load_concrete()
+    out["concrete"] = (d.drop(columns="strength"), d["strength"])
+    d = load_bike_sharing("day")
+    out["bike day"] = (d.drop(columns=["instant", "dteday", "casual", "registered", "cnt"]).astype(float),
+                       d["cnt"].astype(float))
+    return {k: (pd.DataFrame(X).astype(float), pd.Series(y).astype(float)) for k, (X, y) in out.items() if k in names}
+
+
+def worker(names) -> dict:
+    """Results for the datasets ``names`` with the rashomon on sys.path (this tree or --before): {key: [rows]}."""
+    import rashomon
+
+    res = {}
+    for name, (X, y) in datasets(names).items():
+        Xs = (X - X.mean()) / X.std(ddof=0).replace(0, 1)
+        p = X.shape[1]
+        classes = {"linear": (rashomon.LinearModelClass(), X),
+                   "kernel": (rashomon.KernelModelClass(gamma=1.0 / p, dictionary=100, alpha=1.0), Xs)}
+        for cname, (mc, XX) in classes.items():
+            rs = rashomon.RashomonSet(mc, 0.1).fit(XX, y)
+            for kind in ("ratio", "difference"):
+                res[f"{name}|{cname}|{kind}"] = _rows(rs, XX.columns, kind)
+    if "compas (paper)" in names:
+        from rashomon.datasets import load_compas_fisher2019
+
+        d = load_compas_fisher2019()
+        s = d.settings
+        mc = rashomon.KernelModelClass(kernel="rbf", gamma=s["sigma"], alpha=s["n_alpha"], intercept=s["mu"])
+        ref = mc.fit_reference(d.X_train, d.y_train)
+        rs = rashomon.RashomonSet(mc, 0.1 * s["cv_loss"], epsilon_kind="additive", reference=ref).fit(d.X_test,
+                                                                                                       d.y_test)
+        for kind in ("ratio", "difference"):
+            res[f"compas (paper)|kernel|{kind}"] = _rows(rs, d.X_test.columns, kind)
+    return res
+
+
+def _rows(rs, columns, kind):
+    rows = []
+    for f in columns:
+        t = time.perf_counter()
+        r = rs.model_class_reliance(f, kind=kind)
+        t = time.perf_counter() - t
+        rows.append({"feature": str(f), "lower": r.lower, "upper": r.upper, "lower_gap": r.lower_gap,
+                     "upper_gap": r.upper_gap, "tight": bool(r.lower_tight and r.upper_tight), "seconds": t,
+                     "notes": r.notes})
+    return rows
+
+
+def _rel(row):
+    return max(row["lower_gap"] / max(1.0, abs(row["lower"])), row["upper_gap"] / max(1.0, abs(row["upper"])))
+
+
+def run_worker(pythonpath: str | None, names) -> dict:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    else:
+        env.pop("PYTHONPATH", None)
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--datasets", ",".join(names)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/")
+    if out.returncode:
+        raise SystemExit(f"worker failed ({pythonpath or 'this tree'}):\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def sdp_check(n_features: int = 10):
+    """Diabetes, linear class, ε = 0.1, difference kind: each end against the Shor relaxation of
+    ``max / min e_switch - e_orig  s.t.  e_orig <= ε, θ'Bθ <= r`` (cvxpy, SCS)."""
+    import cvxpy as cp
+    from sklearn.datasets import load_diabetes
+
+    import rashomon
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    rs = rashomon.RashomonSet(rashomon.LinearModelClass(), 0.1).fit(X, y)
+    eps = rs.epsilon_abs_
+    lines = []
+    for f in list(X.columns)[:n_features]:
+        prob = rs.problem(f)
+        eo, es = prob.e_orig, prob.e_switch
+        r = rs.model_class_reliance(f, kind="difference")
+        p = len(eo.c)
+        for side, sgn, ours in (("lower", 1.0, r.lower), ("upper", -1.0, r.upper)):
+            Y = cp.Variable((p + 1, p + 1), symmetric=True)
+            Xm, x = Y[1:, 1:], Y[1:, 0]
+            A, b, k = sgn * (es.Q - eo.Q), sgn * (es.c - eo.c), sgn * (es.k - eo.k)
+            cons = [Y >> 0, Y[0, 0] == 1, cp.trace(eo.Q @ Xm) - 2 * eo.c @ x + eo.k <= eps, cp.trace(prob.B @ Xm) <= prob.r]
+            sdp = cp.Problem(cp.Minimize(cp.trace(A @ Xm) - 2 * b @ x + k), cons)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # SCS's "may be inaccurate": the rank and value are printed
+                sdp.solve(solver="SCS", eps=1e-9, max_iters=100_000)
+            ev = np.linalg.eigvalsh(Y.value)
+            rank_one = ev[-2] <= 1e-6 * ev[-1]
+            val = sgn * sdp.value
+            lines.append((f, side, ours, val, rank_one))
+    return lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--before", help="a checkout of the code to compare with (e.g. a worktree of main)")
+    ap.add_argument("--quick", action="store_true", help="diabetes and concrete only")
+    ap.add_argument("--datasets", help="comma-separated subset of: " + ", ".join(NAMES))
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    names = args.datasets.split(",") if args.datasets else (("diabetes", "concrete") if args.quick else NAMES)
+    if args.worker:
+        print(json.dumps(worker(names)))
+        return 0
+    # one dataset at a time, the two checkouts alternating (the order flipping), so a change of the machine's
+    # load during the run falls on both
+    after, before = {}, ({} if args.before else None)
+    for i, name in enumerate(names):
+        order = [("after", os.path.dirname(HERE))] + ([("before", os.path.abspath(args.before))] if args.before else [])
+        for which, path in (order if i % 2 == 0 else order[::-1]):
+            (after if which == "after" else before).update(run_worker(path, [name]))
+    print(f"{'dataset | class | kind':<36}{'feat':>5}{'max rel gap before':>20}{'after':>10}"
+          f"{'ends > 1e-6 before':>20}{'after':>7}{'s/feature before':>18}{'after':>8}{'ratio':>7}")
+    worst, n_ends, n_bad, ratios = 0.0, 0, 0, []
+    for key, rows in after.items():
+        g_a = max(_rel(x) for x in rows)
+        bad_a = sum((x["lower_gap"] / max(1, abs(x["lower"])) > 1e-6) + (x["upper_gap"] / max(1, abs(x["upper"])) > 1e-6)
+                    for x in rows)
+        t_a = np.mean([x["seconds"] for x in rows])
+        worst, n_ends, n_bad = max(worst, g_a), n_ends + 2 * len(rows), n_bad + bad_a
+        if before is not None and key in before:
+            rb = before[key]
+            g_b = max(_rel(x) for x in rb)
+            bad_b = sum((x["lower_gap"] / max(1, abs(x["lower"])) > 1e-6) + (x["upper_gap"] / max(1, abs(x["upper"])) > 1e-6)
+                        for x in rb)
+            t_b = np.mean([x["seconds"] for x in rb])
+            ratios.extend(a["seconds"] / max(b["seconds"], 1e-9) for a, b in zip(rows, rb))
+            print(f"{key:<36}{len(rows):>5}{g_b:>20.2e}{g_a:>10.2e}{bad_b:>20}{bad_a:>7}{t_b:>18.3f}{t_a:>8.3f}"
+                  f"{t_a / t_b:>7.2f}")
+        else:
+            print(f"{key:<36}{len(rows):>5}{'':>20}{g_a:>10.2e}{'':>20}{bad_a:>7}{'':>18}{t_a:>8.3f}")
+        for x in rows:
+            if x["notes"]:
+                print(f"    {x['feature']}: {x['notes']}")
+    print(f"\nafter: {n_ends} ends, {n_bad} with (bound - attained)/max(1, |bound|) > 1e-6; largest {worst:.2e}")
+    if ratios:
+        r = np.array(ratios)
+        print(f"time per feature after/before: median {np.median(r):.2f}, largest {r.max():.2f} "
+              f"(features over 2x: {int(np.sum(r > 2))} of {len(r)})")
+    print("\nShor relaxation (cvxpy/SCS) of the difference ends, diabetes, linear class (exact where rank one):")
+    print(f"{'feature':<8}{'end':>7}{'ours':>14}{'SDP':>14}{'rank one':>10}{'|ours - SDP|':>14}")
+    for f, side, ours, val, r1 in sdp_check():
+        print(f"{f:<8}{side:>7}{ours:>14.6f}{val:>14.6f}{str(r1):>10}{abs(ours - val):>14.2e}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

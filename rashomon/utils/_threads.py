@@ -1,0 +1,121 @@
+"""The BLAS thread policy of the package's own numerical loops, in one place.
+
+The quadratic engines (the γ-search, the trust-region QCQP steps, the range engine) and the
+statistics they are built from call BLAS / LAPACK on small matrices (d = 50 to 400) hundreds of
+times. On 2 cores (OpenBLAS 0.3.30/0.3.31, SkylakeX kernels) OpenBLAS's own threads make this
+slower, not faster: kernel MCR (n = 3,000, D = 400) took 1.62 s quiet with the default two threads
+against 1.08 s with one, and 10.6 s against 1.08 s beside two CPU-bound processes (a spinning BLAS
+thread waits for its descheduled partner at every call); on a machine at load average 10 it took
+21-47 s against 1.5 s. The products that could profit from threads are few: in linear MCR at
+n = 10⁵, p = 50 the products over the n rows total about 0.22 s of 1.0 s CPU (one thread), so a
+second thread could save at most about 0.1 s quiet. And threads change the bits: OpenBLAS splits
+the long dimension of ``D'WD`` and ``D'y`` and threads a 400 × 400 ``eigh`` and a 3,000 × 400 ``K W``
+differently (measured: different bits), so the same MCR differed in its last bits (kernel: θ's coordinates themselves) between
+1 and 2 threads. Hence one policy: the package's computations run with **one BLAS thread**, in a
+scoped limit that restores the caller's setting on exit (threadpoolctl), and results are the same
+bits whatever the caller's thread count or ``n_jobs`` (``tests/test_threads.py``,
+``benchmarks/bench_under_load.py``).
+
+threadpoolctl's ``threadpool_limits`` enumerates the loaded libraries at every call (measured 3.8 ms
+after importing numpy and scipy, 11 ms with scikit-learn and cvxpy loaded); the controller is
+therefore built once and rebuilt only when modules were imported since (a new extension may have
+brought a new BLAS or OpenMP), the outermost scope sets and restores the limits through it (60-80 µs)
+and nested scopes cost a counter. The limit is process-wide, as BLAS's own setting is: concurrent
+scopes from several Python threads share it, and the last one to leave restores the caller's values.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TypeVar
+
+__all__ = ["one_blas_thread", "one_blas_thread_methods", "single_blas_thread"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_LOCK = threading.Lock()
+_STATE: dict = {"depth": 0, "limiter": None, "controller": None, "n_modules": -1, "enabled": True}
+
+
+def _controller():
+    """The cached :class:`threadpoolctl.ThreadpoolController` (rebuilt when modules were imported since)."""
+    st = _STATE
+    if st["controller"] is None or st["n_modules"] != len(sys.modules):
+        import numpy  # noqa: F401  (the BLAS libraries the engines call are loaded before enumerating)
+        import scipy.linalg  # noqa: F401
+        from threadpoolctl import ThreadpoolController
+
+        st["controller"] = ThreadpoolController()
+        st["n_modules"] = len(sys.modules)
+    return st["controller"]
+
+
+@contextmanager
+def _scope() -> Iterator[None]:
+    st = _STATE
+    if not st["enabled"]:
+        yield
+        return
+    with _LOCK:
+        if st["depth"] == 0:
+            st["limiter"] = _controller().limit(limits=1)
+        st["depth"] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            st["depth"] -= 1
+            if st["depth"] == 0:
+                limiter, st["limiter"] = st["limiter"], None
+                limiter.restore_original_limits()
+
+
+def one_blas_thread(fn: F | None = None):
+    """Run with BLAS (and OpenMP) limited to one thread, restoring the caller's setting afterwards.
+
+    Used as a context manager (``with one_blas_thread(): ...``) or a decorator (``@one_blas_thread``)
+    on the package's numerical entry points. Scopes nest at the cost of a counter; only the outermost
+    one sets and restores the limits. See the module docstring for the measurements behind the policy.
+    """
+    if fn is None:
+        return _scope()
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any):
+        with _scope():
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def single_blas_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run ``fn(*args)`` with BLAS (and OpenMP) limited to one thread (:func:`one_blas_thread`).
+
+    Parallel tasks call this so that a loky worker, a Dask worker and the parent process
+    all use the same thread count, hence the same floating-point reductions: results do not
+    depend on ``n_jobs`` or the joblib backend.
+    """
+    with _scope():
+        return fn(*args)
+
+
+def _set_enabled(enabled: bool) -> bool:
+    """Turn the policy on or off; returns the previous value. For the benchmark that times the old
+    behaviour (``benchmarks/bench_under_load.py``) and the tests; not public."""
+    with _LOCK:
+        old, _STATE["enabled"] = _STATE["enabled"], bool(enabled)
+    return old
+
+
+def one_blas_thread_methods(*names: str) -> Callable[[type], type]:
+    """Class decorator: the methods ``names`` of the class (its own or inherited) run under
+    :func:`one_blas_thread`. One line at the class applies the policy to every public query."""
+
+    def apply(cls: type) -> type:
+        for name in names:
+            setattr(cls, name, one_blas_thread(getattr(cls, name)))
+        return cls
+
+    return apply

@@ -1,0 +1,219 @@
+"""Global solver for QCQPs with two convex quadratic constraints (the CDT / two-trust-region problem).
+
+Standard form: minimise ``f(x) = x'A₀x - 2b₀'x + c₀`` (A₀ symmetric, indefinite allowed) subject to
+``g₁(x) = x'A₁x - 2b₁'x + c₁ <= 0`` (A₁ PSD) and ``g₂(x) = x'Bx - r <= 0`` (B PSD, r > 0), with a
+feasible point ``x_in`` given (``g₁(x_in) < 0``: Slater).
+
+Method
+------
+1. *Lagrangian in the first constraint, exact in the second.* For λ >= 0 the trust-region engine
+   (:class:`~solvers.QCQPSequence`, certified) solves ``D(λ) = min_{g₂<=0} f + λg₁``; D is concave with
+   slope ``g₁(x_λ)``, bisected to its maximum. If some λ gives a minimiser with ``g₁ = 0`` (or λ = 0
+   with ``g₁ <= 0``), that minimiser is optimal: the usual S-lemma case.
+2. *Jump* (duality gap): at the best λ* the minimiser jumps between two points x₋, x₊ on the
+   boundary of the ball, and no multiplier pair attains the primal value. The Hessian
+   ``H* = A₀ + λ*A₁ + ν*B`` is then singular along ``v ∝ x₋ - x₊`` and positive definite across it.
+   Each *fibre* ``{x : v'x = s}`` is a two-constraint problem whose Lagrangian Hessian ``P'HP``
+   (P spans v^⊥) is positive definite near (λ*, ν*): its two-multiplier dual is maximised by
+   projected Newton, and any multipliers with ``P'HP ≻ 0`` (checked by Cholesky) give a quadratic
+   ``ψ(s) <= Φ(s) = min {f : g <= 0, v'x = s}`` valid for every s (weak duality on each fibre).
+3. *One-dimensional outer loop* (Kelley's cutting planes with quadratic minorants): the certified
+   lower bound is ``min_{s∈[s_lo,s_hi]} max_k ψ_k(s)`` (computed exactly from the breakpoints of the
+   quadratics; ``[s_lo, s_hi]`` is an outer range of v'x over the feasible set), the next fibre is its
+   minimiser, and every fibre's solution (moved into the set along the segment to ``x_in``) is a
+   feasible point. It stops when the best feasible value is within ``atol`` of the lower bound.
+
+Every bound is a Lagrangian bound with its multipliers and a Cholesky proof of the Hessian's
+definiteness, so the lower bound holds whatever the loop does; the gap left (if any) is reported.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._base import SolverStatus
+from ._fibres import _Fibres, _min_max_quadratics, _outer_range, _Problem, _q
+from .trust_region import QCQPSequence
+
+__all__ = ["TwoConstraintResult", "solve_two_constraint"]
+
+@dataclass(frozen=True)
+class TwoConstraintResult:
+    """Answer of :func:`solve_two_constraint`.
+
+    Attributes
+    ----------
+    x : ndarray
+        The best feasible point found (``g₁(x) <= 0``, ``g₂(x) <= r·1e-12``).
+    value : float
+        ``f(x)``: an upper bound on the minimum.
+    lower : float
+        Certified lower bound on the minimum (``value - lower`` is the gap left).
+    status : SolverStatus
+        OPTIMAL when ``value - lower <= atol``, INACCURATE otherwise.
+    info : dict
+        ``method`` ("lagrangian" or "fibres"), ``fibres`` solved, ``lambda``/``nu`` multipliers.
+    """
+
+    x: np.ndarray
+    value: float
+    lower: float
+    status: SolverStatus
+    info: dict = field(default_factory=dict)
+
+    @property
+    def gap(self) -> float:
+        return max(0.0, self.value - self.lower)
+
+
+def solve_two_constraint(A0, b0, c0, A1, b1, c1, B, r, x_in, *, atol: float, max_fibres: int = 60,
+                         seq: QCQPSequence | None = None, lam_bracket: tuple | None = None) -> TwoConstraintResult:
+    """Globally minimise ``f`` subject to ``g₁ <= 0`` and ``x'Bx <= r`` (see the module docstring).
+
+    ``x_in``: a feasible point with ``g₁(x_in) < 0``. ``atol``: absolute gap to reach. ``seq``: a
+    :class:`QCQPSequence` of the family ``A₀ + λA₁, b₀ + λb₁`` on the same ball (built when omitted).
+    ``lam_bracket``: ``(λ₋, λ₊, x₋, x₊)``, multipliers believed to bracket the one where the minimiser
+    crosses ``g₁ = 0`` with their minimisers (used when verified; otherwise the bracket is searched from λ = 0).
+    """
+    A0, A1, B = (np.asarray(M, dtype=float) for M in (A0, A1, B))
+    b0, b1, x_in = (np.asarray(v, dtype=float) for v in (b0, b1, x_in))
+    pb = _Problem(A0, b0, c0, A1, b1, c1, B, r, x_in)
+    if seq is None:
+        seq = QCQPSequence(A0, b0, B, r, A1=A1, b1=b1)
+    best = {"x": x_in, "f": pb.f(x_in)}
+
+    def offer(x):
+        xf = pb.feasible(x) if x is not None else None
+        if xf is not None:
+            fx = pb.f(xf)
+            if fx < best["f"]:
+                best["x"], best["f"] = xf, fx
+
+    lam_best = {"D": -math.inf, "lam": math.nan, "nu": math.nan}
+    sols = {}
+
+    def dual(lam):
+        res = seq.solve(lam, check=False, certificate="reduced")
+        if res.status is not SolverStatus.OPTIMAL:
+            sols[lam] = None
+            return None
+        D = res.objective + pb.c0 + lam * pb.c1
+        if D > lam_best["D"]:
+            lam_best.update(D=D, lam=lam, nu=float(res.multiplier))
+        offer(res.x)
+        sols[lam] = (res.x, pb.g1(res.x), float(res.multiplier), D)
+        return sols[lam]
+
+    def done():
+        return best["f"] - lam_best["D"] <= atol
+
+    info = {"method": "lagrangian", "fibres": 0}
+    lo, hi = 0.0, None
+    if lam_bracket is not None:  # a caller's bracket (λ₋, λ₊, x₋, x₊): minimisers at λ₋ (g₁ > 0) and λ₊ (g₁ <= 0)
+        l0, l1, x0, x1 = lam_bracket
+        a, b = dual(float(l0)), dual(float(l1))
+        if a is not None and b is not None and 0 <= l0 < l1 and pb.g1(x0) > 0 >= pb.g1(x1):
+            # at a jump the solver may return either minimiser: keep the caller's, when they are minimisers too
+            for lam, x, st in ((l0, x0, a), (l1, x1, b)):
+                Al, bl = seq.A0 + lam * seq.A1, seq.b0 + lam * seq.b1
+                size = abs(float(x @ Al @ x)) + 2 * abs(float(bl @ x)) + abs(pb.c0 + lam * pb.c1)
+                if abs(_q(Al, bl, pb.c0 + lam * pb.c1, x) - st[3]) <= 1e-8 * size and pb.g2(x) <= 1e-9 * pb.r:
+                    sols[float(lam)] = (x, pb.g1(x), st[2], st[3])
+            if sols[float(l0)][1] > 0 >= sols[float(l1)][1]:
+                lo, hi = float(l0), float(l1)
+    if hi is None:
+        st = dual(0.0)
+        if st is not None and st[1] <= 0:
+            hi = 0.0
+        else:
+            lam = max(1.0, abs(pb.c0) / max(abs(pb.c1), 1e-300))
+            for _ in range(200):
+                st = dual(lam)
+                if st is not None and st[1] <= 0:
+                    hi = lam
+                    break
+                lo, lam = lam, lam * 4.0
+    if hi is None:
+        return _result(pb, best, lam_best, atol, info)
+    it = 0
+    while hi > 0 and not done() and hi - lo > 1e-8 * hi:
+        a, b = sols.get(lo), sols.get(hi)
+        mid = 0.5 * (lo + hi)
+        it += 1
+        if it % 3 and a is not None and b is not None and a[1] > 0 >= b[1] and a[1] - b[1] > 0:
+            sec = lo + (hi - lo) * a[1] / (a[1] - b[1])
+            if lo + 0.05 * (hi - lo) < sec < hi - 0.05 * (hi - lo):
+                mid = sec
+        st = dual(mid)
+        if st is not None and st[1] <= 0:
+            hi = mid
+        else:
+            lo = mid
+    a, b = sols.get(lo), sols.get(hi)
+    if a is not None and b is not None:  # the chord between the bracketing minimisers
+        for t in np.linspace(0.0, 1.0, 17)[1:-1]:
+            offer(b[0] + t * (a[0] - b[0]))
+    if done():
+        return _result(pb, best, lam_best, atol, info)
+    a, b = sols.get(lo), sols.get(hi)
+    if a is None or b is None or np.linalg.norm(a[0] - b[0]) == 0:
+        return _result(pb, best, lam_best, atol, info)
+    # A jump: one-dimensional search over the fibres v'x = s across it.
+    info["method"] = "fibres"
+    v = a[0] - b[0]
+    fib = _Fibres(pb, v / np.linalg.norm(v))
+    s_lo, s_hi = _outer_range(pb, fib.u)
+    if not (np.isfinite(s_lo) and np.isfinite(s_hi)) or s_lo > s_hi:
+        return _result(pb, best, lam_best, atol, info)
+    lam_s, nu_s = lam_best["lam"], lam_best["nu"]
+    quads = [np.array([0.0, 0.0, lam_best["D"]])]
+    m_start = np.array([lam_s, nu_s])
+    got = fib.minorant(m_start)
+    if got is not None:
+        quads.append(got[0])
+    lower = lam_best["D"]
+    tried, retried, starts = [], [], [(math.inf, m_start)]
+    todo = [float(fib.u @ best["x"]), float(fib.u @ a[0]), float(fib.u @ b[0])]
+
+    def seen(s, where):
+        return any(abs(s - t) <= 1e-12 * max(abs(s), abs(s_hi - s_lo)) for t in where)
+
+    for k in range(max_fibres):
+        lower, s_star = _min_max_quadratics(np.array(quads), s_lo, s_hi)
+        if best["f"] - lower <= atol:
+            break
+        queued = bool(todo)
+        s = min(max(todo.pop(0) if queued else s_star, s_lo), s_hi)
+        if seen(s, tried):
+            if queued:
+                continue
+            if seen(s, retried):  # the minorants no longer move: the gap left is reported
+                break
+            retried.append(s)  # the fibre's dual stalled from a warm start: once more from the root multipliers
+            near, iters = m_start, 400
+        else:
+            tried.append(s)
+            near, iters = min(starts, key=lambda e: abs(e[0] - s))[1], 60  # warm start: the nearest solved fibre
+        # a fibre is dropped once its dual passes the best value by half the gap (a minorant that also covers
+        # its neighbours), or solved to 0.25·atol
+        cut = best["f"] + 0.5 * (best["f"] - lower)
+        coef, m, x, fx = fib.solve(s, near, cut, 0.25 * atol, max_iter=iters)
+        info["fibres"] = k + 1
+        if coef is not None:
+            quads.append(coef)
+            if float(coef @ (s * s, s, 1.0)) < cut:  # not dropped: its multipliers are a sensible warm start
+                starts.append((s, m))
+        if x is not None and fx < best["f"]:
+            best["x"], best["f"] = x, fx
+    lower = max(lower, _min_max_quadratics(np.array(quads), s_lo, s_hi)[0])
+    lam_best["D"] = max(lam_best["D"], lower)
+    return _result(pb, best, lam_best, atol, info)
+
+
+def _result(pb, best, lam_best, atol, info):
+    info = dict(info, **{"lambda": lam_best["lam"], "nu": lam_best["nu"]})
+    lower = min(lam_best["D"], best["f"])
+    status = SolverStatus.OPTIMAL if best["f"] - lower <= atol else SolverStatus.INACCURATE
+    return TwoConstraintResult(best["x"], float(best["f"]), float(lower), status, info)

@@ -1,0 +1,141 @@
+"""Reliance differences MR(a) - MR(b) over a Rashomon set and the certified order of features (issue 29)."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rashomon import KernelModelClass, LinearModelClass, LogisticModelClass, RashomonSet
+from rashomon.utils.validation import RashomonInputError
+
+GRID = 801
+
+
+def _two_param_set(seed, eps=0.2):
+    rng = np.random.default_rng(seed)
+    n = 80
+    x1 = rng.normal(size=n)
+    X = np.column_stack([x1, 0.6 * x1 + 0.8 * rng.normal(size=n)])
+    y = X @ [1.0, 0.7] + rng.normal(size=n)
+    rs = RashomonSet(LinearModelClass(fit_intercept=False), eps).fit(X, y)
+    assert rs.parametrization_.dim == 2
+    return rs
+
+
+def _grid_values(rs, kind):
+    """Brute force: every θ of an 801² grid over the set's bounding box, kept when inside the set."""
+    box = rs.functional_range(np.eye(2))
+    t0 = np.linspace(box.lower[0], box.upper[0], GRID)
+    t1 = np.linspace(box.lower[1], box.upper[1], GRID)
+    T = np.array(np.meshgrid(t0, t1)).reshape(2, -1).T
+    par = rs.parametrization_
+    eo = rs.e_orig_form_.evaluate_many(T)
+    inside = (eo <= rs.epsilon_abs_) & (np.einsum("ij,jk,ik->i", T, par.B, T) <= par.r)
+    T, eo = T[inside], eo[inside]
+    ea = rs.problem(0).e_switch.evaluate_many(T)
+    eb = rs.problem(1).e_switch.evaluate_many(T)
+    return (ea - eb) / eo if kind == "ratio" else ea - eb
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("kind", ["ratio", "difference"])
+def test_reliance_difference_equals_brute_force_grid(seed, kind):
+    rs = _two_param_set(seed)
+    rd = rs.reliance_difference(0, 1, kind=kind)
+    v = _grid_values(rs, kind)
+    assert len(v) > 1000
+    scale = max(1.0, rd.upper - rd.lower)
+    # valid: no grid member outside; tight: the grid reaches both ends within its resolution
+    assert v.min() >= rd.lower - 1e-9 * scale and v.max() <= rd.upper + 1e-9 * scale
+    assert v.min() - rd.lower <= 2e-3 * scale and rd.upper - v.max() <= 2e-3 * scale
+    assert rd.exact
+    for end, val in (("lower", rd.lower_attained), ("upper", rd.upper_attained)):
+        th = rd.lower_theta if end == "lower" else rd.upper_theta
+        assert rs.e_orig_form_(th) <= rs.epsilon_abs_
+        assert th @ rs.parametrization_.B @ th <= rs.parametrization_.r * (1 + 1e-12)
+        ea, eb, eo = rs.problem(0).e_switch(th), rs.problem(1).e_switch(th), rs.e_orig_form_(th)
+        assert val == pytest.approx((ea - eb) / eo if kind == "ratio" else ea - eb, abs=1e-12)
+
+
+@pytest.mark.parametrize("cls", ["linear", "kernel"])
+def test_sampled_members_inside_reliance_difference(cls):
+    rng = np.random.default_rng(3)
+    n = 150
+    X = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+    y = X.a + 0.8 * X.b + 0.3 * X.c + rng.normal(size=n)
+    mc = LinearModelClass() if cls == "linear" else KernelModelClass(dictionary=30)
+    rs = RashomonSet(mc, 0.1).fit(X, y)
+    smp = rs.sample(1000, random_state=0)
+    eo = rs.e_orig_form_.evaluate_many(smp.thetas)
+    for a, b in (("a", "b"), ("b", ["a", "c"])):
+        for kind in ("ratio", "difference"):
+            rd = rs.reliance_difference(a, b, kind=kind)
+            ea = rs.problem(a).e_switch.evaluate_many(smp.thetas)
+            eb = rs.problem(b).e_switch.evaluate_many(smp.thetas)
+            v = (ea - eb) / eo if kind == "ratio" else ea - eb
+            tol = 1e-9 * max(1.0, rd.upper - rd.lower)
+            assert v.min() >= rd.lower - tol and v.max() <= rd.upper + tol
+            assert rd.exact
+            # consistent with the two MCR intervals (the difference is at least as tight)
+            ra, rb = rs.model_class_reliance(a, kind=kind), rs.model_class_reliance(b, kind=kind)
+            assert rd.lower >= ra.lower - rb.upper - 1e-6 and rd.upper <= ra.upper - rb.lower + 1e-6
+
+
+def test_reliance_order_relations_hasse_and_critical_epsilon():
+    rng = np.random.default_rng(4)
+    n = 200
+    X = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+    y = 2.0 * X.a + 1.0 * X.b + 0.3 * X.c + rng.normal(size=n)
+    rs = RashomonSet(LinearModelClass(), 0.05).fit(X, y)
+    order = rs.reliance_order(["a", "b", "c"])
+    assert order.holds("a", "b") and order.holds("b", "c") and order.holds("a", "c")
+    assert not order.holds("b", "a")
+    assert order.hasse_edges() == [("a", "b"), ("b", "c")]
+    for r in order.relations.itertuples():
+        lo, hi = r.critical_epsilon_abs_lower, r.critical_epsilon_abs_upper
+        assert rs.epsilon_abs_ <= lo < hi < np.inf
+        assert hi - lo <= 1e-3 * (lo - rs.e_min_) * 1.0001
+        at_lo = RashomonSet(LinearModelClass(), lo, epsilon_kind="absolute").fit(X, y)
+        assert at_lo.reliance_difference(r.a, r.b).lower > 0  # still holds (certified)
+        at_hi = RashomonSet(LinearModelClass(), hi, epsilon_kind="absolute").fit(X, y)
+        assert at_hi.reliance_difference(r.a, r.b).lower_attained <= 1e-12  # a member with MR(a) <= MR(b)
+        assert r.critical_epsilon_lower == pytest.approx(lo / rs.e_ref_ - 1)  # the set's relative ε
+    json.dumps(order.to_dict())
+    import matplotlib
+
+    matplotlib.use("Agg")
+    order.plot()
+    order.differences[("a", "b")].plot()
+
+
+def test_reliance_order_groups_dict_and_errors():
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame(rng.normal(size=(120, 4)), columns=["a", "b", "c", "d"])
+    y = X.a + X.b + 0.1 * X.c + rng.normal(size=120)
+    rs = RashomonSet(LinearModelClass(), 0.05).fit(X, y)
+    order = rs.reliance_order({"strong": ["a", "b"], "weak": ["c", "d"]}, critical=False)
+    assert order.holds("strong", "weak")
+    assert np.isnan(order.relations["critical_epsilon_abs_lower"].iloc[0])
+    with pytest.raises(RashomonInputError, match="two or more features"):
+        rs.reliance_order(["a"])
+    with pytest.raises(RashomonInputError, match="'kind' parameter of RashomonSet.reliance_difference"):
+        rs.reliance_difference("a", "b", kind="log")
+
+
+def test_classifier_reliance_difference_is_outer_and_valid():
+    from rashomon.sets.margin import MarginTerms
+
+    rng = np.random.default_rng(6)
+    n = 250
+    X = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+    y = (1.5 * X.a + 0.5 * X.b + rng.logistic(size=n) > 0).astype(float)
+    rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)
+    rd = rs.reliance_difference("a", "b")
+    assert not rd.exact and rd.lower <= rd.lower_attained <= rd.upper_attained <= rd.upper
+    ms = rs._margin
+    Ta, Tb = MarginTerms(ms.D, ms.y, np.array([0]) + ms.o), MarginTerms(ms.D, ms.y, np.array([1]) + ms.o)
+    smp = rs.sample(200, random_state=0)
+    v = np.array([(Ta.e_switch(t, ms.loss) - Tb.e_switch(t, ms.loss)) / Ta.e_orig(t, ms.loss) for t in smp.thetas])
+    assert v.min() >= rd.lower and v.max() <= rd.upper
+    order = rs.reliance_order(["a", "b"])
+    assert order.holds("a", "b") and np.isnan(order.relations["critical_epsilon_abs_lower"].iloc[0])
