@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test bench repro clean
+.PHONY: demo test bench repro docs clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,15 @@ repro: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m pytest -q -s -m slow
 	MPLBACKEND=Agg $(PY) -m pytest -q tests/test_properties.py --hypothesis-profile=long
 	MPLBACKEND=Agg $(PY) benchmarks/coverage.py --reps 100
+
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): pyproject.toml | $(STAMP)
+	$(PY) -m pip install -e ".[test,docs]"
+	touch $(DOCS_STAMP)
+
+# the site, with warnings as errors and nitpicky cross-references; every example runs (docs/_build/html)
+docs: $(DOCS_STAMP)
+	MPLBACKEND=Agg $(PY) -m sphinx -b html -W --keep-going -n docs docs/_build/html
 
 clean:
 	rm -rf $(VENV) demo-output build *.egg-info

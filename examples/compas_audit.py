@@ -1,9 +1,11 @@
-"""The COMPAS analysis of Fisher, Rudin & Dominici (2019, §10), end to end.
+"""
+The COMPAS analysis of Fisher, Rudin & Dominici (2019, §10), end to end.
+========================================================================
 
 How much could any well-performing model of the COMPAS violent-recidivism score
 rely on race and sex ("inadmissible") versus criminal history, charge degree and
 age ("admissible")? Data: ProPublica's compas-scores-two-years-violent.csv,
-bundled in rashomon.datasets (filters |days_b_screening_arrest| <= 30,
+bundled in rashomon.datasets (filters ``|days_b_screening_arrest| <= 30``,
 is_recid != -1, c_charge_degree != "O", score_text != "N/A"), African-American
 and Caucasian defendants; outcome v_decile_score; squared loss.
 
@@ -44,7 +46,7 @@ GROUPS = {"inadmissible": ["race", "sex"], "admissible": ["priors_count", "felon
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     ap.add_argument("--bootstrap", type=int, default=0, help="held-out bootstrap resamples (0 = none)")
     ap.add_argument("--json", type=Path, help="write results as JSON")
     ap.add_argument("--no-plots", action="store_true", help="skip figures and the HTML report")
@@ -74,4 +76,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    if status:  # a script's exit status; none when it succeeds (sphinx-gallery runs it in-process)
+        raise SystemExit(status)

@@ -1,4 +1,6 @@
-"""Race in COMPAS: marginal vs conditional reliance (given the admissible variables).
+"""
+Race in COMPAS: marginal vs conditional reliance (given the admissible variables).
+==================================================================================
 
 Marginal reliance scrambles race against everything; conditional reliance swaps
 race only between defendants with similar criminal history, charge degree and
@@ -17,7 +19,8 @@ import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV, KFold
 
-sys.path.insert(0, str(Path(__file__).parent))
+# the examples folder (sphinx-gallery runs the script there, without __file__)
+sys.path.insert(0, str(Path(globals().get("__file__", "compas_audit.py")).resolve().parent))
 from compas_audit import compas_frame  # noqa: E402
 
 import rashomon  # noqa: E402
@@ -64,4 +67,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    status = main()
+    if status:  # a script's exit status; none when it succeeds (sphinx-gallery runs it in-process)
+        raise SystemExit(status)

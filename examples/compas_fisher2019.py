@@ -1,4 +1,6 @@
-"""The COMPAS analysis of Fisher, Rudin & Dominici (2019, §10) with the authors' exact protocol.
+"""
+The COMPAS analysis of Fisher, Rudin & Dominici (2019, §10) with the authors' exact protocol.
+=============================================================================================
 
 The authors' 500 training rows (bundled: ``load_compas_fisher2019``), features race, sex, felony and
 priors/age standardised with the training mean and *sample* sd; Gaussian kernel with σ = 1.857097;
@@ -48,7 +50,7 @@ def run(progress: bool = False) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     ap.add_argument("--json", help="write the results to this JSON file")
     args = ap.parse_args(argv)
     res = run(progress=True)
@@ -72,4 +74,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    status = main()
+    if status:  # a script's exit status; none when it succeeds (sphinx-gallery runs it in-process)
+        raise SystemExit(status)

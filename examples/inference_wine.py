@@ -1,4 +1,6 @@
-"""Inference over refits on red wine: which learner is better, and which features matter?
+"""
+Inference over refits on red wine: which learner is better, and which features matter?
+======================================================================================
 
 1. Linear model vs regression tree vs random forest, compared pairwise with the
    Nadeau-Bengio corrected resampled t-test (15 subsampling refits).
@@ -54,4 +56,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    status = main()
+    if status:  # a script's exit status; none when it succeeds (sphinx-gallery runs it in-process)
+        raise SystemExit(status)

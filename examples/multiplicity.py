@@ -1,5 +1,6 @@
-"""Beyond reliance on Pima diabetes: prediction ranges, predictive multiplicity, coefficient ranges and
-the variable importance cloud of one Rashomon set.
+"""
+Beyond reliance on Pima diabetes: prediction ranges, predictive multiplicity, coefficient ranges and the variable importance cloud of one Rashomon set.
+=======================================================================================================================================================
 
 A linear score of the 0/1 outcome, thresholded at 0.5 (a linear probability model), with ε by the
 one-standard-error rule (models whose loss is within one standard error of the cross-validated loss
@@ -26,7 +27,7 @@ from rashomon.utils import save_figure, write_text  # noqa: E402
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     ap.add_argument("--out", type=Path, default=Path("multiplicity-output"))
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--n-models", type=int, default=2000)
@@ -81,4 +82,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    status = main()
+    if status:  # a script's exit status; none when it succeeds (sphinx-gallery runs it in-process)
+        raise SystemExit(status)

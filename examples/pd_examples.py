@@ -1,4 +1,6 @@
-"""PD/ICE and the Rashomon PD band on bundled data: bike sharing (temperature, year) and red wine (alcohol).
+"""
+PD/ICE and the Rashomon PD band on bundled data: bike sharing (temperature, year) and red wine (alcohol).
+=========================================================================================================
 
 A random forest gives the ICE curves; the band is the range of PD over every
 model of a class whose loss is within ε of the best (a kernel class for bikes,
@@ -65,4 +67,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    status = main()
+    if status:  # a script's exit status; none when it succeeds (sphinx-gallery runs it in-process)
+        raise SystemExit(status)

@@ -1,4 +1,6 @@
-"""Importance for predictive uncertainty on real data (Wood et al.): concrete and Pima diabetes.
+"""
+Importance for predictive uncertainty on real data (Wood et al.): concrete and Pima diabetes.
+=============================================================================================
 
 Concrete: Gaussian process (RBF + white noise), 75/25 split; likelihood-PFI and entropy-PFI
 on the test part. Pima: random forest (500 trees, depth 8) calibrated with a sigmoid on 20% of
@@ -87,4 +89,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    status = main()
+    if status:  # a script's exit status; none when it succeeds (sphinx-gallery runs it in-process)
+        raise SystemExit(status)

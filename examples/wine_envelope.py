@@ -1,4 +1,6 @@
-"""MCR envelope on real data: how much could any good linear model of red-wine quality rely on alcohol?
+"""
+MCR envelope on real data: how much could any good linear model of red-wine quality rely on alcohol?
+====================================================================================================
 
     python examples/wine_envelope.py --out wine-output
 """
@@ -51,4 +53,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    status = main()
+    if status:  # a script's exit status; none when it succeeds (sphinx-gallery runs it in-process)
+        raise SystemExit(status)

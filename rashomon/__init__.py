@@ -8,7 +8,7 @@ fitted once and asked many questions.
 Subpackages: :mod:`rashomon.sets` (the set and its queries),
 :mod:`rashomon.model_classes`, :mod:`rashomon.reliance` (MR of fitted models),
 :mod:`rashomon.inspection` (PD/ICE, uncertainty), :mod:`rashomon.inference`,
-:mod:`rashomon.audit` (audit, CLI, report), :mod:`rashomon.plotting`,
+``rashomon.audit`` (audit, CLI, report), :mod:`rashomon.plotting`,
 :mod:`rashomon.datasets`, :mod:`rashomon.solvers` (optimisation engines) and
 :mod:`rashomon.utils`.
 

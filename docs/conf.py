@@ -1,0 +1,151 @@
+"""Sphinx configuration of the rashomon documentation (``make docs``).
+
+Sphinx with pydata-sphinx-theme, numpydoc (the package's docstring style), sphinx-gallery (every script in
+``examples/`` runs at build time, with its figures and printed output) and intersphinx to NumPy,
+scikit-learn and matplotlib. The build runs nitpicky with warnings as errors (``-W -n`` in the Makefile).
+The API reference is generated here from the public ``__all__`` lists, so every public name has a page.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import rashomon
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+project = "rashomon"
+author = "the rashomon developers"
+copyright = "2026, the rashomon developers"
+release = rashomon.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+    "myst_parser",
+]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
+                    "**.codeobj.json", "auto_examples/*.md5"]
+templates_path = ["_templates"]
+
+# -- API reference: one page per public name (generated from __all__) -------------------------------------
+PUBLIC_SUBPACKAGES = ["sets", "model_classes", "reliance", "inspection", "inference", "audit", "plotting",
+                      "datasets", "utils", "solvers"]
+
+
+def _public_names() -> dict[str, list[str]]:
+    """{module: sorted public names}: ``rashomon`` itself, then each public subpackage."""
+    import importlib
+
+    out = {"rashomon": sorted(n for n in rashomon.__all__ if not n.startswith("_") and n not in PUBLIC_SUBPACKAGES)}
+    for sub in PUBLIC_SUBPACKAGES:
+        mod = importlib.import_module(f"rashomon.{sub}")
+        out[f"rashomon.{sub}"] = sorted(n for n in mod.__all__ if not n.startswith("_"))
+    return out
+
+
+def _write_api_index() -> None:
+    lines = ["API reference", "=============", "",
+             "Every public name, by the module that exports it: first the names :mod:`rashomon` itself exports,",
+             "then each subpackage's own (a subpackage's names that :mod:`rashomon` also exports link to the",
+             "first list).", ""]
+    top = set(rashomon.__all__) - set(PUBLIC_SUBPACKAGES)
+    for mod, names in _public_names().items():
+        title = f"``{mod}``"
+        own = [n for n in names if (mod == "rashomon" or n not in top) and f"{mod}.{n}" != "rashomon.audit"]
+        also = [n for n in names if mod != "rashomon" and n in top]
+        lines += [title, "-" * len(title), ""]
+        if mod != "rashomon.audit":  # the module shares its name with the function rashomon.audit
+            lines += [f".. automodule:: {mod}", "   :no-members:", ""]
+        if own:
+            lines += [f".. currentmodule:: {mod}", "", ".. autosummary::", "   :toctree: generated/",
+                      "   :template: name.rst", ""] + [f"   {n}" for n in own] + [""]
+        if mod == "rashomon":  # the function rashomon.audit shares its name with the subpackage: its own page
+            lines += [".. toctree::", "   :hidden:", "", "   api_audit", "",
+                      "And the function :func:`rashomon.audit` (the audit of a table).", ""]
+        if also:
+            lines += ["Also exported by :mod:`rashomon`: " + ", ".join(f":obj:`rashomon.{n}`" for n in also)
+                      + ".", ""]
+    text = "\n".join(lines)
+    path = HERE / "api.rst"
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+_write_api_index()
+autosummary_generate = True
+autosummary_generate_overwrite = True
+autodoc_default_options: dict[str, object] = {}
+autodoc_typehints = "none"  # the numpydoc sections carry the types
+numpydoc_show_class_members = False
+numpydoc_xref_param_type = False
+numpydoc_validation_checks: set[str] = set()
+add_module_names = False
+
+# -- nitpicky: every cross-reference must resolve; private paths and numpydoc's free-text types excepted ---
+nitpicky = True
+nitpick_ignore_regex = [
+    (r"py:.*", r".*\._[a-z].*"),          # private modules and names referenced from docstrings
+    (r"py:.*", r"(array-like|array_like|callable|optional|default|sequence|mapping|scalar|path-like)"),
+    (r"py:class", r"(np|pd|pandas)\..*"),
+    (r"py:.*", r"(dask|distributed|joblib|cvxpy|osqp|tqdm|pyarrow|fairlearn|statsmodels)\..*"),
+]
+
+# -- intersphinx: bundled inventories (the build is offline; see _intersphinx/inventories.py) ---------------
+from _intersphinx.inventories import SITES, write_inventories  # noqa: E402
+
+_INVENTORIES = write_inventories(HERE / "_build" / "_intersphinx")
+intersphinx_mapping = {key: (SITES[key][2], _INVENTORIES[key]) for key in SITES}
+
+
+# -- sphinx-gallery ---------------------------------------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r".*\.py$",
+    "ignore_pattern": r"(__init__|_common)\.py$",
+    "image_scrapers": ("matplotlib", "_gallery_hooks"),
+    "reset_modules": ("_gallery_hooks.reset_state",),
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "capture_repr": ("_repr_html_", "__repr__"),
+    "run_stale_examples": False,
+    "abort_on_example_error": True,
+}
+
+# -- HTML -------------------------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"rashomon {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+}
+html_static_path: list[str] = []
+html_show_sourcelink = False
+suppress_warnings = ["myst.header"]
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def _skip_member(app, what, name, obj, skip, options):
+    """scikit-learn's generated metadata-routing setters (``set_fit_request``, …) are not this package's API."""
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return skip
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_member)

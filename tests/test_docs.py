@@ -1,0 +1,135 @@
+"""The built documentation site (``make docs``): four kinds of page open in headless Chromium with every image
+decoded, and no broken internal link or anchor on them.
+
+Skipped when the site has not been built (``make test`` runs before ``make docs``; ``.ci/run`` runs this file
+again after ``make docs``). Screenshots are written to ``docs/_build/screenshots/`` to be looked at.
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "docs" / "_build" / "html"
+PAGES = {
+    "index": "index.html",
+    "user guide (MCR)": "user_guide/mcr.html",
+    "gallery (COMPAS)": "auto_examples/compas_fisher2019.html",
+    "API (RashomonSet)": "generated/rashomon.RashomonSet.html",
+}
+
+pytestmark = pytest.mark.skipif(not (SITE / "index.html").exists(),
+                                reason="the site is not built (make docs); .ci/run runs this test after make docs")
+
+
+class _Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.imgs: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"])
+        if tag == "a" and a.get("href"):
+            self.hrefs.append(a["href"])
+        if tag == "img" and a.get("src"):
+            self.imgs.append(a["src"])
+
+
+def _parse(path: Path) -> _Links:
+    p = _Links()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_internal_links_and_images_resolve(name):
+    page = SITE / PAGES[name]
+    assert page.exists(), f"{name}: {page} was not built"
+    links = _parse(page)
+    broken = []
+    for src in links.imgs:
+        if urlsplit(src).scheme in ("http", "https", "data"):
+            continue
+        if not (page.parent / unquote(urlsplit(src).path)).resolve().exists():
+            broken.append(f"image {src}")
+    for href in links.hrefs:
+        parts = urlsplit(href)
+        if parts.scheme or href.startswith("mailto:"):
+            continue
+        target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.exists():
+            broken.append(f"link {href}")
+            continue
+        if parts.fragment and target.suffix == ".html":
+            if parts.fragment not in _parse(target).ids:
+                broken.append(f"anchor {href}")
+    assert broken == [], f"{name}: {broken}"
+
+
+def test_gallery_page_shows_the_examples_figures_and_output():
+    page = (SITE / PAGES["gallery (COMPAS)"]).read_text(encoding="utf-8")
+    assert "sphx-glr-script-out" in page  # the printed output
+    imgs = _parse(SITE / PAGES["gallery (COMPAS)"]).imgs
+    assert any("sphx_glr_compas_fisher2019" in s for s in imgs), imgs  # at least one figure of the example
+
+
+_CHECK = """<script>
+window.__errors = [];
+window.addEventListener('error', e => window.__errors.push(String(e.message || e.target && e.target.src)), true);
+window.addEventListener('load', () => {
+  const imgs = Array.from(document.images).map(i => ({src: i.src, ok: i.complete && i.naturalWidth > 0}));
+  const pre = document.createElement('pre'); pre.id = 'checks';
+  pre.textContent = JSON.stringify({images: imgs, errors: window.__errors});
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_in_headless_chromium(name, tmp_path):
+    binary = _chromium()
+    if binary is None:
+        pytest.skip("no Chromium binary on PATH; .ci/run installs the Debian package chromium")
+    page = SITE / PAGES[name]
+    probe = page.with_name(f".probe-{page.name}")
+    probe.write_text(page.read_text(encoding="utf-8").replace("<head>", "<head>" + _CHECK, 1), encoding="utf-8")
+    base = [binary, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-dev-shm-usage",
+            "--hide-scrollbars"]
+    try:
+        proc = subprocess.run(base + [f"--user-data-dir={tmp_path / 'p1'}", "--virtual-time-budget=10000",
+                                      "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=180)
+        shots = SITE.parent / "screenshots"
+        shots.mkdir(exist_ok=True)
+        shot = shots / (re.sub(r"[^a-z]+", "_", name.lower()).strip("_") + ".png")
+        subprocess.run(base + [f"--user-data-dir={tmp_path / 'p2'}", f"--screenshot={shot}", "--window-size=1280,1600",
+                               page.as_uri()], capture_output=True, text=True, timeout=180)
+    finally:
+        probe.unlink(missing_ok=True)
+    m = re.search(r'<pre id="checks">(.*?)</pre>', proc.stdout, flags=re.S)
+    assert m, f"the check script did not run: {proc.stderr[-2000:]}"
+    checks = json.loads(html.unescape(m.group(1)))
+    bad = [im["src"] for im in checks["images"] if not im["ok"]]
+    assert bad == [], f"{name}: images not decoded: {bad}"
+    assert checks["errors"] == [], checks["errors"]
+    assert shot.exists() and shot.stat().st_size > 10_000
