@@ -1,7 +1,9 @@
-"""ProPublica's question on COMPAS: how much could any good classifier of two-year recidivism rely on race and sex?
+"""
+ProPublica's question on COMPAS: how much could any good classifier of two-year recidivism rely on race and sex?
+================================================================================================================
 
 Data: ProPublica's compas-scores-two-years.csv, bundled in rashomon.datasets, with ProPublica's filters
-(|days_b_screening_arrest| <= 30, is_recid != -1, c_charge_degree != "O", score_text != "N/A"): 6,172
+(``|days_b_screening_arrest| <= 30``, is_recid != -1, c_charge_degree != "O", score_text != "N/A"): 6,172
 defendants. Outcome ``two_year_recid`` (0/1); logistic model class (log loss); groups "race_sex" (race, sex)
 against "history_age" (priors_count, c_charge_degree, age). A seeded split column chooses the training
 rows, and a HistGradientBoostingClassifier fitted on them stands for "the model the user already has": its
@@ -59,7 +61,7 @@ def users_model(df: pd.DataFrame):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     ap.add_argument("--bootstrap", type=int, default=0, help="held-out resamples for the MR intervals (0 = none)")
     ap.add_argument("--bootstrap-mcr", action="store_true", help="bootstrap MCR too (each resample reruns the searches)")
     ap.add_argument("--json", type=Path, help="write results as JSON")
@@ -95,4 +97,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    if status:  # a script's exit status; none when it succeeds (sphinx-gallery runs it in-process)
+        raise SystemExit(status)

@@ -2,7 +2,7 @@
 
 Model reliance (MR) of fitted models and model class reliance (MCR) over
 Rashomon sets (Fisher, Rudin & Dominici, JMLR 2019). The core object is
-:class:`RashomonSet`: a model class, data, a reference inside the class and ε,
+:class:`~rashomon.RashomonSet`: a model class, data, a reference inside the class and ε,
 fitted once and asked many questions.
 
 Subpackages: :mod:`rashomon.sets` (the set and its queries),

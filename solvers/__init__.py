@@ -2,14 +2,14 @@
 
 Every backend implements the :class:`Solver` contract (what it takes, returns and certifies).
 
-* :mod:`rashomon.solvers.trust_region` — exact, certified global solver for
+* ``rashomon.solvers.trust_region`` — exact, certified global solver for
   ``min x'Ax - 2b'x  s.t.  x'Bx <= r`` (A indefinite, B PSD possibly singular),
   with :class:`QCQPSequence` for the γ-sequences of MCR.
-* :mod:`rashomon.solvers.two_constraint` — global solver for the same objective under two
+* ``rashomon.solvers.two_constraint`` — global solver for the same objective under two
   convex quadratic constraints (the CDT problem), with a certified lower bound.
-* :mod:`rashomon.solvers.osqp_qp` — OSQP for convex QPs with linear constraints, set up
+* ``rashomon.solvers.osqp_qp`` — OSQP for convex QPs with linear constraints, set up
   once and warm-started along a sequence.
-* :mod:`rashomon.solvers.cvxpy_backend` — cvxpy for convex programmes with
+* ``rashomon.solvers.cvxpy_backend`` — cvxpy for convex programmes with
   non-quadratic losses and a norm constraint.
 
 Names load on first use (PEP 562), so importing one engine does not import the others'

@@ -124,7 +124,7 @@ class Solver(abc.ABC):
     indexed by a parameter: γ for the sequences ``A(γ) = A0 + γA1, b(γ) = b0 + γb1``
     (:class:`~rashomon.solvers.QCQPSequence`, :class:`~rashomon.solvers.QPSequence`) or the
     term weights of a convex loss programme (:class:`~rashomon.solvers.ConvexLossProgram`).
-    Setting up factorises / compiles once; each :meth:`solve` reuses that work.
+    Setting up factorises / compiles once; each ``solve`` reuses that work.
 
     **Takes** the parameter (finite), ``check`` and backend options.
     **Returns** a :class:`SolverResult` in the family's standard form: the minimiser,
@@ -133,9 +133,9 @@ class Solver(abc.ABC):
     **Certifies**: status ``OPTIMAL`` means the certificate passed at ``self.tol`` (so the
     value is the global optimum to that tolerance); ``UNBOUNDED`` and ``INFEASIBLE`` are
     proved statuses; ``INACCURATE`` means the answer cannot be trusted, and with
-    ``check=True`` (default) :meth:`solve` raises :class:`SolverError` instead of returning it.
+    ``check=True`` (default) ``solve`` raises :class:`SolverError` instead of returning it.
 
-    Backends declare ``backend`` (a name) and implement :meth:`_solve`.
+    Backends declare ``backend`` (a name) and implement ``_solve``.
     """
 
     backend: str = ""

@@ -79,7 +79,7 @@ class LossTerm:
 
 
 class ConvexLossProgram(Solver):
-    """A convex loss programme, compiled once; :meth:`solve` takes the term weights.
+    """A convex loss programme, compiled once; ``solve`` takes the term weights.
 
     Parameters
     ----------

@@ -49,12 +49,12 @@ def qp_certificate(A, b, C, l, u, x, y) -> Certificate:
 
 
 class QPSequence(Solver):
-    """Convex QPs ``min x'(A₀+γA₁)x - 2(b₀+γb₁)'x  s.t.  l <= Cx <= u`` solved by OSQP.
+    """Convex QPs ``min x'(A₀+γA₁)x - 2(b₀+γb₁)'x  subject to  l <= Cx <= u`` solved by OSQP.
 
     Parameters
     ----------
     A0, b0, A1, b1 : arrays
-        As in :class:`solvers.QCQPSequence`; ``A0 + γA1`` must be PSD at the γ solved.
+        As in :class:`~rashomon.solvers.QCQPSequence`; ``A0 + γA1`` must be PSD at the γ solved.
     C : array or sparse matrix of shape (m, p)
     l, u : ndarray of shape (m,)
         Bounds (``±inf`` allowed).

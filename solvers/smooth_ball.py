@@ -33,7 +33,7 @@ __all__ = ["SmoothBallProgram"]
 
 
 class SmoothBallProgram(Solver):
-    """``min f(x)  s.t.  x'Bx <= r,  lo <= x[free] <= hi`` for smooth convex f (projected Newton).
+    """``min f(x)  subject to  x'Bx <= r,  lo <= x[free] <= hi`` for smooth convex f (projected Newton).
 
     Parameters
     ----------

@@ -85,7 +85,7 @@ def qcqp_certificate(A: np.ndarray, b: np.ndarray, B: np.ndarray, r: float, x: n
 
 
 class QCQPSequence(Solver):
-    """Solve ``min x'(A₀+γA₁)x - 2(b₀+γb₁)'x  s.t.  x'Bx <= r`` for many γ, factoring B once.
+    """Solve ``min x'(A₀+γA₁)x - 2(b₀+γb₁)'x  subject to  x'Bx <= r`` for many γ, factoring B once.
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Reliance audits of a table: the analysis of Fisher, Rudin & Dominici (2019, §10), its CLI and HTML report.
 
-Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+Names load on first use (``rashomon.utils.lazy.lazy_exports``).
 """
 from ..utils.lazy import lazy_exports
 

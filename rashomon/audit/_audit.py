@@ -29,7 +29,7 @@ Pipeline (:func:`audit`):
 
 Group names: 1-64 characters among letters, digits, ``_``, ``-``, ``.`` and
 space, starting with a letter or digit; no two names may give the same file
-name (:func:`group_slug`: spaces become ``_``, compared case-insensitively).
+name (``group_slug``: spaces become ``_``, compared case-insensitively).
 Figure files are named from the slug, never from the raw name.
 """
 from __future__ import annotations
@@ -110,7 +110,7 @@ def audit(
         Feature groups whose reliance is audited, e.g.
         ``{"inadmissible": ["race", "sex"], "admissible": ["priors", "age"]}``.
         Names: 1-64 letters, digits, ``_``, ``-``, ``.`` or spaces, starting
-        with a letter or digit, distinct as file names (:func:`group_slug`). A
+        with a letter or digit, distinct as file names (``group_slug``). A
         non-numeric column stands for all its one-hot dummies.
     features : list of str, default=None
         Model inputs; default the union of the groups. Non-numeric columns are
@@ -181,7 +181,7 @@ def audit(
     ambiguity_threshold : float, default=0.5
         Classifier classes: the probability threshold at which ambiguity (the
         share of rows some member of the set classifies differently from the
-        reference) is measured (:meth:`RashomonSet.multiplicity` with
+        reference) is measured (:meth:`~rashomon.RashomonSet.multiplicity` with
         ``scale="probability"``); the hinge class uses the score 0.
     ambiguity_rows : int or None, default=500
         Held-out rows (a seeded sample) on which ambiguity is measured; None:
@@ -195,7 +195,7 @@ def audit(
     sensitive : str, default=None
         A column of group labels (2-20 groups, >= 10 held-out rows each; it
         need not be a feature): the report adds "Fairness over the Rashomon
-        set" (``result.meta["fairness"]``; :mod:`._audit_fairness`).
+        set" (``result.meta["fairness"]``; ``rashomon/audit/_audit_fairness.py``).
     benchmark_column : str, default=None
         With ``sensitive``: a deployed score (e.g. COMPAS's ``decile_score``;
         probabilities for the logistic class) placed in the set's ranges.

@@ -77,7 +77,7 @@ def check_estimator(estimator: Any, raw: pd.DataFrame, features: list, func: str
 def estimator_model(estimator: Any, raw: pd.DataFrame, rows: np.ndarray, features: list, y_raw: np.ndarray,
                     y01: np.ndarray | None, func: str = "audit") -> FixedModel:
     """The user's fitted model on the held-out ``rows`` of ``raw``: log loss on ``predict_proba`` for a
-    classifier that has it, squared error on ``predict`` otherwise (:func:`rashomon.utils.losses.default_loss`,
+    classifier that has it, squared error on ``predict`` otherwise (``rashomon.utils.losses.default_loss``,
     as :func:`rashomon.model_reliance` chooses), labels encoded as the model's ``classes_``."""
     if not any(hasattr(estimator, m) for m in ("predict", "predict_proba")):
         raise RashomonInputError(f"The 'estimator' parameter of {func} must be a fitted model with predict or "

@@ -1,6 +1,6 @@
 """Inference over refits: learner-PFI and learner-PD with corrected intervals, corrected t-test, PIMP.
 
-Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+Names load on first use (``rashomon.utils.lazy.lazy_exports``).
 """
 from ..utils.lazy import lazy_exports
 

@@ -186,7 +186,7 @@ def learner_importance(
     ``c = n_test / n_train`` when ``correction=True`` (Nadeau & Bengio 2003), else ``c = 0``.
 
     ``loss="auto"`` (here and in :func:`model_importance_ci`, :func:`corrected_resampled_ttest`
-    and :func:`pimp`) fits the learner (:func:`rashomon.utils.losses.default_loss`): squared
+    and :func:`pimp`) fits the learner (``rashomon.utils.losses.default_loss``): squared
     error for a regressor, log loss on ``predict_proba`` for a classifier that has it, hinge on
     ``decision_function`` (binary) or zero-one otherwise; the result records it as ``loss``.
     """

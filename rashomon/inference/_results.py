@@ -28,7 +28,7 @@ class LearnerImportanceResult(DisplayMixin):
     confidence_level : float
     loss : str
         The loss the PFI is measured with (what ``loss="auto"`` chose, see
-        :func:`rashomon.utils.losses.default_loss`).
+        ``rashomon.utils.losses.default_loss``).
     """
 
     names: list

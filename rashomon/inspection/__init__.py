@@ -1,6 +1,6 @@
 """Partial dependence, ICE, PD importance and importance for predictive uncertainty.
 
-Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+Names load on first use (``rashomon.utils.lazy.lazy_exports``).
 """
 from ..utils.lazy import lazy_exports
 

@@ -34,13 +34,13 @@ class PartialDependenceResult(DisplayMixin):
     features : tuple of str
     grid : list of ndarray
         Grid values per feature.
-    average : ndarray of shape (n_outputs, *grid_shape)
+    average : ndarray of shape (n_outputs, \\*grid_shape)
         PD. Outputs: 1 for regressors; one per class for classifiers
         (probabilities, or the share of rows predicted as each class for crisp
         classifiers).
-    individual : ndarray of shape (n_outputs, n_samples, *grid_shape) or None
+    individual : ndarray of shape (n_outputs, n_samples, \\*grid_shape) or None
         ICE curves (``kind="individual"`` or ``"both"``).
-    std : ndarray of shape (n_outputs, *grid_shape)
+    std : ndarray of shape (n_outputs, \\*grid_shape)
         Standard deviation of the ICE curves at each grid value.
     outputs : list
         Output labels (classes).

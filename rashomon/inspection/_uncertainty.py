@@ -233,7 +233,7 @@ def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: 
     """Entropy-PD/ICE (``H_q(Y | x with x_j = v)``) or likelihood-PD/ICE (``log q(y_i | x_i with x_j = v)``).
 
     Returns a :class:`PartialDependenceResult` (kind "both") whose single output is the
-    measure; ``.plot()`` draws it, and :class:`UncertaintyPDDisplay` adds the original
+    measure; ``.plot()`` draws it, and :class:`~rashomon.plotting.UncertaintyPDDisplay` adds the original
     point on each ICE curve, colours by class or feature value and rugs per class.
     """
     from ..utils import feature_grid

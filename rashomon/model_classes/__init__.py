@@ -1,6 +1,6 @@
-"""Model classes: each turns data into the quadratic forms a Rashomon set needs (see :mod:`.base`).
+"""Model classes: each turns data into the quadratic forms a Rashomon set needs (see ``rashomon/model_classes/base.py``).
 
-Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+Names load on first use (``rashomon.utils.lazy.lazy_exports``).
 """
 from ..utils.lazy import lazy_exports
 

@@ -167,7 +167,7 @@ class _MarginClass(LinearModelClass):
         """The class's loss minimiser on (X, y): ``argmin e_orig(θ)`` over the norm ball (log loss or hinge loss).
 
         The same certified solve as :meth:`RashomonSet.fit` uses for ``theta_min_``
-        (:meth:`rashomon.sets.margin.MarginSet.fit`), so the member's loss on (X, y) is the
+        (``rashomon.sets.margin.MarginSet.fit``), so the member's loss on (X, y) is the
         set's ``e_min_`` on those rows. Its parametrisation (standardisation, norm bound)
         travels with it: ``RashomonSet(..., reference=member)`` fitted on other rows (held-out
         data) uses this class.

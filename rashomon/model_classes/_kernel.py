@@ -14,7 +14,7 @@ so exact e_switch costs O(n·D²) with no pair loop, accumulated over row blocks
 (memory O(block·D + D²)); with few distinct switched values (coded features) the
 distinct pairs are summed directly in θ-space. Kernels that do not factorise use a
 streamed all-pairs fallback, O(n²·D) time. The weight-independent pieces live in
-:class:`KernelStatistics` (``_kernel_stats.py``), kept in a set's cache, so a new
+``KernelStatistics`` (``_kernel_stats.py``), kept in a set's cache, so a new
 row weighting (a bootstrap resample) costs a few θ-space matrix products.
 
 Parametrisation: with ``K_D = VΛV'`` (eigenvalues below ``1e-10·λ_max``
@@ -107,7 +107,7 @@ class KernelModelClass(ModelClass):
         Kernel parameter. None: chosen with the ridge penalty by exact
         leave-one-out error over ``gammas × alphas``. ``"nadaraya_watson"``:
         chosen as Fisher et al. chose σ, by 5-fold cross-validation of a
-        Nadaraya–Watson kernel regression (:func:`nadaraya_watson_gamma`, over
+        Nadaraya–Watson kernel regression (``nadaraya_watson_gamma``, over
         ``gammas``, default ``p^linspace(-5, 5, 40)``), then the penalty as for None.
     dictionary : None, int or array of shape (m, p), default=None
         None: the unique rows of the data the class is built on. An int m: a
@@ -230,7 +230,7 @@ class KernelModelClass(ModelClass):
         """Kernel parameter, ridge penalty and reference fit.
 
         The penalty is ``alpha`` when given, else chosen by leave-one-distinct-row-out
-        error over ``alphas`` (:func:`ridge_loo`: copies of a row are left out together,
+        error over ``alphas`` (``ridge_loo``: copies of a row are left out together,
         so duplicated rows do not make an interpolating fit look perfect); the kernel
         parameter is ``gamma`` when given, else chosen on ``gammas`` by the same error.
         """
@@ -314,7 +314,7 @@ class KernelParametrization(Parametrization):
 
         ``cache`` is a dict the caller keeps for these rows (a :class:`~rashomon.RashomonSet` and
         its reweighted copies share one): any weighting of the rows then costs a few θ-space
-        matrix products (see :class:`KernelStatistics`).
+        matrix products (see ``KernelStatistics``).
         """
         if cache is None:
             return KernelStatistics(self, X, y, keep=False)

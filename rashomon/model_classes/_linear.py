@@ -222,7 +222,7 @@ class LinearModelClass(ModelClass):
 
         For ``loss`` "hinge", "log_loss" (alias "logistic"; y already in {-1, +1}) or "absolute_error",
         ``norm_bound=None`` takes r from a cross-validated L2-regularised fit of the same loss
-        (:func:`convex_reference_norm`); the reference is always the loss minimiser over the
+        (``convex_reference_norm``); the reference is always the loss minimiser over the
         ball, solved by the set.
         """
         check_model_class_params(self)

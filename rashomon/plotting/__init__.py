@@ -1,6 +1,6 @@
 """Display classes. matplotlib is imported inside ``plot()`` so ``import rashomon`` stays light.
 
-Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+Names load on first use (``rashomon.utils.lazy.lazy_exports``).
 """
 from ..utils.lazy import lazy_exports
 

@@ -10,7 +10,7 @@ from ._layout import new_axes
 class RelianceDisplay:
     """Sorted horizontal bars of model reliance, with the spread over repeats.
 
-    Create with :meth:`from_result`; :meth:`plot` returns ``self`` and keeps
+    Create with ``from_result``; ``plot`` returns ``self`` and keeps
     ``ax_``, ``figure_`` and ``bars_``.
     """
 

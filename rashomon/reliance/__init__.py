@@ -1,6 +1,6 @@
 """Model reliance (MR) of fitted models: exact all-pairs e_switch, divide, permutations, conditional.
 
-Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+Names load on first use (``rashomon.utils.lazy.lazy_exports``).
 """
 from ..utils.lazy import lazy_exports
 

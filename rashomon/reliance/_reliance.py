@@ -257,7 +257,7 @@ def model_reliance(
     features : int, str or list of int/str
         The column (index or name) or group of columns X1 to switch.
     loss : {"auto", "squared_error", "absolute_error", "hinge", "log_loss", "zero_one"} or callable, default="auto"
-        ``"auto"`` fits the estimator (:func:`rashomon.utils.losses.default_loss`): squared
+        ``"auto"`` fits the estimator (``rashomon.utils.losses.default_loss``): squared
         error on ``predict`` for a regressor or a plain function, log loss on ``predict_proba``
         for a classifier that has it, otherwise hinge on ``decision_function`` (binary) or
         zero-one on ``predict``; the loss used is recorded as ``result.loss``. A callable is

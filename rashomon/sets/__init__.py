@@ -1,6 +1,6 @@
-"""The Rashomon set (:class:`RashomonSet`), its γ-search, certified bounds, envelope and PD band.
+"""The Rashomon set (:class:`~rashomon.RashomonSet`), its γ-search, certified bounds, envelope and PD band.
 
-Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`); adding one is one line below.
+Names load on first use (``rashomon.utils.lazy.lazy_exports``); adding one is one line below.
 """
 from ..utils.lazy import lazy_exports
 

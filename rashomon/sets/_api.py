@@ -1,4 +1,4 @@
-"""One-call functions: thin wrappers that fit a :class:`RashomonSet` and ask it one question."""
+"""One-call functions: thin wrappers that fit a :class:`~rashomon.RashomonSet` and ask it one question."""
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -35,7 +35,7 @@ def model_class_reliance(
 
     ``RashomonSet(model_class, epsilon, epsilon_kind=..., reference=..., loss=...).fit(X, y,
     sample_weight).model_class_reliance(features, kind=..., ...)`` in one call; see
-    :class:`RashomonSet` for the parameters and the meaning of ε.
+    :class:`~rashomon.RashomonSet` for the parameters and the meaning of ε.
 
     Returns
     -------

@@ -2,13 +2,13 @@
 
 A bootstrap resample of the set's rows only re-weights row sums: the class keeps the
 weight-independent pieces of its quadratic forms in the set's cache (see
-:meth:`RashomonSet.reweighted`), so each resample costs a few matrix products, one e_min
+:meth:`~rashomon.RashomonSet.reweighted`), so each resample costs a few matrix products, one e_min
 solve and the γ-searches. Each search end starts from the full-data optimum (γ*, θ*, ν*): the
 resample's optimal γ is predicted by Newton's method on the resample's linearised KKT system
 (linear solves only), and the exact step there usually attains the bound within the tolerance at
 once (COMPAS audit: 1.0 step per end against 12.7 from scratch); otherwise Newton steps follow and
 :meth:`GammaSearch.search` takes over. The bounds are certified exactly as
-:meth:`RashomonSet.model_class_reliance` certifies them (the starting γ only chooses where the
+:meth:`~rashomon.RashomonSet.model_class_reliance` certifies them (the starting γ only chooses where the
 search looks).
 """
 from __future__ import annotations
@@ -276,7 +276,7 @@ def bootstrap_mcr(rs: Any, features: Any, n_resamples: int = 1000, *, kind: str 
     Resample r draws counts ``w = RandomState(seed_r).multinomial(n, [1/n]*n)`` over the set's
     rows and answers on ``rs.reweighted(w)``: the same class, reference function and ε rule
     on the resampled rows. The numbers equal rebuilding each resample with
-    :meth:`RashomonSet.reweighted` and :meth:`RashomonSet.model_class_reliance` to the search
+    :meth:`~rashomon.RashomonSet.reweighted` and :meth:`~rashomon.RashomonSet.model_class_reliance` to the search
     tolerance (each bound is attained within ``tol`` either way).
 
     Parameters

@@ -55,7 +55,7 @@ def encode_labels(y, loss, func):
 
 def e_orig_program(par, X, ye, loss):
     """``(t_orig, theta_min, e_min)``: the e_orig loss term on the class's design, its minimiser over
-    the norm ball and the least loss (built and solved once by :class:`RashomonSet`)."""
+    the norm ball and the least loss (built and solved once by :class:`~rashomon.RashomonSet`)."""
     t_orig = LossTerm(SOLVER_LOSS[loss], par.design(X), 0.0, ye)
     res = ConvexLossProgram([t_orig], par.B, par.r).solve([1.0])
     return t_orig, res.x, t_orig.value(res.x)

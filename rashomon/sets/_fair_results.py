@@ -134,7 +134,7 @@ class DisparityRange(DisplayMixin):
 
 @dataclass(frozen=True, repr=False)
 class DisparityFrontier(DisplayMixin):
-    """Least |disparity| over the set against ε: certified lower bound and attained value per ε.
+    """Least ``|disparity|`` over the set against ε: certified lower bound and attained value per ε.
 
     ``epsilons`` are absolute thresholds (ε_abs); ``loss_relative`` is ε_abs / e_ref - 1.
     ``zero_loss`` is the least loss of a member with zero disparity (or disparity ratio 1), bracketed:
@@ -174,7 +174,7 @@ class DisparityFrontier(DisplayMixin):
                 "benchmark": _num(self.benchmark), "frontier": _records(self.to_frame())}
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
-        """Least |disparity| against the loss threshold (the envelope), the set's ε and the reference marked."""
+        """Least ``|disparity|`` against the loss threshold (the envelope), the set's ε and the reference marked."""
         from ..plotting import DisparityFrontierDisplay
 
         return DisparityFrontierDisplay(self).plot(ax=ax, **kwargs)
@@ -182,7 +182,7 @@ class DisparityFrontier(DisplayMixin):
 
 @dataclass(frozen=True, repr=False)
 class LeastDisparate(DisplayMixin):
-    """The good model with the least |disparity|, with its certificate.
+    """The good model with the least ``|disparity|``, with its certificate.
 
     Attributes
     ----------
@@ -251,7 +251,7 @@ class LeastDisparate(DisplayMixin):
                 "benchmark": None if self.benchmark is None else {k: _num(v) for k, v in self.benchmark.items()}}
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
-        """The frontier (least |disparity| against ε) with this member, the reference and the benchmark."""
+        """The frontier (least ``|disparity|`` against ε) with this member, the reference and the benchmark."""
         if self.frontier is None:
             return self.range.plot(ax=ax, benchmark=None if self.benchmark is None else self.benchmark["disparity"])
         return self.frontier.plot(ax=ax, **kwargs)

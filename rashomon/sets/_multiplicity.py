@@ -93,7 +93,7 @@ class Multiplicity(DisplayMixin):
 
 
 def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None, progress=False) -> Multiplicity:
-    """See :meth:`RashomonSet.multiplicity`. A classifier's decisions are thresholded scores: a probability
+    """See :meth:`~rashomon.RashomonSet.multiplicity`. A classifier's decisions are thresholded scores: a probability
     threshold t of the logistic class (its default scale) is the score threshold logit(t), the same decisions."""
     from ._ranges import _score_scale, prediction_range, to_probability
 

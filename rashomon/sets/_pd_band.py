@@ -33,7 +33,7 @@ class RashomonPDBand(DisplayMixin):
     epsilon_abs : float
     feature : str
     scale : {"prediction", "score"}
-        ``"score"`` for the classifier classes: the PD of the decision function (see :func:`pd_band`).
+        ``"score"`` for the classifier classes: the PD of the decision function (see ``pd_band``).
     """
 
     grid: np.ndarray

@@ -57,7 +57,7 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
     model_class : LinearModelClass or KernelModelClass
         The class F (its norm bound, kernel, ... are chosen on the data by ``fit``).
     epsilon : float, default=0.1
-        Size of the set, read by ``epsilon_kind`` (see :func:`epsilon_threshold`).
+        Size of the set, read by ``epsilon_kind`` (see ``epsilon_threshold``).
     epsilon_kind : {"relative", "additive", "absolute"}, default="relative"
         ``"relative"``: ε_abs = e_ref·(1 + ε); ``"additive"``: e_ref + ε; ``"absolute"``: ε.
     reference : None, ClassMember or fitted estimator, default=None

@@ -2,7 +2,7 @@
 
 Fisher, Rudin & Dominici (2019, §6) bound MR over the empirical Rashomon set
 ``{f ∈ F : e_orig(f) <= ε}`` through two families of problems, solved here to
-global optimality by :class:`solvers.QCQPSequence`:
+global optimality by :class:`~rashomon.solvers.QCQPSequence`:
 
 * ``h₋(f) = γ·e_orig(f) + e_switch(f)``; with ``h* = min_F h₋``:
   ratio: if ``h* >= 0`` then ``MR(f) >= h*/ε - γ`` on the set (any γ);

@@ -1,7 +1,7 @@
 """Shared utilities: input validation (one message template), losses, randomness and threading helpers.
 
 Public so that every subpackage uses the same validation layer and helpers;
-not part of the statistical API. Names load on first use (:mod:`.lazy`).
+not part of the statistical API. Names load on first use (``rashomon.utils.lazy``).
 """
 from .lazy import lazy_exports
 

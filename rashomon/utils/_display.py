@@ -85,7 +85,7 @@ def html_repr(name: str, fields: dict, tables: list) -> str:
 
 
 class DisplayMixin:
-    """``__repr__`` and ``_repr_html_`` from :meth:`_display_` (one place for every result's display).
+    """``__repr__`` and ``_repr_html_`` from ``_display_`` (one place for every result's display).
 
     Dataclasses using it are declared with ``repr=False`` (a generated repr would dump arrays).
     """

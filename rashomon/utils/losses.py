@@ -128,7 +128,7 @@ _NAMED = {
 
 
 def get_loss(loss: Any, func: str) -> Loss:
-    """Resolve a loss name (or an alias of one, :data:`LOSS_ALIASES`), a :class:`Loss` or a callable ``L(y, prediction)``."""
+    """Resolve a loss name (or an alias of one, ``LOSS_ALIASES``), a ``Loss`` or a callable ``L(y, prediction)``."""
     if isinstance(loss, Loss):
         return loss
     if isinstance(loss, str):
