@@ -9,6 +9,8 @@ bundled in rashomon.datasets (filters ``|days_b_screening_arrest| <= 30``,
 is_recid != -1, c_charge_degree != "O", score_text != "N/A"), African-American
 and Caucasian defendants; outcome v_decile_score; squared loss.
 
+Run it::
+
     python examples/compas_audit.py --bootstrap 100 --out compas-output --json compas.json
 """
 from __future__ import annotations

@@ -7,6 +7,8 @@ race only between defendants with similar criminal history, charge degree and
 age (strata: leaves of a shallow tree on the admissible variables predicting
 race). Both for the kernel-ridge reference and as MCR over its Rashomon set.
 
+Run it::
+
     python examples/compas_conditional.py
 """
 from __future__ import annotations

@@ -10,6 +10,8 @@ penalty n·α (α = 10^(−4 + 6·10/39)); the class's norm bound = the referenc
 MR and MCR are computed on the 2,873 held-out rows with the *exact* all-pairs e_switch and the full
 γ search (γ of both signs), certified.
 
+Run it::
+
     python examples/compas_fisher2019.py --json fisher2019.json
 """
 from __future__ import annotations

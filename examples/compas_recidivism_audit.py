@@ -9,6 +9,8 @@ against "history_age" (priors_count, c_charge_degree, age). A seeded split colum
 rows, and a HistGradientBoostingClassifier fitted on them stands for "the model the user already has": its
 MR per group is measured on the same held-out rows and set beside the class's MCR.
 
+Run it::
+
     python examples/compas_recidivism_audit.py --bootstrap 100 --out demo-output --json demo-output/compas_recidivism.json
 """
 from __future__ import annotations

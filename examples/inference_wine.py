@@ -7,6 +7,8 @@ Inference over refits on red wine: which learner is better, and which features m
 2. For the forest: learner-PFI (corrected 95% intervals over refits) next to model-PFI of one
    fit (Monte-Carlo intervals over rows).
 
+Run it::
+
     python examples/inference_wine.py
 """
 from __future__ import annotations

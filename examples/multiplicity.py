@@ -7,6 +7,8 @@ one-standard-error rule (models whose loss is within one standard error of the c
 cannot be told apart). Every answer is exact for this class: the ranges are certified bounds with a
 member of the set attaining each end.
 
+Run it::
+
     python examples/multiplicity.py --out multiplicity-output [--json multiplicity.json]
 """
 from __future__ import annotations

@@ -6,6 +6,8 @@ A random forest gives the ICE curves; the band is the range of PD over every
 model of a class whose loss is within ε of the best (a kernel class for bikes,
 a linear class for wine).
 
+Run it::
+
     python examples/pd_examples.py --out pd-output
 """
 from __future__ import annotations

@@ -6,6 +6,8 @@ Concrete: Gaussian process (RBF + white noise), 75/25 split; likelihood-PFI and 
 on the test part. Pima: random forest (500 trees, depth 8) calibrated with a sigmoid on 20% of
 the training data (80/20); likelihood- and entropy-PFI, and the entropy-PD of glucose (plas).
 
+Run it::
+
     python examples/uncertainty_examples.py --out uncertainty-output
 """
 from __future__ import annotations

@@ -2,6 +2,8 @@
 MCR envelope on real data: how much could any good linear model of red-wine quality rely on alcohol?
 ====================================================================================================
 
+Run it::
+
     python examples/wine_envelope.py --out wine-output
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ import types
 
 from .utils.lazy import lazy_exports
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # Public name -> subpackage holding it. Adding a public name is one line here.
 _EXPORTS = {
