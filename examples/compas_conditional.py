@@ -18,9 +18,8 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV, KFold
 
 sys.path.insert(0, str(Path(__file__).parent))
-from compas_audit import compas_frame  # noqa: E402
-
 import rashomon  # noqa: E402
+from compas_audit import compas_frame  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -43,18 +43,26 @@ import numpy as np
 import pandas as pd
 
 from ..sets import RashomonSet
-from ..utils.validation import RashomonInputError, check_choice, check_float, check_positive_int, seed_from
-from ._checks import _Progress, _check_train_size, check_split_train_size, check_writable_dir, group_slug, prepare
-from ._fit import MCR_TOL as _TOL
+from ..utils.validation import (
+    Boolean,
+    NJobs,
+    RandomStateLike,
+    RashomonInputError,
+    check_choice,
+    check_float,
+    check_positive_int,
+    seed_from,
+    validate_params,
+)
 from ._audit_binary import audit_binary as _audit_binary
 from ._audit_binary import compare_user_model
 from ._audit_classifier import check_classifier_options, resample_weights
+from ._checks import _check_train_size, _Progress, check_split_train_size, check_writable_dir, group_slug, prepare
 from ._estimator import check_estimator
+from ._fit import MCR_TOL as _TOL
 from ._fit import _fit_reference, _preprocess
-from ._target import CLASSIFIER_CLASSES
 from ._results import AuditResult, GroupAudit, audit_meta
-
-from ..utils.validation import Boolean, NJobs, RandomStateLike, validate_params
+from ._target import CLASSIFIER_CLASSES
 
 __all__ = ["audit", "AuditResult", "GroupAudit", "group_slug", "check_writable_dir"]
 

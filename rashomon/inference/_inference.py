@@ -28,19 +28,8 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy import stats
 
-from ..utils.losses import Predictor, default_loss, resolve_loss
 from ..utils import permutation_indices, permuted, single_blas_thread
-from ..utils.validation import (
-    RashomonInputError,
-    check_grid,
-    check_X,
-    check_y,
-    resolve_features,
-    resolve_group,
-    seed_from,
-)
-from ._results import LearnerImportanceResult, LearnerPDResult, PIMPResult, TTestResult
-
+from ..utils.losses import Predictor, default_loss, resolve_loss
 from ..utils.validation import (
     Boolean,
     Integral,
@@ -48,9 +37,17 @@ from ..utils.validation import (
     Options,
     Percentiles,
     RandomStateLike,
+    RashomonInputError,
     Real,
+    check_grid,
+    check_X,
+    check_y,
+    resolve_features,
+    resolve_group,
+    seed_from,
     validate_params,
 )
+from ._results import LearnerImportanceResult, LearnerPDResult, PIMPResult, TTestResult
 
 __all__ = ["learner_importance", "learner_pd", "model_importance_ci", "corrected_resampled_ttest", "pimp",
            "LearnerImportanceResult", "LearnerPDResult", "TTestResult", "PIMPResult"]

@@ -16,9 +16,18 @@ import numpy as np
 import pandas as pd
 
 from ..utils import feature_grid
-from ..utils.validation import RashomonInputError, check_feature_indices, check_grid, check_X, resolve_group
-
-from ..utils.validation import Boolean, Integral, Options, Percentiles, validate_params
+from ..utils.validation import (
+    Boolean,
+    Integral,
+    Options,
+    Percentiles,
+    RashomonInputError,
+    check_feature_indices,
+    check_grid,
+    check_X,
+    resolve_group,
+    validate_params,
+)
 
 __all__ = ["partial_dependence", "PartialDependenceResult", "pd_importance", "PDImportanceResult"]
 

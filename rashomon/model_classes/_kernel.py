@@ -26,11 +26,13 @@ the set of (unique) training rows.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from ..utils import one_blas_thread
 from ..utils.validation import (
     AnyOf,
     CallableC,
@@ -43,10 +45,9 @@ from ..utils.validation import (
     check_norm_bound,
     check_X,
 )
-from ..utils import one_blas_thread
+from ._kernel_stats import KernelStatistics
 from ._linear import _stratified
 from ._ridge import ridge_fixed, ridge_loo
-from ._kernel_stats import KernelStatistics
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic
 
@@ -263,7 +264,7 @@ class KernelModelClass(ModelClass):
 
     @one_blas_thread
     def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
-                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> "KernelParametrization":
+                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> KernelParametrization:
         """Bandwidth, dictionary, norm bound and the kernel-ridge reference (see :class:`ModelClass`).
 
         The bandwidth is chosen once here; every query of the set reuses it.

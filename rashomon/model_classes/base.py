@@ -42,7 +42,7 @@ class ModelClass(abc.ABC):
 
     @abc.abstractmethod
     def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
-                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> "Parametrization":
+                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> Parametrization:
         """Choose the hyper-parameters and fit the class's reference on validated data.
 
         Parameters
@@ -63,7 +63,7 @@ class ModelClass(abc.ABC):
         """
 
 
-    def fit_reference(self, X: Any, y: Any, sample_weight: Any = None) -> "ClassMember":
+    def fit_reference(self, X: Any, y: Any, sample_weight: Any = None) -> ClassMember:
         """The class's reference fitted on (X, y): a member of the class by construction.
 
         Its parametrisation (hyper-parameters, norm bound) travels with it, so a
@@ -154,7 +154,7 @@ class Parametrization(abc.ABC):
         """``(P, p0)`` such that ``f_θ(X) = P θ + p0``."""
 
     @abc.abstractmethod
-    def estimator(self, theta: np.ndarray) -> "ClassMember":
+    def estimator(self, theta: np.ndarray) -> ClassMember:
         """A fitted scikit-learn-compatible estimator for parameters θ."""
 
     def in_class(self, theta: np.ndarray, rtol: float = 1e-9) -> bool:
@@ -218,7 +218,7 @@ class ClassMember(BaseEstimator, RegressorMixin):
         for k, v in par.member_attributes(theta).items():
             setattr(self, k, v)
 
-    def fit(self, X: Any = None, y: Any = None) -> "ClassMember":
+    def fit(self, X: Any = None, y: Any = None) -> ClassMember:
         """Members are fitted by construction; ``fit`` only re-reads the parameters (scikit-learn API)."""
         self._set_fitted(self.parametrization, np.asarray(self.theta, dtype=float))
         return self

@@ -20,12 +20,12 @@ class LearnerImportanceDisplay:
         self.correction, self.resampling, self.confidence_level = correction, resampling, confidence_level
 
     @classmethod
-    def from_result(cls, result: Any) -> "LearnerImportanceDisplay":
+    def from_result(cls, result: Any) -> LearnerImportanceDisplay:
         return cls(result.names, result.importances_mean, result.ci_lower, result.ci_upper,
                    correction=result.correction, resampling=result.resampling,
                    confidence_level=result.confidence_level)
 
-    def plot(self, *, ax: Any = None, bar_kw: dict | None = None) -> "LearnerImportanceDisplay":
+    def plot(self, *, ax: Any = None, bar_kw: dict | None = None) -> LearnerImportanceDisplay:
         import matplotlib.pyplot as plt
 
         if ax is None:
@@ -54,10 +54,10 @@ class LearnerPDDisplay:
         self.result = result
 
     @classmethod
-    def from_result(cls, result: Any) -> "LearnerPDDisplay":
+    def from_result(cls, result: Any) -> LearnerPDDisplay:
         return cls(result)
 
-    def plot(self, *, ax: Any = None, curves: bool = True) -> "LearnerPDDisplay":
+    def plot(self, *, ax: Any = None, curves: bool = True) -> LearnerPDDisplay:
         import matplotlib.pyplot as plt
 
         r = self.result
@@ -88,10 +88,10 @@ class PIMPDisplay:
         self.result = result
 
     @classmethod
-    def from_result(cls, result: Any) -> "PIMPDisplay":
+    def from_result(cls, result: Any) -> PIMPDisplay:
         return cls(result)
 
-    def plot(self, *, axes: Any = None, bins: int = 20) -> "PIMPDisplay":
+    def plot(self, *, axes: Any = None, bins: int = 20) -> PIMPDisplay:
         import matplotlib.pyplot as plt
 
         r = self.result

@@ -58,14 +58,14 @@ class MCREnvelopeDisplay:
                    reference=reference)
 
     @classmethod
-    def from_result(cls, result: Any) -> "MCREnvelopeDisplay":
+    def from_result(cls, result: Any) -> MCREnvelopeDisplay:
         ref = result.reference_model
         refpt = None if ref is None else (ref.mr, ref.e_orig)
         return cls._build(result.steps, result.envelope, result.kind, result.epsilon_abs, result.lower, result.upper,
                           result.features, result.e_min, refpt, result.epsilon_abs)
 
     @classmethod
-    def from_envelope(cls, env: Any, *, epsilon: float | None = None) -> "MCREnvelopeDisplay":
+    def from_envelope(cls, env: Any, *, epsilon: float | None = None) -> MCREnvelopeDisplay:
         eps = float(env.epsilons.max()) if epsilon is None else float(epsilon)
         lower, upper = env.bounds(eps)
         r0 = env.results[int(np.argmin(env.epsilons))]
@@ -74,7 +74,7 @@ class MCREnvelopeDisplay:
         return cls._build(env.steps, env.envelope, env.kind, eps, lower, upper, env.features, env.e_min, refpt,
                           float(env.epsilons.max()))
 
-    def plot(self, *, ax: Any = None, line_kw: dict | None = None, scatter_kw: dict | None = None) -> "MCREnvelopeDisplay":
+    def plot(self, *, ax: Any = None, line_kw: dict | None = None, scatter_kw: dict | None = None) -> MCREnvelopeDisplay:
         import matplotlib.pyplot as plt
 
         if ax is None:
@@ -126,10 +126,10 @@ class MCRBandDisplay:
         self.kind, self.features = kind, tuple(features)
 
     @classmethod
-    def from_envelope(cls, env: Any) -> "MCRBandDisplay":
+    def from_envelope(cls, env: Any) -> MCRBandDisplay:
         return cls(env.epsilons, env.lower, env.upper, kind=env.kind, features=env.features)
 
-    def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> "MCRBandDisplay":
+    def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> MCRBandDisplay:
         import matplotlib.pyplot as plt
 
         if ax is None:

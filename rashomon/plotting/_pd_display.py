@@ -18,11 +18,11 @@ class PDDisplay:
         self.result = result
 
     @classmethod
-    def from_result(cls, result: Any) -> "PDDisplay":
+    def from_result(cls, result: Any) -> PDDisplay:
         return cls(result)
 
     def plot(self, *, ax: Any = None, output: int = -1, ice: bool | None = None, color_by: Any = None,
-             std_band: bool = True, rug: bool = True, max_ice: int = 200, line_kw: dict | None = None) -> "PDDisplay":
+             std_band: bool = True, rug: bool = True, max_ice: int = 200, line_kw: dict | None = None) -> PDDisplay:
         import matplotlib.pyplot as plt
 
         r = self.result
@@ -83,7 +83,7 @@ class RashomonPDBandDisplay:
         self.band = band
         self.pd_result = pd_result
 
-    def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> "RashomonPDBandDisplay":
+    def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> RashomonPDBandDisplay:
         import matplotlib.pyplot as plt
 
         b = self.band
@@ -109,7 +109,7 @@ class UncertaintyPDDisplay:
         self.color_by = None if color_by is None else np.asarray(color_by)
         self.classes = classes
 
-    def plot(self, *, ax: Any = None, max_ice: int = 150) -> "UncertaintyPDDisplay":
+    def plot(self, *, ax: Any = None, max_ice: int = 150) -> UncertaintyPDDisplay:
         import matplotlib.pyplot as plt
 
         r = self.result
@@ -157,7 +157,7 @@ class UncertaintyImportanceDisplay:
     def __init__(self, likelihood: Any, entropy: Any):
         self.likelihood, self.entropy = likelihood, entropy
 
-    def plot(self, *, ax: Any = None) -> "UncertaintyImportanceDisplay":
+    def plot(self, *, ax: Any = None) -> UncertaintyImportanceDisplay:
         import matplotlib.pyplot as plt
 
         res = [r for r in (self.likelihood, self.entropy) if r is not None]

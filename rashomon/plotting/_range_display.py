@@ -31,12 +31,12 @@ class RangeDisplay:
         self.title = title
 
     @classmethod
-    def from_range(cls, res) -> "RangeDisplay":
+    def from_range(cls, res) -> RangeDisplay:
         stable = getattr(res, "sign_stable", None)
         return cls(res.names, res.lower, res.upper, res.reference, highlight=stable,
                    title=f"{type(res).__name__}: range over the Rashomon set")
 
-    def plot(self, *, ax: Any = None, color: str = "C0", highlight_color: str = "C3") -> "RangeDisplay":
+    def plot(self, *, ax: Any = None, color: str = "C0", highlight_color: str = "C3") -> RangeDisplay:
         from matplotlib.collections import LineCollection
 
         ax = _axes(ax)
@@ -75,7 +75,7 @@ class PredictionRangeDisplay:
     def __init__(self, res, threshold: float | None = None):
         self.res, self.threshold = res, threshold
 
-    def plot(self, *, ax: Any = None, kind: str = "ranges", max_rows: int = 2000) -> "PredictionRangeDisplay":
+    def plot(self, *, ax: Any = None, kind: str = "ranges", max_rows: int = 2000) -> PredictionRangeDisplay:
         from matplotlib.collections import LineCollection
 
         from ..utils.validation import check_choice
@@ -120,7 +120,7 @@ class SampleDisplay:
     def __init__(self, sample):
         self.sample = sample
 
-    def plot(self, *, ax: Any = None, bins: int = 30) -> "SampleDisplay":
+    def plot(self, *, ax: Any = None, bins: int = 30) -> SampleDisplay:
         ax = _axes(ax)
         s = self.sample
         _, _, self.bars_ = ax.hist(s.e_orig, bins=bins, color="C0")
@@ -142,7 +142,7 @@ class ImportanceCloudDisplay:
     def __init__(self, cloud):
         self.cloud = cloud
 
-    def plot(self, *, ax: Any = None, max_points: int = 500, random_state: int = 0) -> "ImportanceCloudDisplay":
+    def plot(self, *, ax: Any = None, max_points: int = 500, random_state: int = 0) -> ImportanceCloudDisplay:
         from matplotlib.collections import LineCollection
 
         ax = _axes(ax)

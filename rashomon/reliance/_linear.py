@@ -18,7 +18,8 @@ does not cancel, and the same pass proves X finite and bounded.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 

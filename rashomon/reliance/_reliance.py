@@ -27,7 +27,8 @@ The exact estimator is computed without materialising the n² switched rows:
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -36,6 +37,11 @@ from ..utils import permutation_indices, permuted
 from ..utils.losses import Loss, Predictor, resolve_loss
 from ..utils.validation import (
     MAX_MAGNITUDE,
+    Boolean,
+    Integral,
+    NJobs,
+    Options,
+    RandomStateLike,
     RashomonInputError,
     check_choice,
     check_finite,
@@ -44,17 +50,15 @@ from ..utils.validation import (
     resolve_features,
     resolve_group,
     seed_from,
+    validate_params,
 )
-
+from ._checks import check_fitted, check_not_rounding
 from ._exact import exact_e_switch
 from ._linear import LinearSwitchStats, linear_coefficients
-from ._checks import check_fitted, check_not_rounding
+from ._out_of_core import dask_reliance, is_dask_input
 from ._results import FeatureRelianceResult, ModelRelianceResult, _ratio
 from ._tree_cells import threshold_cells
 from ._tree_paths import forest_path_e_switch
-
-from ..utils.validation import Boolean, Integral, NJobs, Options, RandomStateLike, validate_params
-from ._out_of_core import dask_reliance, is_dask_input
 
 __all__ = ["ModelRelianceResult", "FeatureRelianceResult", "model_reliance", "feature_reliance"]
 

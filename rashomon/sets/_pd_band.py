@@ -57,7 +57,7 @@ class RashomonPDBand:
         return RashomonPDBandDisplay(self, pd_result).plot(ax=ax, **kwargs)
 
 
-def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPDBand":
+def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> RashomonPDBand:
     """PD(v) is linear in θ (``PD(v) = a(v)'θ + a₀(v)``), so each end at each grid value is a
     linear objective under two quadratic constraints (``e_orig <= ε_abs`` and the class's norm),
     a convex problem solved exactly with a certified bound and an attaining member

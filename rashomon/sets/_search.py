@@ -38,10 +38,10 @@ import numpy as np
 
 from ..model_classes.quadratics import MCRProblem
 from ..solvers import QCQPSequence, SolverStatus, qcqp_certificate
+from ..utils import one_blas_thread
+from ..utils.validation import RashomonInputError
 from ._results import MCRResult
 from ._steps import MCRModel, MCRStep, mr_value, step_bound
-from ..utils.validation import RashomonInputError
-from ..utils import one_blas_thread
 
 __all__ = ["GammaSearch", "search_result"]
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -256,7 +257,18 @@ def check_norm_bound(value: Any, cls: str) -> float:
 
 
 # The declared-constraint layer (one constraint per parameter, checked by a decorator).
-from ._params import (  # noqa: E402
+from ._inputs import (  # noqa: E402, F401  (re-exported: the one validation layer)
+    check_columns,
+    check_feature_indices,
+    check_functional,
+    check_grid,
+    check_memory,
+    check_new_rows,
+    check_relative_epsilon,
+    feature_names_of,
+    memory_limit,
+)
+from ._params import (  # noqa: E402, F401  (re-exported: the one validation layer)
     AnyOf,
     Boolean,
     CallableC,
@@ -273,15 +285,4 @@ from ._params import (  # noqa: E402
     check_n_jobs,
     check_random_state,
     validate_params,
-)
-from ._inputs import (  # noqa: E402
-    check_columns,
-    check_functional,
-    check_memory,
-    check_new_rows,
-    check_feature_indices,
-    check_grid,
-    check_relative_epsilon,
-    feature_names_of,
-    memory_limit,
 )

@@ -178,7 +178,7 @@ class MarginBatch:
 
         res, F1, F2, F3, BT = residual(slice(None), T, lam, nu, ball, L, G)
         act = np.arange(m)
-        for it in range(n_iter):
+        for it in range(n_iter):  # noqa: B007  (it is read after the loop)
             if not act.size:
                 break
             H = self.hessians(S[:, act])

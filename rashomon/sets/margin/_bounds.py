@@ -34,8 +34,8 @@ import math
 import numpy as np
 
 from ...solvers import QCQPSequence, SolverStatus
-from ._terms import orig_quadratic
 from .._steps import MCRStep, step_bound
+from ._terms import orig_quadratic
 
 __all__ = ["intercept_interval", "ScoreRanges", "surrogate_bound"]
 
