@@ -43,4 +43,4 @@ repro: $(STAMP)
 	MPLBACKEND=Agg $(PY) benchmarks/coverage.py --reps 100
 
 clean:
-	rm -rf $(VENV) demo-output build *.egg-info
+	rm -rf $(VENV) demo-output build *.egg-info .mypy_cache .ruff_cache

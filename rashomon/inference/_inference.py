@@ -224,10 +224,10 @@ def learner_pd(
     func = "learner_pd"
     _check_learner(learner, func)
     Xa, ya, columns = _check_data(X, y, func)
-    j = resolve_group(feature, columns, Xa.shape[1], func)
-    if len(j) != 1:
+    group = resolve_group(feature, columns, Xa.shape[1], func)
+    if len(group) != 1:
         raise RashomonInputError(f"The 'feature' parameter of {func} must be one feature.")
-    j = j[0]
+    j = group[0]
     g = feature_grid(Xa[:, j], grid_resolution, percentiles, False) if grid is None else check_grid(grid, 1, func)[0]
     outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, None, (j, g),
                        random_state, n_jobs, func)

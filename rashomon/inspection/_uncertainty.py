@@ -237,10 +237,10 @@ def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: 
 
     func = "uncertainty_pd"
     Xa, columns = check_X(X, func, min_rows=1)
-    j = resolve_group(feature, columns, Xa.shape[1], func)
-    if len(j) != 1:
+    group = resolve_group(feature, columns, Xa.shape[1], func)
+    if len(group) != 1:
         raise RashomonInputError(f"The 'feature' parameter of {func} must be one feature.")
-    j = j[0]
+    j = group[0]
     dist = predictive_distribution(model, summary=summary, columns=columns)
     if measure == "likelihood":
         if y is None:

@@ -24,6 +24,7 @@ evaluated on held-out rows, or computed chunk by chunk.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -125,6 +126,10 @@ class Parametrization(abc.ABC):
     info: dict
     class_name: str
     n_features: int
+    #: The member's fitted attributes at θ (``coef_``, ``intercept_``, ...), defined by each class.
+    member_attributes: Callable[[np.ndarray], dict]
+    #: Set by ``fit_reference`` when X had column names (read with getattr, so absent otherwise).
+    feature_names_in_: np.ndarray
 
     @property
     def dim(self) -> int:

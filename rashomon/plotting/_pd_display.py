@@ -123,13 +123,13 @@ class UncertaintyPDDisplay:
         cmap = plt.get_cmap("tab10" if discrete else "viridis")
         if cb is not None and not discrete:
             norm = plt.Normalize(float(np.min(cb)), float(np.max(cb)))
-        levels = list(np.unique(cb)) if discrete else []
+        levels = list(np.unique(cb)) if discrete and cb is not None else []
         orig = r.original_values
         fv = r.feature_values[:, 0]
         self.lines_ = []
         for i in rows:
             if cb is None:
-                col = "grey"
+                col: Any = "grey"  # a name or an RGBA tuple
             elif discrete:
                 col = cmap(levels.index(cb[i]))
             else:

@@ -153,7 +153,7 @@ class _Prepared:
             # the pass proves X finite and bounded, or makes the full check (which raises the clear error)
             self._stats = LinearSwitchStats(self._X, self.y, lin[0], lin[1], groups, check=lambda: self.X,
                                             func=self._func)
-            self._stats_groups = groups
+            self._stats_groups: Sequence[tuple[int, ...]] = groups
             self._finite = self._finite or self._stats.bounded
             if self._e_orig is None:
                 self._e_orig = self._stats.e_orig
@@ -378,6 +378,8 @@ def feature_reliance(
         difference=np.array([r.difference for r in results]),
         method=method,
         loss=prep.loss.name,
-        ratio_repeats=np.vstack([r.ratio_repeats for r in results]) if reps else None,
-        difference_repeats=np.vstack([r.difference_repeats for r in results]) if reps else None,
+        # permutations: every result has its repeats
+        ratio_repeats=np.vstack([r.ratio_repeats for r in results if r.ratio_repeats is not None]) if reps else None,
+        difference_repeats=(np.vstack([r.difference_repeats for r in results if r.difference_repeats is not None])
+                            if reps else None),
     )

@@ -59,7 +59,7 @@ class GammaSearch:
         self.steps: list[MCRStep] = []
         self.cache: dict = {}
         self._fully_certified: set[int] = set()
-        self._cand = {"theta": [], "eo": [], "es": [], "ok": []}
+        self._cand: dict[str, list] = {"theta": [], "eo": [], "es": [], "ok": []}
         self._best: dict = {}  # best step / member per (side, ε), updated as steps and candidates arrive
         if theta_min is None:  # min e_orig over the class (a RashomonSet solves it once and passes it in)
             theta_min = self.seq["upper"].solve(0.0).x
@@ -307,6 +307,7 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
     notes = []
     if degenerate:
         m = srch.model(srch.theta_min)
+        assert m is not None  # theta_min is set
         Q = srch.prob.e_orig.Q
         ev = np.linalg.eigvalsh(Q)
         unique = ev[0] > 1e-10 * max(ev[-1], 1e-300)
@@ -323,7 +324,7 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
     for side in ("lower", "upper"):
         srch.recertify(side, eps)
         bound = srch.best_bound(side, eps)
-        th, m = srch.best_model(side, eps)
+        th, _ = srch.best_model(side, eps)
         gap = srch.gap(side, eps)
         out[side] = (bound, srch.model(th), gap, gap <= tol * max(1.0, abs(bound)) if np.isfinite(bound) else False,
                      srch.best_gamma(side, eps))

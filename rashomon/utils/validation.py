@@ -184,7 +184,8 @@ def check_positive_int(value: Any, param: str, func: str, minimum: int = 1) -> i
 def check_float(value: Any, param: str, func: str, *, low: float | None = None, strict: bool = True,
                 high: float | None = None) -> float:
     """A finite real (not bool) with ``value > low`` (``>=`` when ``strict=False``) and ``value < high``."""
-    ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and np.isfinite(value)
+    ok = (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+          and np.isfinite(value))  # type: ignore[call-overload]  # numpy's stubs do not know numbers.Real
     if ok and low is not None:
         ok = value > low if strict else value >= low
     if ok and high is not None:
