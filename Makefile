@@ -4,7 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test bench repro docs clean
+.PHONY: demo lint test bench repro docs clean
+
+LINT_PATHS := rashomon solvers tests benchmarks examples docs
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +24,14 @@ demo: $(STAMP)
 	MPLBACKEND=Agg $(PY) examples/multiplicity.py --out demo-output --json demo-output/multiplicity.json
 	@echo "Open demo-output/report.html (COMPAS audit), demo-output/compas_recidivism.html (two-year recidivism, logistic class) and demo-output/*.png"
 
-test: $(STAMP)
+# ruff (lint and format) and mypy on the package; `make test` runs them first.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+# Enable by deleting the '#' that starts the next line, once the formatter has run over the tree:
+#	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+	$(VENV)/bin/mypy
+
+test: $(STAMP) lint
 	MPLBACKEND=Agg $(PY) -m pytest -q
 
 bench: $(STAMP)
@@ -43,4 +52,4 @@ docs: $(DOCS_STAMP)
 	MPLBACKEND=Agg $(PY) -m sphinx -b html -W --keep-going -n docs docs/_build/html
 
 clean:
-	rm -rf $(VENV) demo-output build *.egg-info
+	rm -rf $(VENV) demo-output build *.egg-info .mypy_cache .ruff_cache

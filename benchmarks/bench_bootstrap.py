@@ -29,9 +29,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
-from compas_audit import GROUPS, compas_frame  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 
+from compas_audit import GROUPS, compas_frame  # noqa: E402
 from rashomon import RashomonSet  # noqa: E402
 from rashomon.audit._fit import _fit_reference, _preprocess  # noqa: E402
 from rashomon.sets import bootstrap_mcr  # noqa: E402

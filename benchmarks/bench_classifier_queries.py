@@ -39,7 +39,6 @@ sys.path.insert(0, str(HERE))
 
 from _common import run_in_venv  # noqa: E402
 from bench_multiplicity import peer_python  # noqa: E402
-
 from rashomon import HingeModelClass, LogisticModelClass, RashomonSet  # noqa: E402
 from rashomon.datasets import load_compas  # noqa: E402
 from rashomon.sets._ranges import engine_of  # noqa: E402

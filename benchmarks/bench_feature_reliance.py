@@ -21,7 +21,6 @@ from sklearn.linear_model import LinearRegression
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import best_time  # noqa: E402
-
 from rashomon import feature_reliance  # noqa: E402
 from rashomon.reliance._linear import linear_squared_e_switch  # noqa: E402
 

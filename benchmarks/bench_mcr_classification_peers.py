@@ -47,10 +47,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_mcr_classification import datasets  # noqa: E402
 from _common import run_in_venv  # noqa: E402
+from bench_mcr_classification import datasets  # noqa: E402
 from bench_multiplicity import peer_python  # noqa: E402
-
 from rashomon import LogisticModelClass, RashomonSet, model_reliance  # noqa: E402
 
 PEER_SCRIPT = r"""
@@ -160,7 +159,7 @@ def main(argv=None) -> int:
         def in_theirs(member):
             """Their membership test: mean log loss + (λ/2)||β||² <= L̂ + ε."""
             th = np.r_[member.estimator.intercept_, member.estimator.coef_]
-            return float(mean_log_loss(th[None, :], A, ya)[0] + 0.5 * lam * th[1:] @ th[1:]) <= L_hat + eps
+            return float(mean_log_loss(th[None, :], A, ya)[0] + 0.5 * lam * th[1:] @ th[1:]) <= L_hat + eps  # noqa: B023  (called within this iteration)
 
         for f in feats:
             j = cols.index(f)

@@ -17,7 +17,6 @@ from sklearn.linear_model import LinearRegression
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import best_time  # noqa: E402
-
 from rashomon import model_reliance  # noqa: E402
 
 rng = np.random.default_rng(0)

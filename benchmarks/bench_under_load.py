@@ -63,7 +63,7 @@ def run(case):
 
 
 def load_text():
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def main():
@@ -112,7 +112,7 @@ def main():
             with threadpool_limits(limits=k):
                 bits[(name, "new")].add(run(case)[2])
 
-    print("\nmedian over %d runs: wall (CPU) in s" % args.reps)
+    print(f"\nmedian over {args.reps} runs: wall (CPU) in s")
     print(f"{'case':24s} {'mode':4s} {'quiet':>16s} {'under load':>16s} {'load/quiet':>10s} {'(CPU)':>7s}")
     med = {}
     for name in cases:

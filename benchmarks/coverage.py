@@ -30,8 +30,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeRegressor
 
 from rashomon.inference._inference import _corrected_ci, _refit_task
-from rashomon.utils import single_blas_thread
-from rashomon.utils import get_loss
+from rashomon.utils import get_loss, single_blas_thread
 
 GRID = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
 PFI_TRUE = 1.0 / 6.0

@@ -23,9 +23,8 @@ from sklearn.model_selection import GridSearchCV, KFold
 
 # the examples folder (sphinx-gallery runs the script there, without __file__)
 sys.path.insert(0, str(Path(globals().get("__file__", "compas_audit.py")).resolve().parent))
-from compas_audit import compas_frame  # noqa: E402
-
 import rashomon  # noqa: E402
+from compas_audit import compas_frame  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -81,7 +81,7 @@ def _outer_range(pb: _Problem, v: np.ndarray) -> tuple[float, float]:
         e = ends(a)
         lo, hi = max(lo, e[0]), min(hi, e[1])
     for k, sgn in ((0, -1.0), (1, 1.0)):
-        opt = optimize.minimize_scalar(lambda a: sgn * ends(a)[k] if math.isfinite(ends(a)[k]) else 1e300,
+        opt = optimize.minimize_scalar(lambda a, k=k, sgn=sgn: sgn * ends(a)[k] if math.isfinite(ends(a)[k]) else 1e300,
                                        bounds=(1e-9, 1 - 1e-9), method="bounded", options={"xatol": 1e-6, "maxiter": 40})
         e = ends(float(opt.x))
         lo, hi = max(lo, e[0]), min(hi, e[1])

@@ -165,7 +165,7 @@ def trust_region_eigh(S: np.ndarray, c: np.ndarray, r: float):
     # Newton on φ(δ) = 1/||z(δ)|| - 1/√r (concave, increasing): from the left of the root it
     # converges monotonically; any step leaving the bracket [lo, hi] is replaced by bisection.
     delta = lo if lo > 0 else 0.5 * (lo + hi)
-    for its in range(1, 200):
+    for its in range(1, 200):  # noqa: B007  (its is returned: the iteration count)
         dd = d + delta
         zc = ct / dd
         nz = float(np.linalg.norm(zc))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._base import Solver, Certificate, SolverError, SolverResult, SolverStatus
+from ._base import Certificate, Solver, SolverError, SolverResult, SolverStatus
 
 __all__ = ["LossTerm", "ConvexLossProgram", "loss_values"]
 

@@ -31,7 +31,7 @@ _STATUS = {
 }
 
 
-def qp_certificate(A, b, C, l, u, x, y) -> Certificate:
+def qp_certificate(A, b, C, l, u, x, y) -> Certificate:  # noqa: E741  (OSQP's names: l <= Cx <= u)
     """Relative KKT residuals of ``(x, y)`` for ``min x'Ax - 2b'x, l <= Cx <= u``."""
     Cx = C @ x
     Cty = C.T @ y
@@ -69,7 +69,7 @@ class QPSequence(Solver):
 
     backend = "osqp"
 
-    def __init__(self, A0, b0, C, l, u, A1=None, b1=None, *, tol: float = 1e-6, warm_start: bool = True, **settings):
+    def __init__(self, A0, b0, C, l, u, A1=None, b1=None, *, tol: float = 1e-6, warm_start: bool = True, **settings):  # noqa: E741  (OSQP's names)
         import osqp
 
         self.A0 = np.asarray(A0, dtype=float)

@@ -23,7 +23,7 @@ is a certified lower bound on the optimum; the gap vanishes at the optimum.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -179,7 +179,7 @@ class SmoothBallProgram(Solver):
         f, g, H = oracle(x, 2)
         delta, its, status = 0.0, 0, SolverStatus.INACCURATE
         scale_h = max(float(np.abs(H).max()), 1e-6)
-        for its in range(1, self.max_iter + 1):
+        for its in range(1, self.max_iter + 1):  # noqa: B007  (its is returned: the iteration count)
             gap = self.gap(x, g)
             if gap <= max(self.tol * max(1.0, abs(f)), atol):
                 status = SolverStatus.OPTIMAL

@@ -149,7 +149,7 @@ class QCQPSequence(Solver):
         self._hist: list[tuple[float, float]] = []  # (γ, ν) of the last certified solves: warm starts
         self._b_norm = float(np.sum(self.B_factor * self.B_factor, axis=0).max(initial=0.0))  # λ_max(B)
 
-    def swapped(self) -> "QCQPSequence":
+    def swapped(self) -> QCQPSequence:
         """The family ``A1 + γA0, b1 + γb0`` on the same constraint, sharing this one's factorisation of B
         and transformed matrices (the two ends of an MCR search are such a pair)."""
         out = copy.copy(self)

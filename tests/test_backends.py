@@ -13,13 +13,13 @@ def _qp(seed=0, p=30):
     b0, b1 = rng.normal(size=p), rng.normal(size=p)
     # an l1-ball-like box plus a sum constraint
     C = np.vstack([np.eye(p), np.ones((1, p))])
-    l = np.r_[-np.ones(p), -2.0]
+    l = np.r_[-np.ones(p), -2.0]  # noqa: E741  (OSQP's names: l <= Cx <= u)
     u = np.r_[np.ones(p), 2.0]
     return A0, b0, A1, b1, C, l, u
 
 
 def test_osqp_warm_equals_cold_and_takes_fewer_iterations():
-    A0, b0, A1, b1, C, l, u = _qp()
+    A0, b0, A1, b1, C, l, u = _qp()  # noqa: E741  (OSQP's names)
     warm = QPSequence(A0, b0, C, l, u, A1, b1)
     it_warm = it_cold = 0
     for g in np.linspace(0, 2, 40):

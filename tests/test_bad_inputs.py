@@ -290,7 +290,7 @@ DF = pd.DataFrame(X, columns=list("abc"))
 YB = (Y > np.median(Y)).astype(int)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sets():
     """A linear and a logistic set fitted on the frame DF (fitted once, on first use)."""
     return {"linear": RashomonSet(LMC, 0.1).fit(DF, Y), "logistic": RashomonSet(rsh.LogisticModelClass(), 0.1).fit(DF, YB)}

@@ -162,19 +162,19 @@ def test_ranges_match_a_brute_force_boundary_in_two_dimensions():
         D, ys = par.design(X), 2.0 * y - 1.0
 
         def member(T):
-            M = ys[None, :] * (T @ D.T)
-            e = np.mean(np.logaddexp(0, -M) if cls is LogisticModelClass else np.maximum(0, 1 - M), axis=1)
-            return (e <= rs.epsilon_abs_) & (np.einsum("ij,jk,ik->i", T, par.B, T) <= par.r)
+            M = ys[None, :] * (T @ D.T)  # noqa: B023  (called within this iteration)
+            e = np.mean(np.logaddexp(0, -M) if cls is LogisticModelClass else np.maximum(0, 1 - M), axis=1)  # noqa: B023  (called within this iteration)
+            return (e <= rs.epsilon_abs_) & (np.einsum("ij,jk,ik->i", T, par.B, T) <= par.r)  # noqa: B023  (called within this iteration)
 
         def trace(angles):
             lo, hi = np.zeros(len(angles)), np.full(len(angles), 10.0)
             dirs = np.column_stack([np.cos(angles), np.sin(angles)])
             for _ in range(60):
                 mid = 0.5 * (lo + hi)
-                ok = member(t0[None, :] + mid[:, None] * dirs)
+                ok = member(t0[None, :] + mid[:, None] * dirs)  # noqa: B023  (called within this iteration)
                 lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
-            P = t0[None, :] + lo[:, None] * dirs
-            assert member(P).all() and not member(t0[None, :] + hi[:, None] * dirs).any()
+            P = t0[None, :] + lo[:, None] * dirs  # noqa: B023  (called within this iteration)
+            assert member(P).all() and not member(t0[None, :] + hi[:, None] * dirs).any()  # noqa: B023  (called within this iteration)
             return P
 
         P = trace(phi)

@@ -12,7 +12,6 @@ from rashomon import (
     LinearModelClass,
     LogisticModelClass,
     RashomonInputError,
-    RashomonSet,
     select_epsilon,
 )
 from rashomon.utils.validation import seed_from
@@ -175,7 +174,7 @@ def _profile_intervals(y, Xc, alpha):
             k = 2.0
             while excess(j, bh + s * k * se) < 0:
                 k *= 2
-            ends.append(optimize.brentq(lambda b: excess(j, b), bh, bh + s * k * se, xtol=1e-11, rtol=1e-13))
+            ends.append(optimize.brentq(lambda b: excess(j, b), bh, bh + s * k * se, xtol=1e-11, rtol=1e-13))  # noqa: B023  (called within this iteration)
         out.append(ends)
     return np.array(out), full.conf_int(alpha)
 

@@ -10,8 +10,15 @@ import cvxpy as cp
 import numpy as np
 import pandas as pd
 import pytest
-from fairlearn.metrics import (MetricFrame, demographic_parity_difference, demographic_parity_ratio,
-                               false_positive_rate, mean_prediction, selection_rate, true_positive_rate)
+from fairlearn.metrics import (
+    MetricFrame,
+    demographic_parity_difference,
+    demographic_parity_ratio,
+    false_positive_rate,
+    mean_prediction,
+    selection_rate,
+    true_positive_rate,
+)
 from scipy.special import expit
 from sklearn.metrics import mean_squared_error
 

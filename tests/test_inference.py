@@ -9,7 +9,14 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeRegressor
 
-from rashomon import corrected_resampled_ttest, learner_importance, learner_pd, model_importance_ci, model_reliance, pimp
+from rashomon import (
+    corrected_resampled_ttest,
+    learner_importance,
+    learner_pd,
+    model_importance_ci,
+    model_reliance,
+    pimp,
+)
 
 
 def _data(n=100, seed=0):

@@ -1,10 +1,9 @@
 """Linear MCR: validity by sampling the Rashomon set, tightness, dense grids, envelope, invariance."""
 import numpy as np
-
-import rashomon
 import pandas as pd
 import pytest
 
+import rashomon
 from rashomon import LinearModelClass, mcr_envelope, model_class_reliance, model_reliance
 
 TIGHT = 1e-6  # returned models attain the bounds within this (relative to max(1, |bound|))

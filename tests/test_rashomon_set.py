@@ -8,7 +8,6 @@ f13ffd1 (``rashomon._mcr.model_class_reliance``, ``mcr_envelope``,
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np

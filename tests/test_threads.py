@@ -6,8 +6,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from rashomon import KernelModelClass, LinearModelClass, RashomonSet, model_class_reliance
-from rashomon.utils import one_blas_thread, single_blas_thread
-from rashomon.utils import _threads
+from rashomon.utils import _threads, one_blas_thread, single_blas_thread
 
 
 def _blas_threads():

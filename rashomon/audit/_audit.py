@@ -43,19 +43,27 @@ import numpy as np
 import pandas as pd
 
 from ..sets import RashomonSet
-from ..utils.validation import RashomonInputError, check_choice, check_float, check_positive_int, seed_from
-from ._checks import _Progress, _check_train_size, check_split_train_size, check_writable_dir, group_slug, prepare
-from ._fit import MCR_TOL as _TOL
+from ..utils.validation import (
+    Boolean,
+    NJobs,
+    RandomStateLike,
+    RashomonInputError,
+    check_choice,
+    check_float,
+    check_positive_int,
+    seed_from,
+    validate_params,
+)
 from ._audit_binary import audit_binary as _audit_binary
 from ._audit_binary import compare_user_model
 from ._audit_classifier import check_classifier_options, resample_weights
 from ._audit_fairness import check_sensitive, check_sensitive_rows, fairness_audit
+from ._checks import _check_train_size, _Progress, check_split_train_size, check_writable_dir, group_slug, prepare
 from ._estimator import check_estimator
+from ._fit import MCR_TOL as _TOL
 from ._fit import _fit_reference, _preprocess
-from ._target import CLASSIFIER_CLASSES
 from ._results import AuditResult, GroupAudit, audit_meta
-
-from ..utils.validation import Boolean, NJobs, RandomStateLike, validate_params
+from ._target import CLASSIFIER_CLASSES
 
 __all__ = ["audit", "AuditResult", "GroupAudit", "group_slug", "check_writable_dir"]
 
@@ -241,13 +249,13 @@ def audit(
                                  "sensitive). Got "
                                  f"model_class={model_class!r} instead.")
     model_class = "kernel" if (dask_input and model_class is None) else model_class
-    prep = None if dask_input else prepare(data, target, groups, features, sep=sep, drop_missing=drop_missing,
+    prep: dict = {} if dask_input else prepare(data, target, groups, features, sep=sep, drop_missing=drop_missing,
                                            func=func, split=split, model_class=model_class,
                                            positive_label=positive_label)
-    model_class = model_class if prep is None else prep["model_class"]
+    model_class = model_class if dask_input else prep["model_class"]
     classifier = model_class in CLASSIFIER_CLASSES
     # ---------------------------------------------------------------- scalar options
-    check_choice(model_class, ("kernel", "linear") + CLASSIFIER_CLASSES, "model_class", func)
+    model_class = str(check_choice(model_class, ("kernel", "linear") + CLASSIFIER_CLASSES, "model_class", func))
     if classifier:
         ambiguity_threshold, ambiguity_rows = check_classifier_options(ambiguity_threshold, ambiguity_rows, func)
     if estimator is not None:
@@ -337,13 +345,13 @@ def audit(
     timings["mr_mcr_s"] = time.perf_counter() - t0
     draws: dict = {name: {"mr_ref": [], "mcr_lower": [], "mcr_upper": []} for name in gidx}
     if bootstrap:
-        from ..sets import bootstrap_mcr
+        from ..sets import bootstrap_mcr as _bootstrap_mcr  # the parameter bootstrap_mcr is a bool
 
         t0 = time.perf_counter()
         # resamples as row weights on the set's cached statistics, γ-searches warm-started at the
         # full-data γ; seeds drawn from rng as before (same resamples), identical for any n_jobs
         with pg.phase("bootstrap resamples", total=bootstrap) as tick:
-            boot = bootstrap_mcr(rs, {name: list(g) for name, g in gidx.items()}, bootstrap, random_state=rng,
+            boot = _bootstrap_mcr(rs, {name: list(g) for name, g in gidx.items()}, bootstrap, random_state=rng,
                                  n_jobs=n_jobs, tol=_TOL, callback=tick)
         for name in gidx:
             for key, src in (("mr_ref", "mr_ref"), ("mcr_lower", "lower"), ("mcr_upper", "upper")):

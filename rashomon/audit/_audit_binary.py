@@ -115,7 +115,7 @@ def compare_user_model(estimator, raw: pd.DataFrame, te: np.ndarray, raw_feature
             g = group_audits[name]
             lo_att = g.mcr.lower_model.mr if g.mcr.lower_model is not None else g.mcr_lower
             up_att = g.mcr.upper_model.mr if g.mcr.upper_model is not None else g.mcr_upper
-            d = {"model_mr": mr, "bracketed": bool(g.mcr_lower <= mr <= g.mcr_upper),
+            d: dict[str, Any] = {"model_mr": mr, "bracketed": bool(g.mcr_lower <= mr <= g.mcr_upper),
                  "within_attained": bool(lo_att <= mr <= up_att)}
             if len(weights):
                 d["model_mr_ci"] = quantile_ci(vals[1:], confidence_level)

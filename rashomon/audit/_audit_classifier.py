@@ -148,7 +148,7 @@ def bootstrap_classifier_mcr(mc, ref, epsilon_margin: float, Xte, yte, columns: 
     """MCR on each resample (rows of ``weights``: counts): the set refitted on the resampled rows with the same
     reference, class and ε margin, every group's search rerun. Returns ``({group: {"lower": [...], "upper":
     [...]}}, seconds per resample)``."""
-    draws = {name: {"mcr_lower": [], "mcr_upper": []} for name in gidx}
+    draws: dict[str, dict[str, list[float]]] = {name: {"mcr_lower": [], "mcr_upper": []} for name in gidx}
     secs = []
     for w in weights:
         t0 = time.perf_counter()

@@ -115,7 +115,7 @@ def check_sensitive_rows(fair: dict | None, te: np.ndarray, func: str = "audit")
     all_levels = pd.unique(fair["labels"])
     if len(vals) < len(all_levels) or counts.min() < MIN_GROUP_ROWS:
         held = dict(zip(map(str, vals), map(int, counts)))
-        small = next((str(v) for v in all_levels if held.get(str(v), 0) < MIN_GROUP_ROWS))
+        small = next(str(v) for v in all_levels if held.get(str(v), 0) < MIN_GROUP_ROWS)
         raise RashomonInputError(f"The 'sensitive' parameter of {func} must have at least {MIN_GROUP_ROWS} held-out "
                                  f"rows in every group. Got group {small!r} of {fair['column']!r} with "
                                  f"{held.get(small, 0)} held-out row(s) instead (held-out rows per group: {held}); "
@@ -240,7 +240,7 @@ def fairness_audit(rs, fair: dict, te: np.ndarray, *, model_class: str, threshol
         if pred is None or not ranges:
             skipped.append(f"{name}: {why or 'no range to place it in'}")
             continue
-        b = {"name": name, "kind": kind, "metrics": {}}
+        b: dict[str, Any] = {"name": name, "kind": kind, "metrics": {}}
         for metric, dr in ranges.items():
             thr = dr.threshold if metric == "positive_rate" else None
             b["metrics"][metric] = _placement(pred, dr, thr)

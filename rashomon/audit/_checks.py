@@ -193,8 +193,8 @@ def _check_train_size(train_size: Any, n: int, func: str) -> int:
         count = min(500, n // 2)
     elif isinstance(train_size, (bool, np.bool_)) or not isinstance(train_size, numbers.Real):
         raise RashomonInputError(f"The 'train_size' parameter of {func} must be a fraction in (0, 1) or a row count >= 10. Got {train_size!r} instead.")
-    elif isinstance(train_size, numbers.Integral) or (float(train_size).is_integer() and train_size >= 1):
-        count = int(train_size)
+    elif isinstance(train_size, numbers.Integral) or (float(train_size).is_integer() and float(train_size) >= 1):
+        count = int(train_size) if isinstance(train_size, numbers.Integral) else int(float(train_size))
     elif 0 < float(train_size) < 1:
         count = int(round(float(train_size) * n))
     else:

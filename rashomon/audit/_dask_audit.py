@@ -34,9 +34,9 @@ from ..sets.out_of_core import (
     transform_statistics,
 )
 from ..utils.validation import RashomonInputError, seed_from
+from . import _fit
 from ._checks import _check_train_size, check_split_train_size
 from ._dask_table import MASK, TARGET, check_table, encode_partition
-from . import _fit
 from ._fit import MCR_TOL
 from ._results import AuditResult, GroupAudit, audit_meta
 

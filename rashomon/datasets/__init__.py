@@ -27,7 +27,7 @@ __all__ = [
 
 
 def _read(name: str, **kw) -> pd.DataFrame:
-    with resources.files(__name__).joinpath("data", name).open("rb") as fh:
+    with resources.files(__name__).joinpath("data").joinpath(name).open("rb") as fh:
         return pd.read_csv(fh, compression="gzip", **kw)
 
 

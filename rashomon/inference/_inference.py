@@ -28,19 +28,8 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy import stats
 
-from ..utils.losses import Predictor, default_loss, resolve_loss
 from ..utils import permutation_indices, permuted, single_blas_thread
-from ..utils.validation import (
-    RashomonInputError,
-    check_grid,
-    check_X,
-    check_y,
-    resolve_features,
-    resolve_group,
-    seed_from,
-)
-from ._results import LearnerImportanceResult, LearnerPDResult, PIMPResult, TTestResult
-
+from ..utils.losses import Predictor, default_loss, resolve_loss
 from ..utils.validation import (
     Boolean,
     Integral,
@@ -48,9 +37,17 @@ from ..utils.validation import (
     Options,
     Percentiles,
     RandomStateLike,
+    RashomonInputError,
     Real,
+    check_grid,
+    check_X,
+    check_y,
+    resolve_features,
+    resolve_group,
+    seed_from,
     validate_params,
 )
+from ._results import LearnerImportanceResult, LearnerPDResult, PIMPResult, TTestResult
 
 __all__ = ["learner_importance", "learner_pd", "model_importance_ci", "corrected_resampled_ttest", "pimp",
            "LearnerImportanceResult", "LearnerPDResult", "TTestResult", "PIMPResult"]
@@ -227,10 +224,10 @@ def learner_pd(
     func = "learner_pd"
     _check_learner(learner, func)
     Xa, ya, columns = _check_data(X, y, func)
-    j = resolve_group(feature, columns, Xa.shape[1], func)
-    if len(j) != 1:
+    group = resolve_group(feature, columns, Xa.shape[1], func)
+    if len(group) != 1:
         raise RashomonInputError(f"The 'feature' parameter of {func} must be one feature.")
-    j = j[0]
+    j = group[0]
     g = feature_grid(Xa[:, j], grid_resolution, percentiles, False) if grid is None else check_grid(grid, 1, func)[0]
     outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, None, (j, g),
                        random_state, n_jobs, func)

@@ -16,9 +16,18 @@ import numpy as np
 import pandas as pd
 
 from ..utils import DisplayMixin, feature_grid
-from ..utils.validation import RashomonInputError, check_feature_indices, check_grid, check_X, resolve_group
-
-from ..utils.validation import Boolean, Integral, Options, Percentiles, validate_params
+from ..utils.validation import (
+    Boolean,
+    Integral,
+    Options,
+    Percentiles,
+    RashomonInputError,
+    check_feature_indices,
+    check_grid,
+    check_X,
+    resolve_group,
+    validate_params,
+)
 
 __all__ = ["partial_dependence", "PartialDependenceResult", "pd_importance", "PDImportanceResult"]
 
@@ -180,7 +189,7 @@ def partial_dependence(
     mesh = np.array(np.meshgrid(*grids, indexing="ij")).reshape(len(idx), -1).T  # G × len(idx)
     G = len(mesh)
     block = max(1, _MAX_ROWS // max(n, 1))
-    ice = None
+    blocks = []
     for g0 in range(0, G, block):
         pts = mesh[g0:g0 + block]
         Z = np.repeat(Xa[None], len(pts), axis=0)
@@ -189,8 +198,8 @@ def partial_dependence(
         Z = Z.reshape(-1, Xa.shape[1])
         data = pd.DataFrame(Z, columns=columns) if columns is not None else Z
         P = fn(data).reshape(len(pts), n, -1)  # pts × n × outputs
-        ice = P if ice is None else np.concatenate([ice, P], axis=0)
-    ice = np.transpose(ice, (2, 1, 0))  # outputs × n × G
+        blocks.append(P)
+    ice = np.transpose(np.concatenate(blocks, axis=0), (2, 1, 0))  # outputs × n × G
     if outputs is None:
         outputs = list(range(ice.shape[0]))
     anchor = None

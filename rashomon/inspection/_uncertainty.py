@@ -18,8 +18,9 @@ Gaussian entropy is ``½ + ½·log(2πσ²)``; categorical ``-Σ q·log q``.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -174,7 +175,7 @@ class UncertaintyImportanceResult(DisplayMixin):
         return pd.DataFrame({f"{self.measure}_pfi": self.importances_mean, "std": self.importances_std},
                             index=pd.Index(self.names, name="feature"))
 
-    def plot(self, *, other: "UncertaintyImportanceResult | None" = None, ax: Any = None):
+    def plot(self, *, other: UncertaintyImportanceResult | None = None, ax: Any = None):
         """Bars; with ``other``, both measures side by side ordered by likelihood-PFI."""
         from ..plotting import UncertaintyImportanceDisplay
 
@@ -229,7 +230,7 @@ def entropy_importance(model: Any, X: Any, *, features: Any = None, n_repeats: i
 @validate_params({"measure": Options(("entropy", "likelihood")), "grid_resolution": Integral(2), "percentiles": Percentiles(), "summary": Options(("gaussian", "empirical"))})
 def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: Literal["entropy", "likelihood"] = "entropy",
                    grid: Any = None, grid_resolution: int = 30, percentiles: tuple[float, float] = (0.05, 0.95),
-                   summary: Literal["gaussian", "empirical"] = "gaussian") -> "PartialDependenceResult":
+                   summary: Literal["gaussian", "empirical"] = "gaussian") -> PartialDependenceResult:
     """Entropy-PD/ICE (``H_q(Y | x with x_j = v)``) or likelihood-PD/ICE (``log q(y_i | x_i with x_j = v)``).
 
     Returns a :class:`PartialDependenceResult` (kind "both") whose single output is the
@@ -237,15 +238,14 @@ def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: 
     point on each ICE curve, colours by class or feature value and rugs per class.
     """
     from ..utils import feature_grid
-
     from ._partial_dependence import PartialDependenceResult
 
     func = "uncertainty_pd"
     Xa, columns = check_X(X, func, min_rows=1)
-    j = resolve_group(feature, columns, Xa.shape[1], func)
-    if len(j) != 1:
+    group = resolve_group(feature, columns, Xa.shape[1], func)
+    if len(group) != 1:
         raise RashomonInputError(f"The 'feature' parameter of {func} must be one feature.")
-    j = j[0]
+    j = group[0]
     dist = predictive_distribution(model, summary=summary, columns=columns)
     if measure == "likelihood":
         if y is None:

@@ -53,7 +53,7 @@ class MarginLoss:
         """``sup (ℓ_smooth - ℓ_exact)``: 0 for logistic, ``τ·log 2`` for the smoothed hinge."""
         return 0.0 if self.name == "logistic" else self.s * math.log(2.0)
 
-    def smoothed(self, tau: float) -> "MarginLoss":
+    def smoothed(self, tau: float) -> MarginLoss:
         return self if self.name == "logistic" else MarginLoss("hinge", float(tau), 1.0)
 
     def value(self, m: np.ndarray) -> np.ndarray:

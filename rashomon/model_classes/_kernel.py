@@ -26,11 +26,13 @@ the set of (unique) training rows.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from ..utils import one_blas_thread
 from ..utils.validation import (
     AnyOf,
     CallableC,
@@ -43,10 +45,9 @@ from ..utils.validation import (
     check_norm_bound,
     check_X,
 )
-from ..utils import one_blas_thread
+from ._kernel_stats import KernelStatistics
 from ._linear import _stratified
 from ._ridge import ridge_fixed, ridge_loo
-from ._kernel_stats import KernelStatistics
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic
 
@@ -145,7 +146,7 @@ class KernelModelClass(ModelClass):
         "alpha": Real(0.0, closed="neither", allow_none=True),
     }
 
-    def __init__(self, kernel: str | Callable = "rbf", gamma: float | None = None, dictionary: Any = None,
+    def __init__(self, kernel: str | Callable = "rbf", gamma: float | str | None = None, dictionary: Any = None,
                  norm_bound: float | None = None, intercept: Any = "mean", alphas: Any = None, gammas: Any = None,
                  e_switch: str = "exact", random_state: int = 0, alpha: float | None = None):
         self.kernel = kernel
@@ -211,7 +212,7 @@ class KernelModelClass(ModelClass):
             raise RashomonInputError(f"The 'dictionary' parameter of KernelModelClass must have {X.shape[1]} columns. Got {D.shape[1]} instead.")
         return D
 
-    def feature_map(self, D: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    def feature_map(self, D: np.ndarray, gamma: float | None) -> tuple[np.ndarray, np.ndarray]:
         """``W`` (m × m') with ``θ = W⁺α``-coordinates: α = W θ, ``||f||² = θ'θ``; and K_D's kept eigenvalues."""
         KD = self._k(D, D, gamma)
         KD = 0.5 * (KD + KD.T)
@@ -238,16 +239,16 @@ class KernelModelClass(ModelClass):
         mu, free = self._mu(y, sample_weight)
         alphas = np.logspace(-4, 3, 36) if self.alphas is None else np.asarray(self.alphas, dtype=float)
         if self.gamma == "nadaraya_watson" and not callable(self.kernel):
-            grid = [nadaraya_watson_gamma(X, y, self.gammas, kernel=self.kernel, sample_weight=sample_weight,
+            grid: list[Any] = [nadaraya_watson_gamma(X, y, self.gammas, kernel=self.kernel, sample_weight=sample_weight,
                                           random_state=self.random_state)[0]]
         elif self.gamma is not None or callable(self.kernel):
-            grid = [self.gamma]
+            grid = [self.gamma]  # a user's callable kernel ignores gamma
         elif self.gammas is not None:
             grid = list(np.asarray(self.gammas, dtype=float))
         else:
             base = 1.0 / (X.shape[1] * max(float(X.var(0).mean()), 1e-12))
             grid = [base * f for f in (0.1, 0.3, 1.0, 3.0, 10.0)]
-        best = None
+        best: dict[str, Any] = {}
         for g in grid:
             W, _ = self.feature_map(D, g)
             Phi = self._k(X, D, g) @ W
@@ -257,19 +258,19 @@ class KernelModelClass(ModelClass):
                 loo = ridge_loo(Phi, y - mu, np.array([a]), free, sample_weight)[3] if len(grid) > 1 else math.nan
             else:
                 a, theta, icpt, loo = ridge_loo(Phi, y - mu, alphas, free, sample_weight)
-            if best is None or loo < best["loo_mse"]:
+            if not best or loo < best["loo_mse"]:
                 best = dict(gamma=g, alpha=a, theta=theta, intercept=mu + icpt, loo_mse=loo, W=W, D=D)
         return best
 
     @one_blas_thread
     def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
-                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> "KernelParametrization":
+                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> KernelParametrization:
         """Bandwidth, dictionary, norm bound and the kernel-ridge reference (see :class:`ModelClass`).
 
         The bandwidth is chosen once here; every query of the set reuses it.
         """
         self._check(func)
-        ref = None
+        ref: dict[str, Any] = {}
         if ((self.gamma is None or isinstance(self.gamma, str)) and not callable(self.kernel)) or self.norm_bound is None:
             ref = self.select(X, y, sample_weight)
         gamma = self.gamma if (self.gamma is not None and not isinstance(self.gamma, str)) else (ref["gamma"] if ref else None)
@@ -285,7 +286,7 @@ class KernelModelClass(ModelClass):
                 raise RashomonInputError(f"The kernel-ridge reference of {func} has zero norm; give KernelModelClass a norm_bound.")
         else:
             r = check_norm_bound(self.norm_bound, "KernelModelClass")
-        if ref is not None:
+        if ref:
             info.update(ridge_alpha=ref["alpha"], ridge_loo_mse=ref["loo_mse"])
         info["norm_bound"] = r
         return KernelParametrization(self, D, gamma, W, mu, free, r, theta_ref, info)

@@ -74,7 +74,7 @@ class KernelStatistics:
         self._rows, self._inv = _distinct(X)  # Φ is built on the distinct rows
         self._phi = None
         self._groups: dict = {}
-        self._memo = (None, None)
+        self._memo: tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None] = (None, None)
         self._gram = (None, None, None)  # (partition, w, pair Gram): complementary groups share it
 
     # ------------------------------------------------------------------ features

@@ -17,10 +17,9 @@ from ..utils.validation import (
     check_norm_bound,
     check_positive_grid,
 )
+from ._ridge import distinct_rows, ridge_fixed, ridge_loo  # noqa: F401  (re-exported: the classes' ridge fits)
 from .base import ClassMember, ModelClass, Parametrization
 from .quadratics import Quadratic, switched_design_moments
-
-from ._ridge import distinct_rows, ridge_fixed, ridge_loo  # noqa: F401  (re-exported: the classes' ridge fits)
 
 __all__ = ["LinearModelClass", "LinearParametrization", "ridge_loo", "convex_reference_norm", "distinct_rows"]
 
@@ -212,7 +211,7 @@ class LinearModelClass(ModelClass):
     @one_blas_thread
     def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
                     columns: list[str] | None = None, func: str = "RashomonSet.fit",
-                    loss: str = "squared_error") -> "LinearParametrization":
+                    loss: str = "squared_error") -> LinearParametrization:
         """Standardisation, norm bound and the class's reference (see :class:`ModelClass`).
 
         The reference is the ridge fit (penalty by leave-one-distinct-row-out error) when

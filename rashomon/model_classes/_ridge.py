@@ -33,7 +33,7 @@ def ridge_loo(Z: np.ndarray, y: np.ndarray, alphas: np.ndarray, fit_intercept: b
         U0, inv = np.unique(Z, axis=0, return_inverse=True)
         inv = inv.ravel()
     if len(U0) < n or sample_weight is not None:
-        wu = np.bincount(inv, weights=w, minlength=len(U0))
+        wu: np.ndarray = np.bincount(inv, weights=w, minlength=len(U0))
         keep_u = wu > 0
         yfull = np.bincount(inv, weights=w * y, minlength=len(U0)) / np.where(keep_u, wu, 1.0)
         within = float(w @ (y - yfull[inv]) ** 2)  # spread of y within copies: the same for every α

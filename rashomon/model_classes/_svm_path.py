@@ -112,7 +112,7 @@ def hinge_svm(G: np.ndarray, w: np.ndarray, C: float, theta: np.ndarray | None =
                 break
         zone = (u > 0) & (u < tau)
         # a margin set of more than 4d rows is degenerate: tried only once the zone has settled
-        if zone.sum() <= 4 * d or np.array_equal(zone, zone_before):
+        if zone.sum() <= 4 * d or (zone_before is not None and np.array_equal(zone, zone_before)):
             th = _polish(G, cw, u, tau)
             if th is not None:
                 return th

@@ -24,6 +24,7 @@ evaluated on held-out rows, or computed chunk by chunk.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ class ModelClass(abc.ABC):
 
     @abc.abstractmethod
     def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
-                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> "Parametrization":
+                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> Parametrization:
         """Choose the hyper-parameters and fit the class's reference on validated data.
 
         Parameters
@@ -63,7 +64,7 @@ class ModelClass(abc.ABC):
         """
 
 
-    def fit_reference(self, X: Any, y: Any, sample_weight: Any = None) -> "ClassMember":
+    def fit_reference(self, X: Any, y: Any, sample_weight: Any = None) -> ClassMember:
         """The class's reference fitted on (X, y): a member of the class by construction.
 
         Its parametrisation (hyper-parameters, norm bound) travels with it, so a
@@ -125,6 +126,10 @@ class Parametrization(abc.ABC):
     info: dict
     class_name: str
     n_features: int
+    #: The member's fitted attributes at θ (``coef_``, ``intercept_``, ...), defined by each class.
+    member_attributes: Callable[[np.ndarray], dict]
+    #: Set by ``fit_reference`` when X had column names (read with getattr, so absent otherwise).
+    feature_names_in_: np.ndarray
 
     @property
     def dim(self) -> int:
@@ -154,7 +159,7 @@ class Parametrization(abc.ABC):
         """``(P, p0)`` such that ``f_θ(X) = P θ + p0``."""
 
     @abc.abstractmethod
-    def estimator(self, theta: np.ndarray) -> "ClassMember":
+    def estimator(self, theta: np.ndarray) -> ClassMember:
         """A fitted scikit-learn-compatible estimator for parameters θ."""
 
     def in_class(self, theta: np.ndarray, rtol: float = 1e-9) -> bool:
@@ -218,7 +223,7 @@ class ClassMember(BaseEstimator, RegressorMixin):
         for k, v in par.member_attributes(theta).items():
             setattr(self, k, v)
 
-    def fit(self, X: Any = None, y: Any = None) -> "ClassMember":
+    def fit(self, X: Any = None, y: Any = None) -> ClassMember:
         """Members are fitted by construction; ``fit`` only re-reads the parameters (scikit-learn API)."""
         self._set_fitted(self.parametrization, np.asarray(self.theta, dtype=float))
         return self

@@ -8,8 +8,12 @@ these; the search, envelope and plots never look at the data again.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # base imports this module
+    from .base import Parametrization
 
 __all__ = ["Quadratic", "MCRProblem", "switched_design_moments"]
 
@@ -77,7 +81,7 @@ class MCRProblem:
 
     e_orig: Quadratic
     e_switch: Quadratic
-    par: object
+    par: Parametrization
     feature_names: tuple = ()
 
     @property

@@ -28,7 +28,7 @@ class DisparityRangeDisplay:
     def __init__(self, result, benchmark: float | None = None):
         self.result, self.benchmark = result, benchmark
 
-    def plot(self, *, ax: Any = None, **kwargs: Any) -> "DisparityRangeDisplay":
+    def plot(self, *, ax: Any = None, **kwargs: Any) -> DisparityRangeDisplay:
         r = self.result
         self.figure_, self.ax_ = _axes(ax, (6.4, 0.6 + 0.55 * len(r.names)))
         ax = self.ax_
@@ -53,7 +53,7 @@ class DisparityFrontierDisplay:
     def __init__(self, frontier):
         self.frontier = frontier
 
-    def plot(self, *, ax: Any = None, **kwargs: Any) -> "DisparityFrontierDisplay":
+    def plot(self, *, ax: Any = None, **kwargs: Any) -> DisparityFrontierDisplay:
         f = self.frontier
         self.figure_, self.ax_ = _axes(ax, (6.0, 4.0))
         ax = self.ax_
@@ -92,7 +92,7 @@ class RelianceOrderDisplay:
         legend_outside(ax, frameon=False)
         return ax
 
-    def plot(self, *, ax: Any = None, **kwargs: Any) -> "RelianceOrderDisplay":
+    def plot(self, *, ax: Any = None, **kwargs: Any) -> RelianceOrderDisplay:
         o = self.order
         names = [str(f) for f in o.features]
         edges = o.hasse_edges()

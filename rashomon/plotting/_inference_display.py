@@ -22,12 +22,12 @@ class LearnerImportanceDisplay:
         self.correction, self.resampling, self.confidence_level = correction, resampling, confidence_level
 
     @classmethod
-    def from_result(cls, result: Any) -> "LearnerImportanceDisplay":
+    def from_result(cls, result: Any) -> LearnerImportanceDisplay:
         return cls(result.names, result.importances_mean, result.ci_lower, result.ci_upper,
                    correction=result.correction, resampling=result.resampling,
                    confidence_level=result.confidence_level)
 
-    def plot(self, *, ax: Any = None, bar_kw: dict | None = None) -> "LearnerImportanceDisplay":
+    def plot(self, *, ax: Any = None, bar_kw: dict | None = None) -> LearnerImportanceDisplay:
         ax = new_axes(ax, (6, 0.4 * len(self.names) + 1.5))
         order = np.argsort(self.importances_mean)
         pos = np.arange(len(order))
@@ -53,10 +53,10 @@ class LearnerPDDisplay:
         self.result = result
 
     @classmethod
-    def from_result(cls, result: Any) -> "LearnerPDDisplay":
+    def from_result(cls, result: Any) -> LearnerPDDisplay:
         return cls(result)
 
-    def plot(self, *, ax: Any = None, curves: bool = True) -> "LearnerPDDisplay":
+    def plot(self, *, ax: Any = None, curves: bool = True) -> LearnerPDDisplay:
         r = self.result
         ax = new_axes(ax, (6, 4))
         self.lines_ = []
@@ -84,10 +84,10 @@ class PIMPDisplay:
         self.result = result
 
     @classmethod
-    def from_result(cls, result: Any) -> "PIMPDisplay":
+    def from_result(cls, result: Any) -> PIMPDisplay:
         return cls(result)
 
-    def plot(self, *, axes: Any = None, bins: int = 20) -> "PIMPDisplay":
+    def plot(self, *, axes: Any = None, bins: int = 20) -> PIMPDisplay:
         import matplotlib.pyplot as plt
 
         r = self.result

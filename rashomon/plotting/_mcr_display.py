@@ -60,7 +60,7 @@ class MCREnvelopeDisplay:
                    reference=reference)
 
     @classmethod
-    def from_result(cls, result: Any) -> "MCREnvelopeDisplay":
+    def from_result(cls, result: Any) -> MCREnvelopeDisplay:
         ref = result.reference_model
         refpt = None if ref is None else (ref.mr, ref.e_orig)
         env_fn = result.envelope
@@ -75,7 +75,7 @@ class MCREnvelopeDisplay:
                           result.features, result.e_min, refpt, result.epsilon_abs)
 
     @classmethod
-    def from_envelope(cls, env: Any, *, epsilon: float | None = None) -> "MCREnvelopeDisplay":
+    def from_envelope(cls, env: Any, *, epsilon: float | None = None) -> MCREnvelopeDisplay:
         eps = float(env.epsilons.max()) if epsilon is None else float(epsilon)
         lower, upper = env.bounds(eps)
         r0 = env.results[int(np.argmin(env.epsilons))]
@@ -84,7 +84,7 @@ class MCREnvelopeDisplay:
         return cls._build(env.steps, env.envelope, env.kind, eps, lower, upper, env.features, env.e_min, refpt,
                           float(env.epsilons.max()))
 
-    def plot(self, *, ax: Any = None, line_kw: dict | None = None, scatter_kw: dict | None = None) -> "MCREnvelopeDisplay":
+    def plot(self, *, ax: Any = None, line_kw: dict | None = None, scatter_kw: dict | None = None) -> MCREnvelopeDisplay:
         ax = new_axes(ax, (8.5, 4.6))
         env = np.where(np.isfinite(self.envelope), self.envelope, np.nan)
         if np.isfinite(self.e_min):  # no model has a loss below e_min: the curve is never drawn under it
@@ -139,10 +139,10 @@ class MCRBandDisplay:
         self.kind, self.features = kind, tuple(features)
 
     @classmethod
-    def from_envelope(cls, env: Any) -> "MCRBandDisplay":
+    def from_envelope(cls, env: Any) -> MCRBandDisplay:
         return cls(env.epsilons, env.lower, env.upper, kind=env.kind, features=env.features)
 
-    def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> "MCRBandDisplay":
+    def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> MCRBandDisplay:
         ax = new_axes(ax, (6, 4))
         self.band_ = ax.fill_between(self.epsilons, self.lower, self.upper, **({"color": "#4c72b0", "alpha": 0.3} | (fill_kw or {})))
         ax.plot(self.epsilons, self.lower, color="#4c72b0")

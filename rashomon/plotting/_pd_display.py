@@ -20,11 +20,11 @@ class PDDisplay:
         self.result = result
 
     @classmethod
-    def from_result(cls, result: Any) -> "PDDisplay":
+    def from_result(cls, result: Any) -> PDDisplay:
         return cls(result)
 
     def plot(self, *, ax: Any = None, output: int = -1, ice: bool | None = None, color_by: Any = None,
-             std_band: bool = True, rug: bool = True, max_ice: int = 200, line_kw: dict | None = None) -> "PDDisplay":
+             std_band: bool = True, rug: bool = True, max_ice: int = 200, line_kw: dict | None = None) -> PDDisplay:
         import matplotlib.pyplot as plt
 
         r = self.result
@@ -84,7 +84,7 @@ class RashomonPDBandDisplay:
         self.band = band
         self.pd_result = pd_result
 
-    def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> "RashomonPDBandDisplay":
+    def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> RashomonPDBandDisplay:
         b = self.band
         ax = new_axes(ax, (6, 4))
         if self.pd_result is not None:
@@ -107,7 +107,7 @@ class UncertaintyPDDisplay:
         self.color_by = None if color_by is None else np.asarray(color_by)
         self.classes = classes
 
-    def plot(self, *, ax: Any = None, max_ice: int = 150) -> "UncertaintyPDDisplay":
+    def plot(self, *, ax: Any = None, max_ice: int = 150) -> UncertaintyPDDisplay:
         import matplotlib.pyplot as plt
 
         r = self.result
@@ -120,13 +120,13 @@ class UncertaintyPDDisplay:
         cmap = plt.get_cmap("tab10" if discrete else "viridis")
         if cb is not None and not discrete:
             norm = plt.Normalize(float(np.min(cb)), float(np.max(cb)))
-        levels = list(np.unique(cb)) if discrete else []
+        levels = list(np.unique(cb)) if discrete and cb is not None else []
         orig = r.original_values
         fv = r.feature_values[:, 0]
         self.lines_ = []
         for i in rows:
             if cb is None:
-                col = "grey"
+                col: Any = "grey"  # a name or an RGBA tuple
             elif discrete:
                 col = cmap(levels.index(cb[i]))
             else:
@@ -154,7 +154,7 @@ class UncertaintyImportanceDisplay:
     def __init__(self, likelihood: Any, entropy: Any):
         self.likelihood, self.entropy = likelihood, entropy
 
-    def plot(self, *, ax: Any = None) -> "UncertaintyImportanceDisplay":
+    def plot(self, *, ax: Any = None) -> UncertaintyImportanceDisplay:
         res = [r for r in (self.likelihood, self.entropy) if r is not None]
         ax = new_axes(ax, (7, 0.4 * len(res[0].names) + 1.5))
         ref = self.likelihood if self.likelihood is not None else self.entropy

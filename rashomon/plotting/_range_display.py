@@ -31,7 +31,7 @@ class RangeDisplay:
         self.apart = apart
 
     @classmethod
-    def from_range(cls, res) -> "RangeDisplay":
+    def from_range(cls, res) -> RangeDisplay:
         stable = getattr(res, "sign_stable", None)
         title = f"{type(res).__name__}: range over the Rashomon set"
         names, lo, hi, ref = list(res.names), res.lower, res.upper, res.reference
@@ -41,7 +41,7 @@ class RangeDisplay:
                        apart=("intercept", float(lo[0]), float(hi[0]), float(ref[0])))
         return cls(names, lo, hi, ref, highlight=stable, title=title)
 
-    def plot(self, *, ax: Any = None, color: str = "C0", highlight_color: str = "C3") -> "RangeDisplay":
+    def plot(self, *, ax: Any = None, color: str = "C0", highlight_color: str = "C3") -> RangeDisplay:
         from matplotlib.collections import LineCollection
 
         ax = _axes(ax)
@@ -87,7 +87,7 @@ class PredictionRangeDisplay:
     def __init__(self, res, threshold: float | None = None):
         self.res, self.threshold = res, threshold
 
-    def plot(self, *, ax: Any = None, kind: str = "ranges", max_rows: int = 2000) -> "PredictionRangeDisplay":
+    def plot(self, *, ax: Any = None, kind: str = "ranges", max_rows: int = 2000) -> PredictionRangeDisplay:
         from matplotlib.collections import LineCollection
 
         from ..utils.validation import check_choice
@@ -142,7 +142,7 @@ class SampleDisplay:
     def __init__(self, sample):
         self.sample = sample
 
-    def plot(self, *, ax: Any = None, bins: int = 30) -> "SampleDisplay":
+    def plot(self, *, ax: Any = None, bins: int = 30) -> SampleDisplay:
         ax = _axes(ax)
         s = self.sample
         _, _, self.bars_ = ax.hist(s.e_orig, bins=bins, color="C0")
@@ -164,7 +164,7 @@ class ImportanceCloudDisplay:
     def __init__(self, cloud):
         self.cloud = cloud
 
-    def plot(self, *, ax: Any = None, max_points: int = 500, random_state: int = 0) -> "ImportanceCloudDisplay":
+    def plot(self, *, ax: Any = None, max_points: int = 500, random_state: int = 0) -> ImportanceCloudDisplay:
         from matplotlib.collections import LineCollection
 
         ax = _axes(ax)

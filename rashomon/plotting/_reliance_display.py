@@ -22,14 +22,14 @@ class RelianceDisplay:
         self.method = method
 
     @classmethod
-    def from_result(cls, result: Any, *, kind: str = "ratio") -> "RelianceDisplay":
+    def from_result(cls, result: Any, *, kind: str = "ratio") -> RelianceDisplay:
         if kind not in ("ratio", "difference"):
             raise ValueError(f"The 'kind' parameter of RelianceDisplay.from_result must be 'ratio' or 'difference'. Got {kind!r} instead.")
         reps = getattr(result, f"{kind}_repeats")
         errors = None if reps is None or reps.shape[1] < 2 else reps.std(axis=1, ddof=1)
         return cls(result.names, getattr(result, kind), errors, kind=kind, method=result.method)
 
-    def plot(self, *, ax: Any = None, bar_kw: dict | None = None) -> "RelianceDisplay":
+    def plot(self, *, ax: Any = None, bar_kw: dict | None = None) -> RelianceDisplay:
         ax = new_axes(ax, (6, 0.4 * len(self.names) + 1.2))
         order = np.argsort(self.values)
         kw = {"color": "#4c72b0"} | (bar_kw or {})

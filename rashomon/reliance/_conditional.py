@@ -23,12 +23,22 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..utils.validation import (
+    Integral,
+    NJobs,
+    Options,
+    RandomStateLike,
+    RashomonInputError,
+    check_choice,
+    check_strata,
+    check_X,
+    resolve_group,
+    seed_from,
+    validate_params,
+)
 from ._exact import exact_e_switch
 from ._linear import linear_squared_e_switch
 from ._reliance import DEFAULT_MEMORY_LIMIT, ModelRelianceResult, _permuted_loss, _Prepared, _ratio
-from ..utils.validation import RashomonInputError, check_choice, check_strata, check_X, resolve_group, seed_from
-
-from ..utils.validation import Integral, NJobs, Options, RandomStateLike, validate_params
 
 __all__ = ["conditional_model_reliance", "make_strata"]
 

@@ -18,7 +18,8 @@ does not cancel, and the same pass proves X finite and bounded.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -133,7 +134,7 @@ def _sums(X: np.ndarray, y: np.ndarray, beta: np.ndarray, b: float, s: np.ndarra
     n, p = X.shape
     step = max(1, _CHUNK_BYTES // (8 * p))
     ones = np.ones(min(step, n))
-    buf = None if s is None else np.empty((min(step, n), p))
+    buf = np.empty((min(step, n) if s is not None else 0, p))
     sa, saa, sra = np.zeros(p), np.zeros(p), np.zeros(p)
     sr = srr = 0.0
     gram = np.zeros((len(multi), len(multi)))
@@ -193,7 +194,7 @@ class LinearSwitchStats:
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, beta: np.ndarray, intercept: float,
-                 groups: Iterable[Sequence[int]], *, check: Callable[[], None] | None = None,
+                 groups: Iterable[Sequence[int]], *, check: Callable[[], Any] | None = None,
                  func: str = "feature_reliance"):
         groups = [tuple(int(j) for j in g) for g in groups]
         n, p = X.shape

@@ -27,7 +27,8 @@ The exact estimator is computed without materialising the n² switched rows:
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -36,6 +37,11 @@ from ..utils import permutation_indices, permuted
 from ..utils.losses import Loss, Predictor, resolve_loss
 from ..utils.validation import (
     MAX_MAGNITUDE,
+    Boolean,
+    Integral,
+    NJobs,
+    Options,
+    RandomStateLike,
     RashomonInputError,
     check_choice,
     check_finite,
@@ -44,17 +50,15 @@ from ..utils.validation import (
     resolve_features,
     resolve_group,
     seed_from,
+    validate_params,
 )
-
+from ._checks import check_fitted, check_not_rounding
 from ._exact import exact_e_switch
 from ._linear import LinearSwitchStats, linear_coefficients
-from ._checks import check_fitted, check_not_rounding
+from ._out_of_core import dask_reliance, is_dask_input
 from ._results import FeatureRelianceResult, ModelRelianceResult, _ratio
 from ._tree_cells import threshold_cells
 from ._tree_paths import forest_path_e_switch
-
-from ..utils.validation import Boolean, Integral, NJobs, Options, RandomStateLike, validate_params
-from ._out_of_core import dask_reliance, is_dask_input
 
 __all__ = ["ModelRelianceResult", "FeatureRelianceResult", "model_reliance", "feature_reliance"]
 
@@ -149,7 +153,7 @@ class _Prepared:
             # the pass proves X finite and bounded, or makes the full check (which raises the clear error)
             self._stats = LinearSwitchStats(self._X, self.y, lin[0], lin[1], groups, check=lambda: self.X,
                                             func=self._func)
-            self._stats_groups = groups
+            self._stats_groups: Sequence[tuple[int, ...]] = groups
             self._finite = self._finite or self._stats.bounded
             if self._e_orig is None:
                 self._e_orig = self._stats.e_orig
@@ -374,6 +378,8 @@ def feature_reliance(
         difference=np.array([r.difference for r in results]),
         method=method,
         loss=prep.loss.name,
-        ratio_repeats=np.vstack([r.ratio_repeats for r in results]) if reps else None,
-        difference_repeats=np.vstack([r.difference_repeats for r in results]) if reps else None,
+        # permutations: every result has its repeats
+        ratio_repeats=np.vstack([r.ratio_repeats for r in results if r.ratio_repeats is not None]) if reps else None,
+        difference_repeats=(np.vstack([r.difference_repeats for r in results if r.difference_repeats is not None])
+                            if reps else None),
     )

@@ -117,7 +117,7 @@ class FeatureRelianceResult(DisplayMixin):
             {"e_orig": self.e_orig, "e_switch": self.e_switch, "ratio": self.ratio, "difference": self.difference},
             index=pd.Index(self.names, name="feature"),
         )
-        if self.ratio_repeats is not None:
+        if self.ratio_repeats is not None and self.difference_repeats is not None:  # set together
             df["ratio_std"] = self.ratio_repeats.std(axis=1, ddof=1) if self.ratio_repeats.shape[1] > 1 else 0.0
             df["difference_std"] = (
                 self.difference_repeats.std(axis=1, ddof=1) if self.difference_repeats.shape[1] > 1 else 0.0

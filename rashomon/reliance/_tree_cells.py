@@ -81,10 +81,10 @@ def tree_thresholds(estimator: Any, n_features: int) -> tuple[list[np.ndarray], 
     elif _is_sklearn_class(estimator, _HGB):
         if getattr(estimator, "_preprocessor", None) is not None or not hasattr(estimator, "_predictors"):
             return None
-        nodes = [pred.nodes for it in estimator._predictors for pred in it]
-        if not nodes:
+        parts = [pred.nodes for it in estimator._predictors for pred in it]
+        if not parts:
             return None
-        nodes = np.concatenate(nodes)
+        nodes = np.concatenate(parts)
         split = nodes["is_leaf"] == 0
         num = split & (nodes["is_categorical"] == 0)
         feats, thr, rule = nodes["feature_idx"][num], nodes["num_threshold"][num], "float64"
@@ -125,4 +125,4 @@ def threshold_cells(estimator: Any, X: np.ndarray, group: tuple[int, ...],
         _, first, inverse, counts = np.unique(codes[:, 0], return_index=True, return_inverse=True, return_counts=True)
     else:
         _, first, inverse, counts = np.unique(codes, axis=0, return_index=True, return_inverse=True, return_counts=True)
-    return X[np.ix_(first, list(group))], inverse.ravel(), counts
+    return X[np.ix_(first, np.asarray(group, dtype=np.intp))], inverse.ravel(), counts

@@ -26,7 +26,8 @@ returned and the caller uses the threshold-cell path. Classifiers only through `
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

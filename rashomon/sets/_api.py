@@ -3,10 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..utils.validation import Boolean, Integral, Options, RandomStateLike, Real, validate_params
 from ._rashomon_set import RashomonSet
 from ._results import MCREnvelope, MCRResult
-
-from ..utils.validation import Boolean, Integral, Options, RandomStateLike, Real, validate_params
 
 __all__ = ["model_class_reliance", "mcr_envelope", "rashomon_pd_band"]
 

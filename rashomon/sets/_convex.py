@@ -30,10 +30,9 @@ import math
 import numpy as np
 
 from ..solvers import ConvexLossProgram, LossTerm, SolverStatus
-
+from ..utils.validation import RashomonInputError
 from ._results import MCRResult
 from ._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
-from ..utils.validation import RashomonInputError
 
 __all__ = ["convex_loss_mcr", "encode_labels", "e_orig_program", "SOLVER_LOSS"]
 

@@ -132,7 +132,6 @@ def _as_arrays(X: Any, y: Any, w: Any, func: str):
     otherwise fuse the partitions of a single column differently).
     """
     import dask.dataframe as dd
-
     import pandas as pd
 
     for name, v in (("y", y), ("sample_weight", w)):  # from the metadata: no pass over the rows

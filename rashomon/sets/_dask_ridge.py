@@ -141,7 +141,7 @@ def ridge_loo_statistics(data: Any, st: RowStatistics, column_sets: list, alphas
     (total,) = dask.compute(_per_block(fn, Xd, yd, wd, len(specs) * len(alphas)).sum(axis=0))
     loo_all = np.asarray(total).reshape(len(specs), len(alphas)) / W
     out = []
-    for (S, _, _, cy, V, sv, uty, _, s2, sub), loo in zip(specs, loo_all):
+    for (_, _, _, cy, V, sv, uty, _, s2, sub), loo in zip(specs, loo_all):
         best = int(np.argmin(loo))
         coef = V @ (uty * sv / (s2 + alphas[best]))
         out.append({"alpha": float(alphas[best]), "coef": coef, "intercept": float(cy - sub.mean[:-1] @ coef),

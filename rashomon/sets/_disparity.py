@@ -290,10 +290,9 @@ def range_rows(rs, spec: MetricSpec, kind: str, eps: float, tol: float, func: st
         ranger.eps = eps
         exact_pairs = {p: ranger.pair(*p) for p in all_pairs}
         outer = {p: v[:2] for p, v in exact_pairs.items()}
-        cands = [ref_theta] + [t for v in exact_pairs.values() for t in v[2:]]
-        cands = np.array(cands)
+        cands = np.array([ref_theta] + [t for v in exact_pairs.values() for t in v[2:]])
     Gc = spec.group_values(cands)
-    rows = {k: [] for k in ("names", "lower", "upper", "lower_attained", "upper_attained", "exact")}
+    rows: dict[str, list] = {k: [] for k in ("names", "lower", "upper", "lower_attained", "upper_attained", "exact")}
     lo_m, hi_m = np.empty((len(signed) + 1, d)), np.empty((len(signed) + 1, d))
     for i, (g, h) in enumerate(signed):
         vals = Gc[:, g] - Gc[:, h] if kind == "difference" else Gc[:, g] / Gc[:, h]

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -87,7 +87,7 @@ class EpsilonChoice(DisplayMixin):
 
     rule: str
     epsilon: float
-    epsilon_kind: str
+    epsilon_kind: Literal["additive", "relative"]
     description: str
     cv_loss: float = math.nan
     cv_se: float = math.nan

@@ -40,6 +40,9 @@ class MetricSpec:
     structure : {"linear", "quadratic", "rowwise"}
     """
 
+    #: Rows solved exactly by the row-wise bound: set by the queries, read with getattr (0 when absent).
+    exact_rows: int
+
     def __init__(self, rs, metric, codes, labels, ref, positive, threshold, scale, func):
         self.metric, self.labels, self.ref, self.scale, self.func = metric, list(labels), int(ref), scale, func
         self.positive, self.threshold = positive, threshold

@@ -22,6 +22,8 @@ _SCALE = Options(("prediction", "score", "probability"), allow_none=True)
 class FairnessQueries:
     """Mixin of :class:`~rashomon.RashomonSet`: group disparities and reliance orders over the set."""
 
+    epsilon_abs_: float  # set by RashomonSet.fit
+
     @validate_params({"metric": _METRIC, "kind": Options(("difference", "ratio")), "threshold": Real(allow_none=True),
                       "scale": _SCALE, "tol": Real(0.0, closed="neither"), "exact_rows": Integral(0)},
                      func="RashomonSet.disparity_range")

@@ -42,10 +42,10 @@ class RashomonPDBand(DisplayMixin):
     reference: np.ndarray
     lower_models: list = field(repr=False)
     upper_models: list = field(repr=False)
-    duality_gap: np.ndarray = field(repr=False, default=None)
+    duality_gap: np.ndarray | None = field(repr=False, default=None)
     epsilon_abs: float = math.nan
     feature: str = ""
-    pd_vectors: np.ndarray = field(repr=False, default=None)
+    pd_vectors: np.ndarray | None = field(repr=False, default=None)
     scale: str = "prediction"
 
     def to_frame(self) -> pd.DataFrame:
@@ -68,7 +68,7 @@ class RashomonPDBand(DisplayMixin):
         return RashomonPDBandDisplay(self, pd_result).plot(ax=ax, **kwargs)
 
 
-def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPDBand":
+def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> RashomonPDBand:
     """PD(v) is linear in θ (``PD(v) = a(v)'θ + a₀(v)``), so each end at each grid value is a
     linear objective under two quadratic constraints (``e_orig <= ε_abs`` and the class's norm),
     a convex problem solved exactly with a certified bound and an attaining member
@@ -80,7 +80,7 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPD
     ``mean σ(score)`` is not linear in θ; averaging σ of per-row score ranges would give only a valid outer
     band (not tight) at the cost of one range per row and grid value, so it is not offered.
     """
-    from ._ranges import functional_ranges
+    from ._ranges import FunctionalRange, functional_ranges
 
     func = "RashomonSet.pd_band"
     group = rs._group(feature, func)
@@ -94,14 +94,14 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPD
         g = check_grid(grid, 1, func)[0]
     eps = rs.epsilon_abs_
     # PD(v) = a(v)'θ + a0(v): the class's affine prediction map, averaged over the data with x_j = v
-    A_rows, a0 = [], []
+    a_list, a0_list = [], []
     for v in g:
         Z = Xa.copy()
         Z[:, j] = v
         P, p0 = par.prediction_map(Z)
-        A_rows.append(P.mean(axis=0))
-        a0.append(float(p0.mean()))
-    A_rows, a0 = np.array(A_rows), np.array(a0)
+        a_list.append(P.mean(axis=0))
+        a0_list.append(float(p0.mean()))
+    A_rows, a0 = np.array(a_list), np.array(a0_list)
     reference = A_rows @ rs.reference_theta_ + a0
     name = rs._columns[j] if rs._columns else f"x{j}"
     if rs._degenerate:
@@ -111,7 +111,8 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> "RashomonPD
                               float(eps), name, np.column_stack([A_rows, a0]))
 
     # each end at each grid value: a linear objective over the set, solved exactly with its certificate
-    rng_ = functional_ranges(rs, A_rows, a0, [f"{v:g}" for v in g], tol=tol, return_models=True, func=func)
+    rng_: FunctionalRange = functional_ranges(rs, A_rows, a0, [f"{v:g}" for v in g], tol=tol, return_models=True, func=func)
     scale = "prediction" if rs.loss_ == "squared_error" else "score"
+    assert rng_.lower_models is not None and rng_.upper_models is not None  # return_models=True
     return RashomonPDBand(g, rng_.lower, rng_.upper, reference, list(rng_.lower_models), list(rng_.upper_models),
                           np.maximum(rng_.gap, 0.0), float(eps), name, np.column_stack([A_rows, a0]), scale)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
+
 from ..utils.validation import Boolean, Integral, NJobs, Options, RandomStateLike, Real, validate_params
 
 __all__ = ["SetQueries"]
@@ -17,6 +19,9 @@ class SetQueries:
     solved exactly (:class:`~rashomon.sets.LinearFunctionalRange`), with a certified
     bound and a member attaining it at each end.
     """
+
+    #: Set by RashomonSet.fit when X has string column names (absent otherwise, as in scikit-learn).
+    feature_names_in_: np.ndarray
 
     @validate_params({"tol": Real(0.0, closed="neither"), "return_models": Boolean()}, func="RashomonSet.functional_range")
     def functional_range(self, c: Any, c0: Any = None, *, names: Any = None, tol: float = 1e-10,

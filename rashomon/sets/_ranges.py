@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,7 @@ __all__ = ["FunctionalRange", "PredictionRange", "CoefRange", "functional_ranges
 
 #: rows per block of predictions (bounded memory for any number of rows)
 _BLOCK = 4096
+_R = TypeVar("_R", bound="FunctionalRange")
 
 
 @dataclass(frozen=True, repr=False)
@@ -188,7 +189,7 @@ def engine_of(rs, func: str):
     if ms is not None:
         from .margin import MarginFunctionalRange
 
-        eng = MarginFunctionalRange(ms, rs.epsilon_abs_)
+        eng: Any = MarginFunctionalRange(ms, rs.epsilon_abs_)  # either engine: the same minimize()
     else:
         from ._functional import LinearFunctionalRange
 
@@ -199,7 +200,7 @@ def engine_of(rs, func: str):
 
 
 def functional_ranges(rs, A: np.ndarray, a0: np.ndarray, names: list, *, tol: float, return_models: bool,
-                      func: str, cls=FunctionalRange, tick=None) -> FunctionalRange:
+                      func: str, cls: type[_R] = FunctionalRange, tick=None) -> _R:  # type: ignore[assignment,unused-ignore]  # mypy#3737
     """Ranges of ``A θ + a0`` (rows) over the set, in blocks of rows; ``tick(k)``: k row-ends done (progress)."""
     ref = A @ rs.reference_theta_ + a0
     m, d = A.shape
@@ -211,8 +212,7 @@ def functional_ranges(rs, A: np.ndarray, a0: np.ndarray, names: list, *, tol: fl
     eng = engine_of(rs, func)
     kw = {"tick": tick} if tick is not None and hasattr(eng, "_batch") else {}
     lo_b, hi_b, lo_v, hi_v = (np.empty(m) for _ in range(4))
-    lo_m = np.empty((m, d)) if return_models else None
-    hi_m = np.empty((m, d)) if return_models else None
+    lo_m, hi_m = (np.empty((m if return_models else 0, d)) for _ in range(2))
     for s in range(0, m, _BLOCK):
         sl = slice(s, min(m, s + _BLOCK))
         b, th, v = eng.minimize(A[sl], tol=tol, **kw)
@@ -224,7 +224,8 @@ def functional_ranges(rs, A: np.ndarray, a0: np.ndarray, names: list, *, tol: fl
         if return_models:
             hi_m[sl] = th
     _check_consistent(lo_b, hi_b, lo_v, hi_v, ref, rs, func)
-    return cls(list(names), lo_b, hi_b, lo_v, hi_v, ref, lo_m, hi_m, rs.epsilon_abs_, tol, rs.parametrization_)
+    return cls(list(names), lo_b, hi_b, lo_v, hi_v, ref, lo_m if return_models else None,
+               hi_m if return_models else None, rs.epsilon_abs_, tol, rs.parametrization_)
 
 
 def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):

@@ -117,7 +117,7 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
         """Check the constructor arguments (and the class's); return the loss name the set uses."""
         return check_set_params(self, func)
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RashomonSet":
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RashomonSet:
         """Parametrise the class, build e_orig, solve e_min once and fix the reference and ε_abs.
 
         Parameters
@@ -168,7 +168,7 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
         return self._record_names(self, names)
 
     @staticmethod
-    def _record_names(rs: "RashomonSet", names: Any) -> "RashomonSet":
+    def _record_names(rs: RashomonSet, names: Any) -> RashomonSet:
         return record_names(rs, names)
 
     def _fit_convex(self, Xa, ya, w, columns, func: str) -> None:
@@ -243,7 +243,7 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
         resolution = max(1e-12 * abs(self.e_min_), 1e5 * np.finfo(float).eps * k)
         return eps - self.e_min_ <= resolution
 
-    def reweighted(self, sample_weight: Any) -> "RashomonSet":
+    def reweighted(self, sample_weight: Any) -> RashomonSet:
         """The same set definition on the same rows with new weights (e.g. a bootstrap resample).
 
         The parametrisation (hyper-parameters, norm bound) and the reference function are

@@ -180,7 +180,7 @@ class StatisticsParametrization(LinearParametrization):
     :class:`RowStatistics` (passed in place of X); on arrays it behaves as its parent."""
 
     @classmethod
-    def wrap(cls, par: LinearParametrization) -> "StatisticsParametrization":
+    def wrap(cls, par: LinearParametrization) -> StatisticsParametrization:
         if isinstance(par, cls):
             return par
         new = cls(par.mean, par.sd, par.B, par.r, par.reference_theta, par.info, par.class_name, par.o)

@@ -82,7 +82,7 @@ def _taylor_bound(rs, spec, g, h, th0, sign, lo_s, hi_s, eps, func):
         if spec.metric == "mean_residual":
             phi, d1 = spec.ybin - sg, -d1
         crit = (-_SIG3, _SIG3)
-        curv = (lambda v: np.abs((1 / (1 + np.exp(-v))) * (1 / (1 + np.exp(v))) * np.tanh(-v / 2)))
+        curv = (lambda v: np.abs((1 / (1 + np.exp(-v))) * (1 / (1 + np.exp(v))) * np.tanh(-v / 2)))  # noqa: E731  (pairs with the other branch's lambda)
     K = np.maximum(curv(lo_s), curv(hi_s))
     for c in crit:
         K = np.maximum(K, curv(np.clip(c, lo_s, hi_s)))

@@ -38,11 +38,11 @@ import numpy as np
 
 from ..model_classes.quadratics import MCRProblem
 from ..solvers import QCQPSequence, SolverStatus, qcqp_certificate
+from ..utils import one_blas_thread
+from ..utils.validation import RashomonInputError
 from ._results import MCRResult
 from ._steps import MCRModel, MCRStep, mr_value, step_bound
 from ._two_constraint import close_gap
-from ..utils.validation import RashomonInputError
-from ..utils import one_blas_thread
 
 __all__ = ["GammaSearch", "search_result"]
 
@@ -60,7 +60,7 @@ class GammaSearch:
         self.steps: list[MCRStep] = []
         self.cache: dict = {}
         self._fully_certified: set[int] = set()
-        self._cand = {"theta": [], "eo": [], "es": [], "ok": []}
+        self._cand: dict[str, list] = {"theta": [], "eo": [], "es": [], "ok": []}
         self._best: dict = {}  # best step / member per (side, ε), updated as steps and candidates arrive
         if theta_min is None:  # min e_orig over the class (a RashomonSet solves it once and passes it in)
             theta_min = self.seq["upper"].solve(0.0).x
@@ -310,6 +310,7 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
     notes = []
     if degenerate:
         m = srch.model(srch.theta_min)
+        assert m is not None  # theta_min is set
         Q = srch.prob.e_orig.Q
         ev = np.linalg.eigvalsh(Q)
         unique = ev[0] > 1e-10 * max(ev[-1], 1e-300)
@@ -326,7 +327,7 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
     for side in ("lower", "upper"):
         srch.recertify(side, eps)
         bound = srch.best_bound(side, eps)
-        th, m = srch.best_model(side, eps)
+        th, _ = srch.best_model(side, eps)
         gap = srch.gap(side, eps)
         if not gap <= tol * max(1.0, abs(bound)):  # a duality gap: solve the end with both constraints
             bound, th, gap, note = close_gap(srch, side, eps, tol, bound)

@@ -29,6 +29,9 @@ _TMP_SUFFIX = ".tmp"
 class FileWriteError(OSError):
     """A file could not be written; nothing was left under its name (nor under a temporary one)."""
 
+    #: The path that could not be written.
+    path: str
+
 
 def _temp_name(path: Path) -> Path:
     # hidden, same folder (same file system, so os.replace is a rename), unique per attempt
@@ -69,7 +72,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, encoding: str | No
         try:
             # 0o666 & ~umask, as a plain open() would give (tempfile's mkstemp would give 0o600)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            fh = os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": encoding, "newline": ""}))
+            fh = os.fdopen(fd, mode) if "b" in mode else os.fdopen(fd, mode, encoding=encoding, newline="")
             yield fh
             fh.flush()
             os.fsync(fh.fileno())

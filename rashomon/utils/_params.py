@@ -17,7 +17,8 @@ import functools
 import inspect
 import math
 import numbers
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -97,7 +98,7 @@ class Integral(Constraint):
     def ok(self, value: Any) -> bool:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
             return False
-        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+        return (self.low is None or int(value) >= self.low) and (self.high is None or int(value) <= self.high)
 
     def convert(self, value: Any) -> int:
         return int(value)
@@ -253,7 +254,7 @@ def validate_params(constraints: dict[str, Constraint], *, func: str | None = No
                     bound.arguments[p] = c.check(bound.arguments[p], p, name)
             return f(*bound.args, **bound.kwargs)
 
-        wrapper.__rashomon_constraints__ = dict(constraints)
+        wrapper.__rashomon_constraints__ = dict(constraints)  # type: ignore[attr-defined]  # marker read by introspection
         return wrapper
 
     return deco

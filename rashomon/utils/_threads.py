@@ -28,8 +28,9 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["one_blas_thread", "one_blas_thread_methods", "single_blas_thread"]
 

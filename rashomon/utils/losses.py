@@ -6,8 +6,9 @@ and how to encode the labels (e.g. hinge maps 0/1 to -1/+1 once, up front).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -183,7 +184,8 @@ def check_positive_int(value: Any, param: str, func: str, minimum: int = 1) -> i
 def check_float(value: Any, param: str, func: str, *, low: float | None = None, strict: bool = True,
                 high: float | None = None) -> float:
     """A finite real (not bool) with ``value > low`` (``>=`` when ``strict=False``) and ``value < high``."""
-    ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and np.isfinite(value)
+    ok = (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+          and np.isfinite(value))  # type: ignore[call-overload]  # numpy's stubs do not know numbers.Real
     if ok and low is not None:
         ok = value > low if strict else value >= low
     if ok and high is not None:
@@ -256,7 +258,18 @@ def check_norm_bound(value: Any, cls: str) -> float:
 
 
 # The declared-constraint layer (one constraint per parameter, checked by a decorator).
-from ._params import (  # noqa: E402
+from ._inputs import (  # noqa: E402, F401  (re-exported: the one validation layer)
+    check_columns,
+    check_feature_indices,
+    check_functional,
+    check_grid,
+    check_memory,
+    check_new_rows,
+    check_relative_epsilon,
+    feature_names_of,
+    memory_limit,
+)
+from ._params import (  # noqa: E402, F401  (re-exported: the one validation layer)
     AnyOf,
     Boolean,
     CallableC,
@@ -273,15 +286,4 @@ from ._params import (  # noqa: E402
     check_n_jobs,
     check_random_state,
     validate_params,
-)
-from ._inputs import (  # noqa: E402
-    check_columns,
-    check_functional,
-    check_memory,
-    check_new_rows,
-    check_feature_indices,
-    check_grid,
-    check_relative_epsilon,
-    feature_names_of,
-    memory_limit,
 )

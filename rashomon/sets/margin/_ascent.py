@@ -137,7 +137,7 @@ def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extreme
     rng = np.random.default_rng(seed_from(random_state, "RashomonSet.model_class_reliance"))
     for _ in range(max(n_starts - 1, 0) - len(ext)):  # random directions beyond the coordinate ones
         u = rng.normal(size=ms.D.shape[1])
-        starts.append(_search_t(lambda t, x: solve_t(t, x, u), e_o, eps, math.inf, ms.theta_min, iters=8))
+        starts.append(_search_t(lambda t, x: solve_t(t, x, u), e_o, eps, math.inf, ms.theta_min, iters=8))  # noqa: B023  (called within this iteration)
 
     def run(state, iters):
         """Dinkelbach iterations from state = [θ, MR, (e_switch, gradient), done]."""
@@ -146,7 +146,7 @@ def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extreme
             if done:
                 break
             lam = cur if kind == "ratio" else 1.0
-            new = _search_t(lambda t, x: solve_t(t, x, g), e_o, eps, 1.0 / max(lam, 1e-12), th)
+            new = _search_t(lambda t, x: solve_t(t, x, g), e_o, eps, 1.0 / max(lam, 1e-12), th)  # noqa: B023  (called within this iteration)
             eo = e_ex(new)
             if eo > eps:
                 done = True

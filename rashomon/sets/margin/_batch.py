@@ -146,7 +146,7 @@ class MarginBatch:
                                                                   1e-10 if self.hinge else 1e-14)
             out.append((T, lam, L, G, S, nu, ball))
             if self.tick is not None:
-                self.tick(len(lam))
+                self.tick(len(lam))  # type: ignore[arg-type]  # set: self.taus is never empty
         return tuple(np.concatenate(z, axis=-1) for z in zip(*out))
 
     def _solve_block(self, C, T, n_iter, lam=None, nu=None, ball=None, rtol=1e-14):
@@ -178,7 +178,7 @@ class MarginBatch:
 
         res, F1, F2, F3, BT = residual(slice(None), T, lam, nu, ball, L, G)
         act = np.arange(m)
-        for it in range(n_iter):
+        for it in range(n_iter):  # noqa: B007  (it is read after the loop)
             if not act.size:
                 break
             H = self.hessians(S[:, act])

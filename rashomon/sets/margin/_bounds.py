@@ -34,8 +34,8 @@ import math
 import numpy as np
 
 from ...solvers import QCQPSequence, SolverStatus
-from ._terms import orig_quadratic
 from .._steps import MCRStep, step_bound
+from ._terms import orig_quadratic
 
 __all__ = ["intercept_interval", "ScoreRanges", "surrogate_bound"]
 
@@ -197,6 +197,6 @@ def surrogate_bound(terms, ranges: ScoreRanges, loss, offset, theta_x, eps, kind
         else:
             a = c
         c, d = b - phi * (b - a), a + phi * (b - a)
-    best = min(cache, key=cache.get)
+    best = min(cache, key=cache.__getitem__)
     v = cache[best]
     return (v if up else -v), -math.exp(best)

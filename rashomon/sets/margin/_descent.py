@@ -33,8 +33,8 @@ import math
 import numpy as np
 
 from ...solvers import SmoothBallProgram
-from ._ascent import _search_t, _smoothed
 from .._steps import mr_value
+from ._ascent import _search_t, _smoothed
 
 __all__ = ["descend_lower"]
 

@@ -33,12 +33,12 @@ import numpy as np
 
 from ...utils import single_blas_thread
 from ...utils.losses import canonical_loss_name
+from .._results import MCRResult
+from .._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
 from ._bounds import ScoreRanges, intercept_interval, surrogate_bound
 from ._secant import secant_upper_bound
 from ._solve import solve_margin
 from ._terms import MarginTerms
-from .._results import MCRResult
-from .._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
 
 __all__ = ["MarginSet", "margin_mcr", "fit_margin_set"]
 
@@ -367,8 +367,7 @@ def fit_margin_set(rs, Xa, ya, columns, func) -> None:
 
 
 def _fit_margin_set(rs, Xa, ya, columns, func) -> None:
-    from ...model_classes import ClassMember, HingeModelClass, LogisticModelClass
-    from ...model_classes import encode_margin_labels
+    from ...model_classes import ClassMember, HingeModelClass, LogisticModelClass, encode_margin_labels
     from ...utils.validation import RashomonInputError
     from .._epsilon import epsilon_threshold
 

@@ -12,8 +12,6 @@ switched rows), Δ_k the box's reach from θ_min. So on the set
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 __all__ = ["minimiser_bounds"]

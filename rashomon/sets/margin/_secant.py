@@ -313,7 +313,7 @@ class SecantBound:
             return f
 
         x = x0
-        for i, t in enumerate(temp):
+        for t in temp:
             prog = SmoothBallProgram(self.ms.B, self.ms.r, ilo, ihi, tol=1e-9, max_iter=_NEWTON)
             res = prog.minimize(make(t), x)
             x = res.x
