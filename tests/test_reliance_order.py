@@ -154,6 +154,7 @@ def test_classifier_critical_epsilon_certified_below_refuted_above():
     (refit there: the outer lower end is > 0) and refuted at the upper end by a member whose MR(a) - MR(d),
     measured independently by ``model_reliance`` on that member's estimator, is <= 0."""
     from rashomon import model_reliance
+    from rashomon.sets.margin import MarginTerms
 
     X, y = _logistic_data()
     rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)
@@ -165,7 +166,13 @@ def test_classifier_critical_epsilon_certified_below_refuted_above():
     assert bool(r.critical_refuted) and not bool(r.critical_exact) and "refuted" in r.note
     assert r.critical_epsilon_lower == pytest.approx(lo / rs.e_ref_ - 1)
     at_lo = RashomonSet(LogisticModelClass(), lo, epsilon_kind="absolute").fit(X, y)
-    assert at_lo.reliance_difference("a", "d").lower > 0  # still holds (certified)
+    rd_lo = at_lo.reliance_difference("a", "d")
+    assert rd_lo.lower > 0  # still holds (certified)
+    ms = at_lo._margin  # and 200 members sampled from the set at lo all have MR(a) > MR(d)
+    Ta, Td = MarginTerms(ms.D, ms.y, np.array([0]) + ms.o), MarginTerms(ms.D, ms.y, np.array([3]) + ms.o)
+    v = [(Ta.e_switch(t, ms.loss) - Td.e_switch(t, ms.loss)) / Ta.e_orig(t, ms.loss)
+         for t in at_lo.sample(200, random_state=0).thetas]
+    assert min(v) >= rd_lo.lower > 0
     at_hi = RashomonSet(LogisticModelClass(), hi, epsilon_kind="absolute").fit(X, y)
     rd = at_hi.reliance_difference("a", "d")
     assert rd.lower_attained <= 0
@@ -188,3 +195,18 @@ def test_classifier_critical_not_refuted_is_reported():
     r = order.relations.iloc[0]
     assert not bool(r.critical_refuted) and r.critical_epsilon_abs_upper == np.inf
     assert r.critical_epsilon_abs_lower >= rs.epsilon_abs_ and "not refuted" in r.note
+
+
+@pytest.mark.slow
+def test_hinge_critical_epsilon_certified_below_refuted_above():
+    """The hinge class (about 30 s): certified at the bracket's lower end, refuted at its upper end."""
+    from rashomon import HingeModelClass
+
+    X, y = _logistic_data()
+    rs = RashomonSet(HingeModelClass(), 0.05).fit(X, y)
+    r = rs.reliance_order(["a", "d"]).relations.iloc[0]
+    lo, hi = r.critical_epsilon_abs_lower, r.critical_epsilon_abs_upper
+    assert rs.epsilon_abs_ < lo < hi < np.inf and bool(r.critical_refuted)
+    assert RashomonSet(HingeModelClass(), lo, epsilon_kind="absolute").fit(X, y).reliance_difference("a", "d").lower > 0
+    rd = RashomonSet(HingeModelClass(), hi, epsilon_kind="absolute").fit(X, y).reliance_difference("a", "d")
+    assert rd.lower_attained <= 0
