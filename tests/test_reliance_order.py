@@ -137,5 +137,76 @@ def test_classifier_reliance_difference_is_outer_and_valid():
     smp = rs.sample(200, random_state=0)
     v = np.array([(Ta.e_switch(t, ms.loss) - Tb.e_switch(t, ms.loss)) / Ta.e_orig(t, ms.loss) for t in smp.thetas])
     assert v.min() >= rd.lower and v.max() <= rd.upper
-    order = rs.reliance_order(["a", "b"])
+    order = rs.reliance_order(["a", "b"], critical=False)
     assert order.holds("a", "b") and np.isnan(order.relations["critical_epsilon_abs_lower"].iloc[0])
+
+
+def _logistic_data():
+    rng = np.random.default_rng(7)
+    n = 300
+    X = pd.DataFrame(rng.normal(size=(n, 4)), columns=["a", "b", "c", "d"])
+    y = (1.5 * X.a + 0.7 * X.b + 0.4 * X.c + 0.25 * X.d + rng.logistic(size=n) > 0).astype(float)
+    return X, y
+
+
+def test_classifier_critical_epsilon_certified_below_refuted_above():
+    """Logistic set: feature a matters clearly more than d. The relation is certified at the returned lower end
+    (refit there: the outer lower end is > 0) and refuted at the upper end by a member whose MR(a) - MR(d),
+    measured independently by ``model_reliance`` on that member's estimator, is <= 0."""
+    from rashomon import model_reliance
+    from rashomon.sets.margin import MarginTerms
+
+    X, y = _logistic_data()
+    rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)
+    order = rs.reliance_order(["a", "d"])
+    assert order.holds("a", "d") and len(order.relations) == 1
+    r = order.relations.iloc[0]
+    lo, hi = r.critical_epsilon_abs_lower, r.critical_epsilon_abs_upper
+    assert rs.epsilon_abs_ < lo < hi < np.inf
+    assert bool(r.critical_refuted) and not bool(r.critical_exact) and "refuted" in r.note
+    assert r.critical_epsilon_lower == pytest.approx(lo / rs.e_ref_ - 1)
+    at_lo = RashomonSet(LogisticModelClass(), lo, epsilon_kind="absolute").fit(X, y)
+    rd_lo = at_lo.reliance_difference("a", "d")
+    assert rd_lo.lower > 0  # still holds (certified)
+    ms = at_lo._margin  # and 200 members sampled from the set at lo all have MR(a) > MR(d)
+    Ta, Td = MarginTerms(ms.D, ms.y, np.array([0]) + ms.o), MarginTerms(ms.D, ms.y, np.array([3]) + ms.o)
+    v = [(Ta.e_switch(t, ms.loss) - Td.e_switch(t, ms.loss)) / Ta.e_orig(t, ms.loss)
+         for t in at_lo.sample(200, random_state=0).thetas]
+    assert min(v) >= rd_lo.lower > 0
+    at_hi = RashomonSet(LogisticModelClass(), hi, epsilon_kind="absolute").fit(X, y)
+    rd = at_hi.reliance_difference("a", "d")
+    assert rd.lower_attained <= 0
+    est = rd.member("lower")
+    assert rs._margin.orig.e_orig(rd.lower_theta, rs._margin.loss) <= hi * (1 + 1e-9)  # a member of the set at hi
+    f = lambda Z: np.asarray(Z) @ est.coef_ + est.intercept_  # noqa: E731  the member's score
+    L = lambda yy, z: np.logaddexp(0.0, -(2 * yy - 1) * z)  # noqa: E731  log loss on the score
+    mr_a = model_reliance(f, X.to_numpy(), y.to_numpy(), [0], loss=L).ratio
+    mr_d = model_reliance(f, X.to_numpy(), y.to_numpy(), [3], loss=L).ratio
+    assert mr_a - mr_d == pytest.approx(rd.lower_attained, abs=1e-9)
+    assert mr_a - mr_d <= 1e-9
+    json.dumps(order.to_dict())
+
+
+def test_classifier_critical_not_refuted_is_reported():
+    """With epsilon_max just above the set's ε, no member breaks the relation: the upper end is inf, flagged."""
+    X, y = _logistic_data()
+    rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)
+    order = rs.reliance_order(["a", "d"], epsilon_max=rs.epsilon_abs_ + 0.5 * (rs.epsilon_abs_ - rs.e_min_))
+    r = order.relations.iloc[0]
+    assert not bool(r.critical_refuted) and r.critical_epsilon_abs_upper == np.inf
+    assert r.critical_epsilon_abs_lower >= rs.epsilon_abs_ and "not refuted" in r.note
+
+
+@pytest.mark.slow
+def test_hinge_critical_epsilon_certified_below_refuted_above():
+    """The hinge class (about 30 s): certified at the bracket's lower end, refuted at its upper end."""
+    from rashomon import HingeModelClass
+
+    X, y = _logistic_data()
+    rs = RashomonSet(HingeModelClass(), 0.05).fit(X, y)
+    r = rs.reliance_order(["a", "d"]).relations.iloc[0]
+    lo, hi = r.critical_epsilon_abs_lower, r.critical_epsilon_abs_upper
+    assert rs.epsilon_abs_ < lo < hi < np.inf and bool(r.critical_refuted)
+    assert RashomonSet(HingeModelClass(), lo, epsilon_kind="absolute").fit(X, y).reliance_difference("a", "d").lower > 0
+    rd = RashomonSet(HingeModelClass(), hi, epsilon_kind="absolute").fit(X, y).reliance_difference("a", "d")
+    assert rd.lower_attained <= 0

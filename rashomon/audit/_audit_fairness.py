@@ -176,7 +176,8 @@ def _classifier_order(group_audits: dict) -> dict:
                 if low > 0:
                     rels.append({"a": x, "b": y, "lower": low, "critical_epsilon_abs_lower": None,
                                  "critical_epsilon_abs_upper": None,
-                                 "note": "critical ε needs a quadratic class (outer bounds from MCR)"})
+                                 "note": "critical ε not computed in the audit (two classifier MCRs per "
+                                         "step; RashomonSet.reliance_order brackets it)"})
     return {"features": names, "kind": "ratio", "relations": rels, "differences": diffs,
             "method": "outer bounds from the audit's two certified MCR intervals [MCR−(a) − MCR+(b), MCR+(a) − "
                       "MCR−(b)] (no search rerun; what reliance_difference gives for a classifier class)"}

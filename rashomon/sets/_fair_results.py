@@ -318,7 +318,9 @@ class RelianceOrder(DisplayMixin):
 
     ``relations`` has one row per ordered pair that holds, with the lower end and the critical ε: the relation
     holds (certified) for every ε_abs <= ``critical_lower`` and fails (a member witnesses it) at
-    ``critical_upper`` (inf: holds up to the largest ε searched, ``epsilon_max``).
+    ``critical_upper`` (inf: holds up to the largest ε searched, ``epsilon_max``, or, for the classifiers, no member
+    breaking it was found). ``critical_refuted``: a member witnesses the failure at ``critical_upper``;
+    ``critical_exact``: the bracket is closed to ``rtol`` (quadratic classes; the classifiers' is bounded in steps).
     ``differences`` holds the :class:`RelianceDifference` of every unordered pair.
     """
 

@@ -156,7 +156,8 @@ class FairnessQueries:
         kind : {"ratio", "difference"}, default="ratio"
         critical : bool, default=True
             Bracket each relation's critical ε (the largest ε_abs at which it still holds) by bisection over ε:
-            quadratic classes only.
+            to ``rtol`` for the quadratic classes; for the classifiers, at most 4 doublings and 8 bisection steps
+            of two MCRs each (certified below the bracket, refuted above it only when ``critical_refuted``).
         epsilon_max : float, default=None
             Largest ε_abs searched (None: e_min + 4096·(ε_abs - e_min)).
         rtol : float, default=1e-3
