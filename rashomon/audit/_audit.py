@@ -260,7 +260,7 @@ def audit(
         ambiguity_threshold, ambiguity_rows = check_classifier_options(ambiguity_threshold, ambiguity_rows, func)
     if estimator is not None:
         check_estimator(estimator, prep["raw"], list(prep["groups_raw_features"]), func)
-    fair = None if prep is None else check_sensitive(prep, sensitive, benchmark_column, model_class, target, func)
+    fair = None if dask_input else check_sensitive(prep, sensitive, benchmark_column, model_class, target, func)
     if not isinstance(bootstrap_mcr, (bool, np.bool_)):
         raise RashomonInputError(f"The 'bootstrap_mcr' parameter of {func} must be True or False. Got {bootstrap_mcr!r} instead.")
     check_choice(epsilon_kind, ("cv", "absolute"), "epsilon_kind", func)

@@ -19,6 +19,7 @@ and renamed into place; report.html last).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -180,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from joblib import parallel_config
 
+    # loky's resource tracker (a child process) cleans up what an interrupted worker leaves and warns about it
+    # on the shared stderr after the one-line message below; its note says nothing more, so it is silenced in the
+    # children this command starts (the user's own PYTHONWARNINGS is kept)
+    quiet = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
+    os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS"), quiet]))
     in_main = threading.current_thread() is threading.main_thread()
     prev_int = signal.getsignal(signal.SIGINT)
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main else None
