@@ -123,13 +123,7 @@ class MCRResult(DisplayMixin):
 
         For a classifier (``loss`` not squared error) the steps are certified on a box that depends on ε, so
         the bound is capped at ``epsilon_abs``: where it reaches ε, what is certified is "loss > ε"."""
-        try:
-            arr = np.asarray(m, dtype=float) if not isinstance(m, (str, bytes)) else None
-        except (TypeError, ValueError):
-            arr = None
-        if arr is None or not np.all(np.isfinite(arr)):
-            raise RashomonInputError(f"The 'm' parameter of MCRResult.envelope must be a finite float or array of "
-                                     f"them (model reliance values). Got {m!r:.80} instead.")
+        arr = _mr_values(m, "MCRResult.envelope")
         out = envelope_loss(self.steps, arr, self.kind)
         if np.isfinite(self.e_min):
             out = np.maximum(out, self.e_min)
@@ -208,13 +202,7 @@ class MCREnvelope(DisplayMixin):
 
     def envelope(self, m) -> np.ndarray:
         """Certified lower bound on the loss of any model of the class with MR = m."""
-        try:
-            arr = np.asarray(m, dtype=float) if not isinstance(m, (str, bytes)) else None
-        except (TypeError, ValueError):
-            arr = None
-        if arr is None or not np.all(np.isfinite(arr)):
-            raise RashomonInputError(f"The 'm' parameter of MCREnvelope.envelope must be a finite float or array of "
-                                     f"them (model reliance values). Got {m!r:.80} instead.")
+        arr = _mr_values(m, "MCREnvelope.envelope")
         return envelope_loss(self.steps, arr, self.kind)
 
     def to_frame(self) -> pd.DataFrame:
@@ -231,3 +219,15 @@ class MCREnvelope(DisplayMixin):
         from ..plotting import MCRBandDisplay
 
         return MCRBandDisplay.from_envelope(self).plot(ax=ax, **kwargs)
+
+
+def _mr_values(m: Any, func: str) -> np.ndarray:
+    """``m`` as a float array of model reliance values, or the layer's error naming ``func``'s 'm'."""
+    try:
+        arr = np.asarray(m, dtype=float) if not isinstance(m, (str, bytes)) else None
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or not np.all(np.isfinite(arr)):
+        raise RashomonInputError(f"The 'm' parameter of {func} must be a finite float or array of "
+                                 f"them (model reliance values). Got {m!r:.80} instead.")
+    return arr
