@@ -142,7 +142,7 @@ def write_figures(result, out_dir: str | Path, prefix: str = "") -> dict:
 
 _CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:62em;margin:2em auto;padding:0 1em;line-height:1.5;color:#222}
 h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:0.5em 0}td,th{padding:4px 10px;border-bottom:1px solid #ccc;text-align:right}
+.wide{overflow-x:auto}table{border-collapse:collapse;margin:0.5em 0}td,th{padding:4px 10px;border-bottom:1px solid #ccc;text-align:right}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:0.35em 1.2em;margin:0.6em 0}
 dl.kv dt{font-weight:bold}dl.kv dd{margin:0}
 figure{margin:1.2em 0}img{display:block;max-width:100%;height:auto;border:1px solid #eee}
@@ -253,7 +253,7 @@ model needs the group; an MCR− above 1 says every good model uses it.</li>
 {_g(result.cv_loss)}); its held-out loss is {_g(result.e_ref)}. The bounds were computed by the certified search of
 Fisher, Rudin &amp; Dominici (JMLR 2019): no model of the class in the set lies outside [MCR−, MCR+].</p>
 
-<h2>Results</h2>{table}
+<h2>Results</h2><div class="wide">{table}</div>
 <p>"refit loss ratio" is the held-out loss of the reference refitted without the group, divided by the reference's
 held-out loss. {_ci_text(result, meta)}</p>
 <h3>Are the bounds exact?</h3><ul>{cert}</ul>
