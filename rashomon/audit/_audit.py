@@ -40,9 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from ..sets import RashomonSet
 from ..utils.validation import (
     Boolean,
     NJobs,
@@ -61,7 +59,7 @@ from ._audit_fairness import check_sensitive, check_sensitive_rows, fairness_aud
 from ._checks import _check_train_size, _Progress, check_split_train_size, check_writable_dir, group_slug, prepare
 from ._estimator import check_estimator
 from ._fit import MCR_TOL as _TOL
-from ._fit import _fit_reference, _preprocess
+from ._fit import _fit_reference, _preprocess, class_set, group_mcrs
 from ._results import AuditResult, GroupAudit, audit_meta
 from ._target import CLASSIFIER_CLASSES
 
@@ -318,30 +316,17 @@ def audit(
         tick(1)
     ref_info["standardised_features"] = scaled
     timings["reference_fit_s"] = time.perf_counter() - t0
-    # One set for all groups: the class parametrised once (on the training rows, through the
-    # reference), e_orig built and e_min solved once on the held-out rows, ε by the CV rule.
-    rs = RashomonSet(mc, epsilon * cv_loss if epsilon_kind == "cv" else float(epsilon),
-                     epsilon_kind="additive" if epsilon_kind == "cv" else "absolute",
-                     reference=reference).fit(pd.DataFrame(Xte, columns=features), yte)
+    rs = class_set(mc, reference, epsilon, epsilon_kind, cv_loss, Xte, yte, features)
     e_ref, eps_abs = rs.e_ref_, rs.epsilon_abs_
-    gidx = {name: tuple(sorted(features.index(c) for c in cols)) for name, cols in groups.items()}
-    results = {}
+
+    def refit(keep):
+        if not keep:
+            return float(np.mean((yte - ytr.mean()) ** 2)) / e_ref
+        ref_wo, _, _, _ = _fit_reference(Xtr[:, keep], ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
+        return float(np.mean((yte - ref_wo.predict(Xte[:, keep])) ** 2)) / e_ref
+
     t0 = time.perf_counter()
-    for name, g in gidx.items():
-        with pg.phase(f"MCR search: {name}", total=2) as tick:
-            mcr = rs.model_class_reliance(list(g), tol=_TOL)
-            tick(1)
-            # The reference lies in the class, so its exact all-pairs MR is the forms at its θ
-            # (the same U-statistic as model_reliance, without n² kernel predictions).
-            mr_ref = mcr.reference_model.mr
-            keep = [j for j in range(len(features)) if j not in g]
-            if keep:
-                ref_wo, _, _, _ = _fit_reference(Xtr[:, keep], ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
-                refit = float(np.mean((yte - ref_wo.predict(Xte[:, keep])) ** 2)) / e_ref
-            else:
-                refit = float(np.mean((yte - ytr.mean()) ** 2)) / e_ref
-            tick(1)
-        results[name] = dict(mcr=mcr, mr=mr_ref, refit=refit)
+    gidx, results = group_mcrs(rs, features, groups, pg, refit)
     timings["mr_mcr_s"] = time.perf_counter() - t0
     draws: dict = {name: {"mr_ref": [], "mcr_lower": [], "mcr_upper": []} for name in gidx}
     if bootstrap:

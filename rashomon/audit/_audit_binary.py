@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..sets import RashomonSet
 from ._audit_classifier import (
     bootstrap_classifier_mcr,
     classifier_extras,
@@ -19,7 +18,7 @@ from ._audit_classifier import (
     reference_model,
 )
 from ._estimator import estimator_model, weighted_mr
-from ._fit import MCR_TOL
+from ._fit import MCR_TOL, class_set, group_mcrs
 
 __all__ = ["run_classifier", "compare_user_model", "quantile_ci"]
 
@@ -43,30 +42,21 @@ def run_classifier(X, y, tr, te, features, groups, *, model_class, epsilon, epsi
         tick(1)
     timings["reference_fit_s"] = time.perf_counter() - t0
     margin = epsilon * cv_loss if epsilon_kind == "cv" else None
-    rs = RashomonSet(mc, margin if margin is not None else float(epsilon),
-                     epsilon_kind="additive" if margin is not None else "absolute",
-                     reference=ref).fit(pd.DataFrame(Xte, columns=features), yte)
+    rs = class_set(mc, ref, epsilon, epsilon_kind, cv_loss, Xte, yte, features)
     e_ref, eps_abs = rs.e_ref_, rs.epsilon_abs_
-    gidx = {name: tuple(sorted(features.index(c) for c in cols)) for name, cols in groups.items()}
-    results = {}
+
+    def refit(keep):
+        if not keep:
+            p = float(np.clip(ytr.mean(), 1e-12, 1 - 1e-12))
+            return float(np.mean(-(yte * np.log(p) + (1 - yte) * np.log(1 - p)))) / e_ref
+        names = [features[j] for j in keep]
+        ref_wo, _, _, _ = fit_classifier_reference(Xtr[:, keep], ytr, names, model_class, 0, 0)
+        ml = ref_wo.parametrization_.info["margin_loss"]
+        s = np.asarray(ref_wo.predict(pd.DataFrame(Xte[:, keep], columns=names)))
+        return float(np.mean(ml.exact((2 * yte - 1) * s))) / e_ref
+
     t0 = time.perf_counter()
-    for name, g in gidx.items():
-        with pg.phase(f"MCR search: {name}", total=2) as tick:
-            mcr = rs.model_class_reliance(list(g), tol=MCR_TOL)
-            tick(1)
-            keep = [j for j in range(len(features)) if j not in g]
-            if keep:
-                ref_wo, _, _, _ = fit_classifier_reference(Xtr[:, keep], ytr, [features[j] for j in keep], model_class,
-                                                           0, 0)
-                ml = ref_wo.parametrization_.info["margin_loss"]
-                s = np.asarray(ref_wo.predict(pd.DataFrame(Xte[:, keep], columns=[features[j] for j in keep])))
-                refit = float(np.mean(ml.exact((2 * yte - 1) * s))) / e_ref
-            else:
-                p = float(np.clip(ytr.mean(), 1e-12, 1 - 1e-12))
-                refit = float(np.mean(-(yte * np.log(p) + (1 - yte) * np.log(1 - p)))) / e_ref
-            tick(1)
-        results[name] = dict(mcr=mcr, mr=float(mcr.reference_model.mr) if mcr.reference_model is not None else float("nan"),
-                             refit=refit)
+    gidx, results = group_mcrs(rs, features, groups, pg, refit)
     timings["mr_mcr_s"] = time.perf_counter() - t0
     metrics = reference_metrics(ref, Xte, yte, features)
     extras = classifier_extras(rs, Xte, features, model_class, threshold, amb_rows, int(rng.randint(2**31 - 1)), pg)

@@ -13,6 +13,35 @@ MCR_TOL = 2.0**-20  # MCR search tolerance, as model_class_reliance's default
 RIDGE_ALPHAS = np.logspace(-3, 3, 25)  # the linear reference's penalties (k-fold CV in memory, leave-one-out on Dask)
 
 
+def class_set(mc, reference, epsilon: float, epsilon_kind: str, cv_loss: float, Xte, yte, features: list):
+    """One set for all groups: the class parametrised once (on the training rows, through the reference),
+    e_orig built and e_min solved once on the held-out rows; ε = ``epsilon`` × the CV loss above the
+    reference's held-out loss (``epsilon_kind="cv"``, the paper's rule) or ``epsilon`` itself (absolute)."""
+    from ..sets import RashomonSet
+
+    cv = epsilon_kind == "cv"
+    return RashomonSet(mc, epsilon * cv_loss if cv else float(epsilon), epsilon_kind="additive" if cv else "absolute",
+                       reference=reference).fit(pd.DataFrame(Xte, columns=features), yte)
+
+
+def group_mcrs(rs, features: list, groups: dict, pg, refit) -> tuple[dict, dict]:
+    """MCR of every group on the set, with ``refit(kept column indices)``: the held-out loss ratio of the
+    reference refitted without the group. Returns ``({group: column indices}, {group: figures})``."""
+    gidx = {name: tuple(sorted(features.index(c) for c in cols)) for name, cols in groups.items()}
+    results = {}
+    for name, g in gidx.items():
+        with pg.phase(f"MCR search: {name}", total=2) as tick:
+            mcr = rs.model_class_reliance(list(g), tol=MCR_TOL)
+            tick(1)
+            ratio = refit([j for j in range(len(features)) if j not in g])
+            tick(1)
+        # the reference lies in the class, so its exact all-pairs MR is the forms at its θ (the same U-statistic
+        # as model_reliance, without n² predictions)
+        mr = float(mcr.reference_model.mr) if mcr.reference_model is not None else float("nan")
+        results[name] = dict(mcr=mcr, mr=mr, refit=ratio)
+    return gidx, results
+
+
 def _preprocess(df: pd.DataFrame, features: list[str], train_idx: np.ndarray):
     X = df[features].to_numpy(dtype=float, copy=True)
     scaled = []
