@@ -27,6 +27,10 @@ import pandas as pd
 
 from ..utils import DisplayMixin, permutation_indices, permuted
 from ..utils.validation import (
+    Integral,
+    Options,
+    Percentiles,
+    RandomStateLike,
     RashomonInputError,
     check_grid,
     check_X,
@@ -34,12 +38,12 @@ from ..utils.validation import (
     resolve_features,
     resolve_group,
     seed_from,
+    validate_params,
 )
 
 if TYPE_CHECKING:
     from ._partial_dependence import PartialDependenceResult
 
-from ..utils.validation import Integral, Options, Percentiles, RandomStateLike, validate_params
 
 __all__ = ["predictive_distribution", "likelihood_importance", "entropy_importance", "UncertaintyImportanceResult",
            "uncertainty_pd"]
