@@ -4,6 +4,7 @@ decoded, and no broken internal link or anchor on them.
 Skipped when the site has not been built (``make test`` runs before ``make docs``; ``.ci/run`` runs this file
 again after ``make docs``). Screenshots are written to ``docs/_build/screenshots/`` to be looked at.
 """
+
 from __future__ import annotations
 
 import html
@@ -26,8 +27,10 @@ PAGES = {
     "API (RashomonSet)": "generated/rashomon.RashomonSet.html",
 }
 
-pytestmark = pytest.mark.skipif(not (SITE / "index.html").exists(),
-                                reason="the site is not built (make docs); .ci/run runs this test after make docs")
+pytestmark = pytest.mark.skipif(
+    not (SITE / "index.html").exists(),
+    reason="the site is not built (make docs); .ci/run runs this test after make docs",
+)
 
 
 class _Links(HTMLParser):
@@ -124,16 +127,32 @@ def test_page_in_headless_chromium(name, tmp_path):
     page = SITE / PAGES[name]
     probe = page.with_name(f".probe-{page.name}")
     probe.write_text(page.read_text(encoding="utf-8").replace("<head>", "<head>" + _CHECK, 1), encoding="utf-8")
-    base = [binary, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-dev-shm-usage",
-            "--hide-scrollbars"]
+    base = [
+        binary,
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+    ]
     try:
-        proc = subprocess.run(base + [f"--user-data-dir={tmp_path / 'p1'}", "--virtual-time-budget=10000",
-                                      "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=180)
+        proc = subprocess.run(
+            base + [f"--user-data-dir={tmp_path / 'p1'}", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         shots = SITE.parent / "screenshots"
         shots.mkdir(exist_ok=True)
         shot = shots / (re.sub(r"[^a-z]+", "_", name.lower()).strip("_") + ".png")
-        subprocess.run(base + [f"--user-data-dir={tmp_path / 'p2'}", f"--screenshot={shot}", "--window-size=1280,1600",
-                               page.as_uri()], capture_output=True, text=True, timeout=180)
+        subprocess.run(
+            base
+            + [f"--user-data-dir={tmp_path / 'p2'}", f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
     finally:
         probe.unlink(missing_ok=True)
     m = re.search(r'<pre id="checks"[^>]*>(.*?)</pre>', proc.stdout, flags=re.S)

@@ -18,6 +18,7 @@ PIMP (Altmann et al. 2010): the learner is refitted on ``n_permutations`` copies
 with y permuted; the PFIs of these fits form a null distribution per feature (Gaussian,
 log-normal or gamma fitted to it, or the empirical one), and the observed PFI gets a p-value.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,8 +50,17 @@ from ..utils.validation import (
 )
 from ._results import LearnerImportanceResult, LearnerPDResult, PIMPResult, TTestResult
 
-__all__ = ["learner_importance", "learner_pd", "model_importance_ci", "corrected_resampled_ttest", "pimp",
-           "LearnerImportanceResult", "LearnerPDResult", "TTestResult", "PIMPResult"]
+__all__ = [
+    "learner_importance",
+    "learner_pd",
+    "model_importance_ci",
+    "corrected_resampled_ttest",
+    "pimp",
+    "LearnerImportanceResult",
+    "LearnerPDResult",
+    "TTestResult",
+    "PIMPResult",
+]
 
 
 def _frame(X, columns):
@@ -91,20 +101,36 @@ def _split(n, resampling, train_fraction, rng):
     return tr, te
 
 
-def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups, n_repeats, loss, pd_spec,
-                func="learner_importance"):
+def _refit_task(
+    learner,
+    X,
+    y,
+    columns,
+    seed,
+    resampling,
+    train_fraction,
+    groups,
+    n_repeats,
+    loss,
+    pd_spec,
+    func="learner_importance",
+):
     from sklearn.base import clone
 
     rng = np.random.RandomState(seed)
     tr, te = _split(len(y), resampling, train_fraction, rng)
     if len(np.unique(tr)) < 2:
-        raise RashomonInputError(f"The 'train_fraction' parameter of {func} leaves {len(np.unique(tr))} training "
-                                 f"row(s) in a resample of {len(y)} rows; it must leave at least 2 (use a larger "
-                                 "train_fraction or more rows).")
+        raise RashomonInputError(
+            f"The 'train_fraction' parameter of {func} leaves {len(np.unique(tr))} training "
+            f"row(s) in a resample of {len(y)} rows; it must leave at least 2 (use a larger "
+            "train_fraction or more rows)."
+        )
     if len(te) < 2:
-        raise RashomonInputError(f"The 'train_fraction' parameter of {func} leaves {len(te)} held-out row(s) in a "
-                                 f"resample of {len(y)} rows; it must leave at least 2 (use a smaller train_fraction "
-                                 "or more rows).")
+        raise RashomonInputError(
+            f"The 'train_fraction' parameter of {func} leaves {len(te)} held-out row(s) in a "
+            f"resample of {len(y)} rows; it must leave at least 2 (use a smaller train_fraction "
+            "or more rows)."
+        )
     model = clone(learner).fit(_frame(X[tr], columns), y[tr])
     out = {"n_train": len(tr), "n_test": len(te)}
     if groups is not None:
@@ -123,11 +149,42 @@ def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups
     return out
 
 
-def _run_refits(learner, X, y, columns, n_refits, resampling, train_fraction, groups, n_repeats, loss, pd_spec,
-                random_state, n_jobs, func, progress=False):
+def _run_refits(
+    learner,
+    X,
+    y,
+    columns,
+    n_refits,
+    resampling,
+    train_fraction,
+    groups,
+    n_repeats,
+    loss,
+    pd_spec,
+    random_state,
+    n_jobs,
+    func,
+    progress=False,
+):
     seeds = np.random.RandomState(seed_from(random_state, func)).randint(0, 2**31 - 1, size=n_refits)
-    tasks = (delayed(single_blas_thread)(_refit_task, learner, X, y, columns, int(s), resampling, train_fraction, groups,
-                                     n_repeats, loss, pd_spec, func) for s in seeds)
+    tasks = (
+        delayed(single_blas_thread)(
+            _refit_task,
+            learner,
+            X,
+            y,
+            columns,
+            int(s),
+            resampling,
+            train_fraction,
+            groups,
+            n_repeats,
+            loss,
+            pd_spec,
+            func,
+        )
+        for s in seeds
+    )
     gen = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
     if progress:
         from tqdm.auto import tqdm
@@ -149,8 +206,10 @@ def _corrected_ci(values, c, confidence_level):
 def _check_learner(learner, func, param="learner"):
     """A scikit-learn estimator that can be cloned and refitted (not a fitted model's predictions or a string)."""
     if not (hasattr(learner, "fit") and hasattr(learner, "get_params")):
-        raise RashomonInputError(f"The '{param}' parameter of {func} must be a scikit-learn estimator (with fit and "
-                                 f"get_params; it is cloned and refitted). Got {type(learner).__name__} instead.")
+        raise RashomonInputError(
+            f"The '{param}' parameter of {func} must be a scikit-learn estimator (with fit and "
+            f"get_params; it is cloned and refitted). Got {type(learner).__name__} instead."
+        )
 
 
 def _check_data(X, y, func):
@@ -159,7 +218,19 @@ def _check_data(X, y, func):
     return Xa, check_y(y, Xa.shape[0], func, numeric=False), columns
 
 
-@validate_params({"n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "n_repeats": Integral(1), "random_state": RandomStateLike(), "n_jobs": NJobs(), "progress": Boolean()})
+@validate_params(
+    {
+        "n_refits": Integral(2),
+        "resampling": Options(("bootstrap", "subsampling")),
+        "train_fraction": Real(0.0, 1.0, "neither"),
+        "correction": Boolean(),
+        "confidence_level": Real(0.0, 1.0, "neither"),
+        "n_repeats": Integral(1),
+        "random_state": RandomStateLike(),
+        "n_jobs": NJobs(),
+        "progress": Boolean(),
+    }
+)
 def learner_importance(
     learner: Any,
     X: Any,
@@ -192,15 +263,42 @@ def learner_importance(
     Xa, ya, columns = _check_data(X, y, func)
     L = resolve_loss(loss, learner, func, ya)
     items = resolve_features(features, columns, Xa.shape[1], func)
-    outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, list(items.values()), n_repeats,
-                       L, None, random_state, n_jobs, func, progress)
+    outs = _run_refits(
+        learner,
+        Xa,
+        ya,
+        columns,
+        n_refits,
+        resampling,
+        train_fraction,
+        list(items.values()),
+        n_repeats,
+        L,
+        None,
+        random_state,
+        n_jobs,
+        func,
+        progress,
+    )
     vals = np.column_stack([o["pfi"] for o in outs])
     c = float(np.mean([o["n_test"] / o["n_train"] for o in outs])) if correction else 0.0
     mean, se, lo, hi = _corrected_ci(vals, c, confidence_level)
     return LearnerImportanceResult(list(items), vals, mean, se, lo, hi, c, resampling, confidence_level, L.name)
 
 
-@validate_params({"grid_resolution": Integral(2), "percentiles": Percentiles(), "n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike(), "n_jobs": NJobs()})
+@validate_params(
+    {
+        "grid_resolution": Integral(2),
+        "percentiles": Percentiles(),
+        "n_refits": Integral(2),
+        "resampling": Options(("bootstrap", "subsampling")),
+        "train_fraction": Real(0.0, 1.0, "neither"),
+        "correction": Boolean(),
+        "confidence_level": Real(0.0, 1.0, "neither"),
+        "random_state": RandomStateLike(),
+        "n_jobs": NJobs(),
+    }
+)
 def learner_pd(
     learner: Any,
     X: Any,
@@ -229,8 +327,22 @@ def learner_pd(
         raise RashomonInputError(f"The 'feature' parameter of {func} must be one feature.")
     j = group[0]
     g = feature_grid(Xa[:, j], grid_resolution, percentiles, False) if grid is None else check_grid(grid, 1, func)[0]
-    outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, None, (j, g),
-                       random_state, n_jobs, func)
+    outs = _run_refits(
+        learner,
+        Xa,
+        ya,
+        columns,
+        n_refits,
+        resampling,
+        train_fraction,
+        None,
+        1,
+        None,
+        (j, g),
+        random_state,
+        n_jobs,
+        func,
+    )
     curves = np.vstack([o["pd"] for o in outs])
     c = float(np.mean([o["n_test"] / o["n_train"] for o in outs])) if correction else 0.0
     mean, se, lo, hi = _corrected_ci(curves.T, c, confidence_level)
@@ -238,10 +350,20 @@ def learner_pd(
     return LearnerPDResult(name, g, curves, mean, se, lo, hi, c, resampling, confidence_level)
 
 
-@validate_params({"n_repeats": Integral(2), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike()})
-def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_repeats: int = 10,
-                        confidence_level: float = 0.95, loss: str | Any = "auto",
-                        random_state: Any = None) -> LearnerImportanceResult:
+@validate_params(
+    {"n_repeats": Integral(2), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike()}
+)
+def model_importance_ci(
+    model: Any,
+    X: Any,
+    y: Any,
+    *,
+    features: Any = None,
+    n_repeats: int = 10,
+    confidence_level: float = 0.95,
+    loss: str | Any = "auto",
+    random_state: Any = None,
+) -> LearnerImportanceResult:
     """Model-PFI of one fitted model with a Monte-Carlo t interval.
 
     For each row the loss increase is averaged over ``n_repeats`` permutations; the PFI is the
@@ -258,15 +380,37 @@ def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_r
     mean = rows.mean(1)
     se = rows.std(1, ddof=1) / math.sqrt(n)
     t = stats.t.ppf(0.5 + confidence_level / 2, n - 1)
-    return LearnerImportanceResult(list(items), rows, mean, se, mean - t * se, mean + t * se, 0.0, "rows", confidence_level,
-                                   L.name)
+    return LearnerImportanceResult(
+        list(items), rows, mean, se, mean - t * se, mean + t * se, 0.0, "rows", confidence_level, L.name
+    )
 
 
-@validate_params({"n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike(), "n_jobs": NJobs()})
-def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *, n_refits: int = 15,
-                              resampling: Literal["bootstrap", "subsampling"] = "subsampling", train_fraction: float = 0.632,
-                              correction: bool = True, confidence_level: float = 0.95, loss: str | Any = "auto",
-                              random_state: Any = None, n_jobs: int | None = None) -> TTestResult:
+@validate_params(
+    {
+        "n_refits": Integral(2),
+        "resampling": Options(("bootstrap", "subsampling")),
+        "train_fraction": Real(0.0, 1.0, "neither"),
+        "correction": Boolean(),
+        "confidence_level": Real(0.0, 1.0, "neither"),
+        "random_state": RandomStateLike(),
+        "n_jobs": NJobs(),
+    }
+)
+def corrected_resampled_ttest(
+    learner_a: Any,
+    learner_b: Any,
+    X: Any,
+    y: Any,
+    *,
+    n_refits: int = 15,
+    resampling: Literal["bootstrap", "subsampling"] = "subsampling",
+    train_fraction: float = 0.632,
+    correction: bool = True,
+    confidence_level: float = 0.95,
+    loss: str | Any = "auto",
+    random_state: Any = None,
+    n_jobs: int | None = None,
+) -> TTestResult:
     """Nadeau–Bengio corrected resampled t-test comparing two learners on the same resamples.
 
     ``t = mean(d) / sqrt((1/m + n_test/n_train)·s²)`` with m - 1 degrees of freedom, d the
@@ -282,12 +426,14 @@ def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *,
             raise RashomonInputError(
                 f"The 'loss' parameter of {func} is 'auto', which picks {la!r} for learner_a and {lb!r} for learner_b; "
                 "the test compares the two learners on one loss: give it explicitly (e.g. loss='zero_one' for any two "
-                "classifiers).")
+                "classifiers)."
+            )
     L = resolve_loss(loss, learner_a, func, ya)
     out = []
     for learner in (learner_a, learner_b):
-        res = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, L, None,
-                          random_state, n_jobs, func)
+        res = _run_refits(
+            learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, L, None, random_state, n_jobs, func
+        )
         out.append(res)
     d = np.array([a["loss"] - b["loss"] for a, b in zip(*out)])
     c = float(np.mean([o["n_test"] / o["n_train"] for o in out[0]])) if correction else 0.0
@@ -344,11 +490,30 @@ def _pimp_task(learner, X, y, columns, seed, groups, n_repeats, loss, permute_y,
     return _pfi_rows(model, X, yy, groups, perms, loss, columns, func).mean(axis=1)
 
 
-@validate_params({"n_permutations": Integral(2), "null": Options(("gaussian", "lognormal", "gamma", "empirical")), "correction": Options(("bonferroni", "holm"), allow_none=True), "n_repeats": Integral(1), "random_state": RandomStateLike(), "n_jobs": NJobs()})
-def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: int = 100,
-         null: Literal["gaussian", "lognormal", "gamma", "empirical"] = "gaussian",
-         correction: Literal["bonferroni", "holm"] | None = "holm", n_repeats: int = 5, loss: str | Any = "auto",
-         random_state: Any = None, n_jobs: int | None = None) -> PIMPResult:
+@validate_params(
+    {
+        "n_permutations": Integral(2),
+        "null": Options(("gaussian", "lognormal", "gamma", "empirical")),
+        "correction": Options(("bonferroni", "holm"), allow_none=True),
+        "n_repeats": Integral(1),
+        "random_state": RandomStateLike(),
+        "n_jobs": NJobs(),
+    }
+)
+def pimp(
+    learner: Any,
+    X: Any,
+    y: Any,
+    *,
+    features: Any = None,
+    n_permutations: int = 100,
+    null: Literal["gaussian", "lognormal", "gamma", "empirical"] = "gaussian",
+    correction: Literal["bonferroni", "holm"] | None = "holm",
+    n_repeats: int = 5,
+    loss: str | Any = "auto",
+    random_state: Any = None,
+    n_jobs: int | None = None,
+) -> PIMPResult:
     """Permutation importance p-values (PIMP; Altmann et al. 2010).
 
     The learner is fitted on (X, y) and its PFI computed; then refitted ``n_permutations``
@@ -366,15 +531,19 @@ def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: 
     groups = list(items.values())
     seeds = np.random.RandomState(seed_from(random_state, func)).randint(0, 2**31 - 1, size=n_permutations + 1)
     obs = single_blas_thread(_pimp_task, learner, Xa, ya, columns, int(seeds[0]), groups, n_repeats, L, False)
-    nulls = Parallel(n_jobs=n_jobs)(delayed(single_blas_thread)(_pimp_task, learner, Xa, ya, columns, int(s), groups, n_repeats, L, True)
-                                    for s in seeds[1:])
+    nulls = Parallel(n_jobs=n_jobs)(
+        delayed(single_blas_thread)(_pimp_task, learner, Xa, ya, columns, int(s), groups, n_repeats, L, True)
+        for s in seeds[1:]
+    )
     null_arr = np.column_stack(nulls)
     note = ""
     if null != "empirical" and n_permutations < MIN_PARAMETRIC_PERMUTATIONS:
-        note = (f"null={null!r} needs n_permutations >= {MIN_PARAMETRIC_PERMUTATIONS} (a distribution fitted to fewer "
-                "draws extrapolates its tail from a scale known to no better than 13 %: 2 draws gave p = 2.3e-11); "
-                f"with n_permutations={n_permutations} the p-values are the empirical ones, (1 + #null >= observed) / "
-                f"(1 + {n_permutations}), never below {1 / (1 + n_permutations):.3g}.")
+        note = (
+            f"null={null!r} needs n_permutations >= {MIN_PARAMETRIC_PERMUTATIONS} (a distribution fitted to fewer "
+            "draws extrapolates its tail from a scale known to no better than 13 %: 2 draws gave p = 2.3e-11); "
+            f"with n_permutations={n_permutations} the p-values are the empirical ones, (1 + #null >= observed) / "
+            f"(1 + {n_permutations}), never below {1 / (1 + n_permutations):.3g}."
+        )
         null = "empirical"
     p = np.array([_null_p(o, nl, null) for o, nl in zip(obs, null_arr)])
     return PIMPResult(list(items), obs, null_arr, p, _adjust_p(p, correction), null, correction, L.name, note)

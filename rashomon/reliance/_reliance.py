@@ -25,6 +25,7 @@ The exact estimator is computed without materialising the n² switched rows:
   and class probabilities follow each row's piecewise-constant output along the
   switched feature instead (:mod:`._tree_paths`), without calling ``predict``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -65,10 +66,11 @@ __all__ = ["ModelRelianceResult", "FeatureRelianceResult", "model_reliance", "fe
 DEFAULT_MEMORY_LIMIT = 256 * 2**20
 
 
-def _divide_e_switch(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...],
-                     order: np.ndarray) -> float:
+def _divide_e_switch(
+    predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...], order: np.ndarray
+) -> float:
     h = X.shape[0] // 2
-    a, b = order[:h], order[h:2 * h]
+    a, b = order[:h], order[h : 2 * h]
     g = np.asarray(group)
     Xs = X[np.concatenate([a, b])].copy()
     Xs[:h, g] = X[b][:, g]
@@ -76,7 +78,9 @@ def _divide_e_switch(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, gro
     return float(np.mean(predictor.losses(y_enc[np.concatenate([a, b])], Xs)))
 
 
-def _permuted_loss(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...], perm: np.ndarray) -> float:
+def _permuted_loss(
+    predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...], perm: np.ndarray
+) -> float:
     return float(np.mean(predictor.losses(y_enc, permuted(X, group, perm))))
 
 
@@ -129,7 +133,11 @@ class _Prepared:
             head = self._X[:256]  # the rows linear_coefficients predicts on: checked first (the full check if bad)
             if not (self._finite or np.all(np.abs(head) <= MAX_MAGNITUDE)):
                 _ = self.X
-            self._linear = linear_coefficients(self.estimator, self._X, self.predictor) if self.loss.name == "squared_error" else None
+            self._linear = (
+                linear_coefficients(self.estimator, self._X, self.predictor)
+                if self.loss.name == "squared_error"
+                else None
+            )
         return self._linear
 
     def linear(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -151,8 +159,9 @@ class _Prepared:
         cached = getattr(self, "_stats", None)
         if cached is None or not (groups is self._stats_groups or cached.covers(groups)):
             # the pass proves X finite and bounded, or makes the full check (which raises the clear error)
-            self._stats = LinearSwitchStats(self._X, self.y, lin[0], lin[1], groups, check=lambda: self.X,
-                                            func=self._func)
+            self._stats = LinearSwitchStats(
+                self._X, self.y, lin[0], lin[1], groups, check=lambda: self.X, func=self._func
+            )
             self._stats_groups: Sequence[tuple[int, ...]] = groups
             self._finite = self._finite or self._stats.bounded
             if self._e_orig is None:
@@ -160,8 +169,15 @@ class _Prepared:
         return self._stats
 
 
-def _exact_value(prep: _Prepared, group: tuple[int, ...], closed_form: Any, memory_limit: int,
-                 n_jobs: int | None, func: str, groups: Sequence[tuple[int, ...]] | None = None) -> tuple[float, str]:
+def _exact_value(
+    prep: _Prepared,
+    group: tuple[int, ...],
+    closed_form: Any,
+    memory_limit: int,
+    n_jobs: int | None,
+    func: str,
+    groups: Sequence[tuple[int, ...]] | None = None,
+) -> tuple[float, str]:
     """Exact e_switch and the algorithm used: linear closed form, tree paths, tree cells or distinct values."""
     stats = prep.linear_stats(groups or [group]) if closed_form in ("auto", True) else None
     if closed_form is True and stats is None:
@@ -174,7 +190,9 @@ def _exact_value(prep: _Prepared, group: tuple[int, ...], closed_form: Any, memo
     X = prep.X
     max_rows = max(1, int(memory_limit // (8 * (X.shape[1] + 4))))
     if closed_form == "auto" and not prep.predictor.is_callable:
-        value = forest_path_e_switch(prep.estimator, prep.predictor, X, prep.y_enc, group, prep.prediction, memory_limit)
+        value = forest_path_e_switch(
+            prep.estimator, prep.predictor, X, prep.y_enc, group, prep.prediction, memory_limit
+        )
         if value is not None:
             return value, "tree-paths"
         cells = threshold_cells(prep.estimator, X, group)
@@ -183,9 +201,19 @@ def _exact_value(prep: _Prepared, group: tuple[int, ...], closed_form: Any, memo
     return exact_e_switch(prep.predictor, X, prep.y_enc, group, max_rows, n_jobs), "distinct-values"
 
 
-def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeats: int, seed: int | None,
-                  shuffle: bool, closed_form: Any, memory_limit: int, n_jobs: int | None, func: str,
-                  groups: Sequence[tuple[int, ...]] | None = None) -> ModelRelianceResult:
+def _reliance_one(
+    prep: _Prepared,
+    group: tuple[int, ...],
+    method: str,
+    n_repeats: int,
+    seed: int | None,
+    shuffle: bool,
+    closed_form: Any,
+    memory_limit: int,
+    n_jobs: int | None,
+    func: str,
+    groups: Sequence[tuple[int, ...]] | None = None,
+) -> ModelRelianceResult:
     y_enc, n = prep.y_enc, prep.n_samples
     names = tuple(prep.columns[i] if prep.columns else f"x{i}" for i in group)
     reps = None
@@ -227,8 +255,14 @@ def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeat
 
 #: the declared constraints of model_reliance and feature_reliance (closed_form keeps its own check:
 #: ``True``/``False``/``"auto"`` compared by value, as before)
-_MR_PARAMS = {"method": Options(("exact", "divide", "permutation")), "n_repeats": Integral(1), "shuffle": Boolean(),
-              "random_state": RandomStateLike(), "n_jobs": NJobs(), "memory_limit": Integral(1024)}
+_MR_PARAMS = {
+    "method": Options(("exact", "divide", "permutation")),
+    "n_repeats": Integral(1),
+    "shuffle": Boolean(),
+    "random_state": RandomStateLike(),
+    "n_jobs": NJobs(),
+    "memory_limit": Integral(1024),
+}
 
 
 @validate_params(_MR_PARAMS)
@@ -314,8 +348,9 @@ def model_reliance(
     func = "model_reliance"
     check_choice(closed_form, ("auto", True, False), "closed_form", func)
     if is_dask_input(X, y):  # out of core: the linear closed form from one pass of row sums
-        return dask_reliance(estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func,
-                             single=True)
+        return dask_reliance(
+            estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func, single=True
+        )
     prep = _Prepared(estimator, X, y, loss, func)
     group = resolve_group(features, prep.columns, prep.n_features, func)
     seed = seed_from(random_state, func) if method in ("permutation", "divide") else None
@@ -356,11 +391,14 @@ def feature_reliance(
     func = "feature_reliance"
     check_choice(closed_form, ("auto", True, False), "closed_form", func)
     if is_dask_input(X, y):
-        return dask_reliance(estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func,
-                             single=False)
+        return dask_reliance(
+            estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func, single=False
+        )
     prep = _Prepared(estimator, X, y, loss, func)
     if not (features is None or isinstance(features, (dict, list, tuple))):
-        raise RashomonInputError(f"The 'features' parameter of {func} must be None, a list or a dict. Got {features!r} instead.")
+        raise RashomonInputError(
+            f"The 'features' parameter of {func} must be None, a list or a dict. Got {features!r} instead."
+        )
     items = resolve_features(features, prep.columns, prep.n_features, func)
     seed = seed_from(random_state, func) if method in ("permutation", "divide") else None
     groups = list(items.values())
@@ -380,6 +418,7 @@ def feature_reliance(
         loss=prep.loss.name,
         # permutations: every result has its repeats
         ratio_repeats=np.vstack([r.ratio_repeats for r in results if r.ratio_repeats is not None]) if reps else None,
-        difference_repeats=(np.vstack([r.difference_repeats for r in results if r.difference_repeats is not None])
-                            if reps else None),
+        difference_repeats=(
+            np.vstack([r.difference_repeats for r in results if r.difference_repeats is not None]) if reps else None
+        ),
     )

@@ -30,6 +30,7 @@ Every certified step also yields a curve below which no model of the class
 lies in the (MR, loss) plane; their maximum is the *MCR envelope*, and
 ``{m : envelope(m) <= ε}`` contains MCR at every ε.
 """
+
 from __future__ import annotations
 
 import math
@@ -91,8 +92,16 @@ class GammaSearch:
             st = MCRStep(side, float(gamma), math.nan, None, math.nan, math.nan, False)
         else:
             const = (eo.k * gamma + es.k) if side == "lower" else (eo.k + gamma * es.k)
-            st = MCRStep(side, float(gamma), res.objective + const, res.x, eo(res.x), es(res.x),
-                         res.status is SolverStatus.OPTIMAL, float(res.multiplier))
+            st = MCRStep(
+                side,
+                float(gamma),
+                res.objective + const,
+                res.x,
+                eo(res.x),
+                es(res.x),
+                res.status is SolverStatus.OPTIMAL,
+                float(res.multiplier),
+            )
             self._add_candidate(res.x, st.e_orig, st.e_switch)
         self.cache[key] = st
         self.steps.append(st)
@@ -153,6 +162,7 @@ class GammaSearch:
                     return
             if hi is None:
                 return
+
         # Illinois (safeguarded regula falsi) on φ(γ) = e_orig(f_γ) - ε, which is monotone in γ;
         # plain bisection where φ is unknown at an end (unbounded or h* < 0) or the bracket
         # shrinks too slowly (a jump in φ).
@@ -292,13 +302,15 @@ class GammaSearch:
             return None
         e_o, e_s = self.prob.e_orig(theta), self.prob.e_switch(theta)
         params = self.prob.to_model(theta)
-        return MCRModel(np.asarray(theta), e_o, e_s, mr_value(e_o, e_s, self.kind), params,
-                        self.prob.par.estimator(theta))
+        return MCRModel(
+            np.asarray(theta), e_o, e_s, mr_value(e_o, e_s, self.kind), params, self.prob.par.estimator(theta)
+        )
 
 
 @one_blas_thread
-def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.ndarray, tol: float,
-                  degenerate: bool = False) -> MCRResult:
+def search_result(
+    srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.ndarray, tol: float, degenerate: bool = False
+) -> MCRResult:
     """The MCR result at ε from the steps so far, after its consistency checks.
 
     Nothing is called certified unless ``lower <= MR(reference) <= upper`` (for a
@@ -315,14 +327,35 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
         ev = np.linalg.eigvalsh(Q)
         unique = ev[0] > 1e-10 * max(ev[-1], 1e-300)
         if not unique:
-            notes.append("epsilon_abs equals the least loss and e_orig is flat in some direction: the minimiser may not "
-                         "be unique, so the single value is not certified as MCR")
+            notes.append(
+                "epsilon_abs equals the least loss and e_orig is flat in some direction: the minimiser may not "
+                "be unique, so the single value is not certified as MCR"
+            )
         return MCRResult(
-            lower=m.mr, upper=m.mr, lower_model=m, upper_model=m, lower_gap=0.0, upper_gap=0.0,
-            lower_tight=True, upper_tight=True, gamma_lower=math.nan, gamma_upper=math.nan, kind=srch.kind,
-            features=srch.prob.feature_names, epsilon_abs=float(eps), e_ref=float(e_ref), e_min=float(srch.e_min),
-            reference_model=ref_model, steps=list(srch.steps), model_class=srch.prob.class_name, tol=tol,
-            certified=bool(unique), lower_certified=bool(unique), upper_certified=bool(unique), notes="; ".join(notes))
+            lower=m.mr,
+            upper=m.mr,
+            lower_model=m,
+            upper_model=m,
+            lower_gap=0.0,
+            upper_gap=0.0,
+            lower_tight=True,
+            upper_tight=True,
+            gamma_lower=math.nan,
+            gamma_upper=math.nan,
+            kind=srch.kind,
+            features=srch.prob.feature_names,
+            epsilon_abs=float(eps),
+            e_ref=float(e_ref),
+            e_min=float(srch.e_min),
+            reference_model=ref_model,
+            steps=list(srch.steps),
+            model_class=srch.prob.class_name,
+            tol=tol,
+            certified=bool(unique),
+            lower_certified=bool(unique),
+            upper_certified=bool(unique),
+            notes="; ".join(notes),
+        )
     out = {}
     for side in ("lower", "upper"):
         srch.recertify(side, eps)
@@ -332,8 +365,13 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
         if not gap <= tol * max(1.0, abs(bound)):  # a duality gap: solve the end with both constraints
             bound, th, gap, note = close_gap(srch, side, eps, tol, bound)
             notes += [note] if note else []
-        out[side] = (bound, srch.model(th), gap, gap <= tol * max(1.0, abs(bound)) if np.isfinite(bound) else False,
-                     srch.best_gamma(side, eps))
+        out[side] = (
+            bound,
+            srch.model(th),
+            gap,
+            gap <= tol * max(1.0, abs(bound)) if np.isfinite(bound) else False,
+            srch.best_gamma(side, eps),
+        )
     if srch.kind == "ratio" and not np.isfinite(out["lower"][0]):
         out["lower"] = (0.0,) + out["lower"][1:]  # MR >= 0 always
     lower, upper = float(out["lower"][0]), float(out["upper"][0])
@@ -357,7 +395,8 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
     if lower > upper + slack:
         raise RashomonInputError(
             f"model_class_reliance: consistency check failed (lower {lower:.10g} > upper {upper:.10g} beyond the "
-            "search tolerance and the loss rounding); no interval is reported. Please report this data.")
+            "search tolerance and the loss rounding); no interval is reported. Please report this data."
+        )
     if lower > upper:  # within the tolerance: the interval is the point between them
         lower = upper = 0.5 * (lower + upper)
     if ref_model is not None and ref_model.e_orig <= eps * (1 + 1e-12):
@@ -368,14 +407,27 @@ def search_result(srch: GammaSearch, eps: float, e_ref: float, theta_ref: np.nda
             up_cert = False
             notes.append(f"consistency check failed: MR(reference) = {ref_model.mr:.10g} > upper {upper:.10g}")
     return MCRResult(
-        lower=lower, upper=upper,
-        lower_model=out["lower"][1], upper_model=out["upper"][1],
-        lower_gap=float(out["lower"][2]), upper_gap=float(out["upper"][2]),
-        lower_tight=bool(out["lower"][3] and lo_cert), upper_tight=bool(out["upper"][3] and up_cert),
-        gamma_lower=float(out["lower"][4]), gamma_upper=float(out["upper"][4]),
-        kind=srch.kind, features=srch.prob.feature_names, epsilon_abs=float(eps), e_ref=float(e_ref),
-        e_min=float(srch.e_min), reference_model=ref_model,
-        steps=list(srch.steps), model_class=srch.prob.class_name, tol=tol,
-        certified=bool(certified and lo_cert and up_cert), lower_certified=lo_cert, upper_certified=up_cert,
+        lower=lower,
+        upper=upper,
+        lower_model=out["lower"][1],
+        upper_model=out["upper"][1],
+        lower_gap=float(out["lower"][2]),
+        upper_gap=float(out["upper"][2]),
+        lower_tight=bool(out["lower"][3] and lo_cert),
+        upper_tight=bool(out["upper"][3] and up_cert),
+        gamma_lower=float(out["lower"][4]),
+        gamma_upper=float(out["upper"][4]),
+        kind=srch.kind,
+        features=srch.prob.feature_names,
+        epsilon_abs=float(eps),
+        e_ref=float(e_ref),
+        e_min=float(srch.e_min),
+        reference_model=ref_model,
+        steps=list(srch.steps),
+        model_class=srch.prob.class_name,
+        tol=tol,
+        certified=bool(certified and lo_cert and up_cert),
+        lower_certified=lo_cert,
+        upper_certified=up_cert,
         notes="; ".join(notes),
     )
