@@ -41,8 +41,7 @@ budget is spent; the outer bound is the largest slab bound (every member of S li
 budget counts work (envelope evaluations and rows x pieces per evaluation of the slab programme), never
 seconds: the same inputs give the same bound on any machine.
 
-Floating point: the pieces are raised by 1e-12 relative, and the certified solver value is lowered by
-``1e-10·max(1, |U|)``; these exceed the rounding of the sums involved by orders of magnitude.
+Floating point: pieces raised by 1e-12 relative, certified values lowered by ``1e-10·max(1, |U|)`` (>> rounding).
 """
 
 from __future__ import annotations
