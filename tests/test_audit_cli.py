@@ -54,7 +54,7 @@ def no_fit(monkeypatch):
         raise AssertionError("computing started before the input error")
 
     monkeypatch.setattr(_fit, "_fit_reference", boom)
-    monkeypatch.setattr(sys.modules["rashomon.audit._audit"], "_fit_reference", boom)
+    monkeypatch.setattr(sys.modules["rashomon.audit._audit_regression"], "_fit_reference", boom)
 
 
 def _table(n=120, seed=0):
@@ -521,7 +521,7 @@ def test_repeated_dataframe_columns_handled_alike(no_fit):
     differ.iloc[5, 2] += 1.0
     with pytest.raises(RashomonInputError, match=r"\('a' is a feature\).*differ in 1 of 60 rows"):
         rashomon.audit(differ, "y", {"g": ["b"]}, features=["a", "b"], **FAST)
-    from rashomon.audit._checks import merge_duplicate_columns
+    from rashomon.audit._read_csv import merge_duplicate_columns
 
     merged, notes = merge_duplicate_columns(same, {"a": "a feature"})
     assert list(merged.columns) == ["a", "b", "y"] and "identical" in notes[0]
