@@ -145,7 +145,7 @@ def _holm_by_definition(p):
 
 
 def test_holm_adjustment_against_hand_computed_values():
-    from rashomon.inference._inference import _adjust_p
+    from rashomon.inference._pvalues import _adjust_p
 
     # By hand: sorted p = 0.005, 0.01, 0.03, 0.04 with multipliers 4, 3, 2, 1 give 0.02, 0.03, 0.06, 0.04;
     # the running max gives 0.02, 0.03, 0.06, 0.06; mapped back to the input order:

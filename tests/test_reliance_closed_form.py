@@ -264,7 +264,7 @@ def test_the_linear_path_validates_x_in_its_own_pass(monkeypatch):
     # Clean data: no separate check of X (the statistics' pass proves it finite and bounded). A NaN,
     # inf or too large value anywhere (the first rows, which the model is probed on, or deep in X)
     # is the same clear error as before, naming the column.
-    import rashomon.reliance._reliance as rel
+    import rashomon.reliance._prepared as rel
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20_000, 3))

@@ -1,4 +1,4 @@
-"""Result dataclasses of :mod:`rashomon.inference` (computed in ``_inference``)."""
+"""Result dataclasses of :mod:`rashomon.inference` (computed in ``_inference`` and ``_pvalues``)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,8 @@ from ..utils.validation import (
 )
 from ._exact import exact_e_switch
 from ._linear import linear_squared_e_switch
-from ._reliance import DEFAULT_MEMORY_LIMIT, ModelRelianceResult, _permuted_loss, _Prepared, _ratio
+from ._prepared import DEFAULT_MEMORY_LIMIT, _permuted_loss, _Prepared
+from ._results import ModelRelianceResult, _ratio
 
 __all__ = ["conditional_model_reliance", "make_strata"]
 
