@@ -22,7 +22,7 @@ import numpy as np
 
 from ..utils import DisplayMixin, single_blas_thread
 from ..utils.validation import RashomonInputError, check_choice, check_float, check_positive_int, group_name
-from ._search import search_result
+from ._search_result import search_result
 
 __all__ = ["bootstrap_mcr", "BootstrapMCR"]
 

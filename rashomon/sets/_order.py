@@ -31,7 +31,7 @@ import pandas as pd
 from ..model_classes.quadratics import MCRProblem, Quadratic
 from ..utils.validation import RashomonInputError
 from ._disparity import best_inside
-from ._fair_results import RelianceDifference, RelianceOrder
+from ._order_results import RelianceDifference, RelianceOrder
 
 __all__ = ["reliance_difference", "reliance_order"]
 

@@ -86,7 +86,8 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> RashomonPDB
     ``mean σ(score)`` is not linear in θ; averaging σ of per-row score ranges would give only a valid outer
     band (not tight) at the cost of one range per row and grid value, so it is not offered.
     """
-    from ._ranges import FunctionalRange, functional_ranges
+    from ._range_results import FunctionalRange
+    from ._ranges import functional_ranges
 
     func = "RashomonSet.pd_band"
     group = rs._group(feature, func)

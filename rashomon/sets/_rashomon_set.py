@@ -14,13 +14,11 @@ from typing import Any, Literal
 import numpy as np
 
 from ..model_classes.base import ClassMember
-from ..solvers import QCQPSequence
 from ..utils import DisplayMixin, one_blas_thread_methods
 from ..utils.validation import (
     Boolean,
     Integral,
     Options,
-    Percentiles,
     RandomStateLike,
     RashomonInputError,
     Real,
@@ -34,14 +32,14 @@ from ..utils.validation import (
     validate_params,
 )
 from ._dask import any_dask, fit_dask
-from ._epsilon import epsilon_threshold
 from ._fairness import FairnessQueries
+from ._mcr_queries import MCRQueries
 from ._queries import SetQueries
-from ._results import MCREnvelope, MCRResult
-from ._row_statistics import RowStatistics
-from ._search import GammaSearch, search_result
+from ._results import MCRResult
+from ._search_result import search_result
 from ._set_display import set_display
-from ._set_inputs import check_epsilons, check_set_params, query_rows, record_names
+from ._set_fit import finish_fit, fit_convex
+from ._set_inputs import check_set_params, query_rows, record_names
 
 __all__ = ["RashomonSet"]
 
@@ -63,7 +61,7 @@ __all__ = ["RashomonSet"]
     "reliance_difference",
     "reliance_order",
 )
-class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
+class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
     """The empirical Rashomon set ``{f ∈ F : e_orig(f) <= ε_abs}`` of a model class, fitted once.
 
     Parameters
@@ -198,65 +196,11 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
 
     def _fit_convex(self, Xa, ya, w, columns, func: str) -> None:
         """The non-quadratic-loss fit: the same pieces as the squared path, on a convex e_orig programme."""
-        from ..model_classes import LinearModelClass
-        from ._convex import e_orig_program, encode_labels
-
-        if not isinstance(self.model_class, LinearModelClass):
-            raise RashomonInputError(
-                f"The 'loss' parameter of {func} is {self.loss_!r}; non-quadratic losses need a LinearModelClass as "
-                f"'model_class'. Got {type(self.model_class).__name__} instead."
-            )
-        if w is not None:
-            raise RashomonInputError(f"The 'sample_weight' parameter of {func} needs loss='squared_error'.")
-        if self.loss_ in ("log_loss", "hinge"):  # classifier classes: rashomon/sets/margin/_mcr.py
-            from .margin import fit_margin_set
-
-            return fit_margin_set(self, Xa, ya, columns, func)
-        ref = self.reference
-        if ref is not None and not hasattr(ref, "predict") and not hasattr(ref, "decision_function"):
-            raise RashomonInputError(
-                f"The 'reference' parameter of {func} must be None or a fitted model with "
-                f"predict or decision_function. Got {ref!r} instead."
-            )
-        ye = encode_labels(ya, self.loss_, func)
-        par = self.model_class.parametrize(Xa, ye, None, columns=columns, func=func, loss=self.loss_)
-        self.parametrization_, self._y_encoded = par, ye
-        t_orig, self.theta_min_, self.e_min_ = e_orig_program(par, Xa, ye, self.loss_)
-        self.e_orig_term_ = t_orig
-        theta_ref = self.theta_min_ if ref is None else par.convex_reference(ref, Xa, self.loss_, func, columns)
-        self.reference_theta_ = theta_ref
-        self.reference_ = par.estimator(theta_ref)
-        self.e_ref_ = t_orig.value(theta_ref)
-        self.epsilon_abs_ = epsilon_threshold(float(self.epsilon), self.epsilon_kind, self.e_ref_, self.e_min_, func)
-        self._degenerate = False
+        fit_convex(self, Xa, ya, w, columns, func)
 
     def _finish_fit(self, func: str, cache: dict | None = None) -> None:
-        par = self.parametrization_
-        Xa, ya, w = self.X_, self.y_, self.sample_weight_
-        # reweighted copies pass the shared cache: the weight-independent pieces of e_orig are kept there
-        eo = par.e_orig(Xa, ya, w) if cache is None else par.e_orig(Xa, ya, w, cache=cache)
-        self.e_orig_form_ = eo
-        self.theta_min_ = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
-        self.e_min_ = eo(self.theta_min_)
-        if self.reference is None:
-            theta_ref = self.theta_min_
-        else:
-            theta_ref = par.project(self.reference, Xa, func, self._columns)
-        self.reference_theta_ = theta_ref
-        self.reference_ = par.estimator(theta_ref)
-        self.e_ref_ = eo(theta_ref)
-        scale = ya.mean_square if isinstance(ya, RowStatistics) else float(np.average(ya**2, weights=w))
-        # e_orig is a quadratic form whose terms are of the size of mean(y²): below 1e-10 of it, fewer than six
-        # digits of the least loss are right, and losses ratios built on it would be noise
-        if self.e_min_ <= 1e-10 * max(scale, 1e-300):
-            raise RashomonInputError(
-                f"{func}: the model class fits the data (almost) exactly: least loss {self.e_min_:.3g}, "
-                f"{self.e_min_ / max(scale, 1e-300):.2g} of mean(y²), below the 1e-10 that double precision resolves, so "
-                "loss ratios are 0/0 to rounding. Use a smaller norm_bound or dictionary (a class that cannot fit the "
-                "noise), or check that y is not a function of X."
-            )
-        self.epsilon_abs_ = epsilon_threshold(float(self.epsilon), self.epsilon_kind, self.e_ref_, self.e_min_, func)
-        self._degenerate = self._at_e_min(self.epsilon_abs_)
+        """e_orig, e_min, the reference and ε_abs on the set's rows (:func:`~._set_fit.finish_fit`)."""
+        finish_fit(self, func, cache)
 
     def _at_e_min(self, eps: float) -> bool:
         """ε_abs within rounding of the least loss: the set is the minimiser (answered exactly, no search).
@@ -318,41 +262,6 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
 
         codes = check_strata(strata, self.X_.shape[0], func) if strata is not None else make_strata(self.X_, group)
         return np.unique(codes, return_inverse=True)[1].ravel()
-
-    def problem(
-        self, features: Any, *, conditional: bool = False, strata: Any = None, func: str = "RashomonSet.problem"
-    ):
-        """The :class:`~rashomon.model_classes.quadratics.MCRProblem` of one feature group on this set."""
-        from ..model_classes.quadratics import MCRProblem
-
-        self._check_fitted("problem")
-        if self.loss_ != "squared_error":  # no quadratic e_orig / e_switch forms
-            raise RashomonInputError(
-                f"{func} needs a quadratic class (loss='squared_error'); {type(self.model_class).__name__} "
-                f"uses loss={self.loss_!r}. Use model_class_reliance / envelope for its MCR."
-            )
-        group = self._group(features, func)
-        codes = self._strata(conditional, strata, group, func)
-        es = self.parametrization_.e_switch(
-            self.X_, self.y_, self.sample_weight_, group, codes, cache=self._cache if codes is None else None
-        )
-        names = tuple(self._columns[i] if self._columns else f"x{i}" for i in group)
-        return MCRProblem(self.e_orig_form_, es, self.parametrization_, names)
-
-    def searcher(
-        self,
-        features: Any,
-        kind: str = "ratio",
-        *,
-        conditional: bool = False,
-        strata: Any = None,
-        tol: float = 2.0**-20,
-        max_iter: int = 100,
-        func: str = "RashomonSet.model_class_reliance",
-    ) -> GammaSearch:
-        """A :class:`~rashomon.sets.GammaSearch` of one feature group on this set (θ_min reused)."""
-        prob = self.problem(features, conditional=conditional, strata=strata, func=func)
-        return GammaSearch(prob, kind, tol, max_iter, theta_min=self.theta_min_)
 
     # ------------------------------------------------------------------ queries
     @validate_params(
@@ -459,106 +368,3 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
             random_state=random_state,
             func=func,
         )
-
-    @validate_params(
-        {
-            "epsilon_kind": Options(("relative", "additive", "absolute"), allow_none=True),
-            "kind": Options(("ratio", "difference")),
-            "conditional": Boolean(),
-            "tol": Real(0.0, closed="neither"),
-            "max_iter": Integral(1),
-            "progress": Boolean(),
-        },
-        func="RashomonSet.envelope",
-    )
-    def envelope(
-        self,
-        features: Any,
-        epsilons: Any = None,
-        *,
-        epsilon_kind: str | None = None,
-        kind: Literal["ratio", "difference"] = "ratio",
-        conditional: bool = False,
-        strata: Any = None,
-        tol: float = 2.0**-20,
-        max_iter: int = 100,
-        progress: bool = False,
-    ) -> MCREnvelope:
-        """MCR traced over several ε (read by ``epsilon_kind``, default the set's), warm-starting γ.
-
-        ``epsilons`` defaults to ``np.geomspace(0.005, 0.5, 20)`` (relative). Every
-        certified step stays valid at every ε, so :meth:`MCREnvelope.bounds` answers any ε.
-        """
-        func = "RashomonSet.envelope"
-        self._check_fitted("envelope")
-        epsilon_kind = self.epsilon_kind if epsilon_kind is None else epsilon_kind
-        eps_in = (
-            np.geomspace(0.005, 0.5, 20)
-            if epsilons is None
-            else check_epsilons(epsilons, epsilon_kind, func, "epsilons")
-        )
-        abs_eps = np.array([epsilon_threshold(float(e), epsilon_kind, self.e_ref_, self.e_min_, func) for e in eps_in])
-        if self.loss_ != "squared_error":  # classifier classes: rashomon/sets/margin/_envelope.py
-            from .margin import margin_envelope
-
-            return margin_envelope(
-                self,
-                features,
-                abs_eps,
-                kind=kind,
-                conditional=conditional,
-                strata=strata,
-                tol=tol,
-                max_iter=max_iter,
-                progress=progress,
-            )
-        srch = self.searcher(
-            features, kind, conditional=conditional, strata=strata, tol=tol, max_iter=max_iter, func=func
-        )
-        order = np.argsort(abs_eps)
-        results: list = [None] * len(abs_eps)
-        it = order
-        if progress:
-            from tqdm.auto import tqdm
-
-            it = tqdm(order, desc="MCR envelope")
-        start: dict = {"lower": None, "upper": None}
-        for i in it:
-            eps = abs_eps[i]
-            degenerate = self._at_e_min(eps)
-            if not degenerate:
-                for side in ("lower", "upper"):
-                    srch.search(side, eps, start=start[side])
-                    g = srch.best_gamma(side, eps)
-                    start[side] = g if np.isfinite(g) else None
-            results[i] = search_result(srch, eps, self.e_ref_, self.reference_theta_, tol, degenerate=degenerate)
-        return MCREnvelope(
-            epsilons=abs_eps,
-            lower=np.array([r.lower for r in results]),
-            upper=np.array([r.upper for r in results]),
-            results=results,
-            steps=list(srch.steps),
-            kind=kind,
-            features=srch.prob.feature_names,
-            e_ref=self.e_ref_,
-            e_min=self.e_min_,
-        )
-
-    @validate_params(
-        {"grid_resolution": Integral(2), "percentiles": Percentiles(), "tol": Real(0.0, closed="neither")},
-        func="RashomonSet.pd_band",
-    )
-    def pd_band(
-        self,
-        feature: Any,
-        grid: Any = None,
-        *,
-        grid_resolution: int = 20,
-        percentiles: tuple[float, float] = (0.05, 0.95),
-        tol: float = 1e-9,
-    ):
-        """Lowest and highest partial dependence of ``feature`` over the set (see :func:`rashomon.rashomon_pd_band`)."""
-        from ._pd_band import pd_band
-
-        self._check_fitted("pd_band")
-        return pd_band(self, feature, grid, grid_resolution, percentiles, tol)
