@@ -29,6 +29,9 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
+    # MathJax 3 served from the site itself (docs/_build/html/_static/mathjax), so the maths renders offline;
+    # the extension sets ``mathjax_path`` and copies the files when the build finishes
+    "sphinx-mathjax-offline",
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
@@ -172,6 +175,9 @@ html_theme_options = {
     "footer_start": ["copyright"],
 }
 html_static_path: list[str] = []
+# the page's table of contents lists methods by their own names (``fit()``), not ``RashomonSet.fit()``, which ran
+# past the right sidebar's edge
+toc_object_entries_show_parents = "hide"
 html_show_sourcelink = False
 suppress_warnings = ["myst.header"]
 os.environ.setdefault("MPLBACKEND", "Agg")
