@@ -183,6 +183,8 @@ def test_page_in_headless_chromium(name, tmp_path):
     assert checks["errors"] == [], checks["errors"]
     # every formula is typeset by the site's own MathJax (no network): the user guide's MCR page has maths
     if name == "user guide (MCR)":
-        assert checks["mathjax"] and checks["maths"] > 10, checks
+        assert checks["mathjax"] and checks["maths"] > 10, (
+            f"MathJax did not typeset (a stale site? make docs): {checks}"
+        )
     assert checks["typeset"] == checks["maths"], f"{name}: {checks['maths'] - checks['typeset']} formulas not typeset"
     assert shot.exists() and shot.stat().st_size > 10_000
