@@ -27,8 +27,7 @@ demo: $(STAMP)
 # ruff (lint and format) and mypy on the package; `make test` runs them first.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINT_PATHS)
-# Enable by deleting the '#' that starts the next line, once the formatter has run over the tree:
-#	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 	$(VENV)/bin/mypy
 
 test: $(STAMP) lint

@@ -1,4 +1,5 @@
 """Helpers shared by the benchmark scripts: best-of timing, peak resident memory, running a peer in its own venv."""
+
 import json
 import os
 import resource
@@ -46,8 +47,9 @@ def run_in_venv(py, script: str, **arrays):
         np.savez(data, **arrays)
         path.write_text(script)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        res = subprocess.run([str(py), str(path), str(data), str(out)], capture_output=True, text=True, env=env,
-                             cwd=tmp)
+        res = subprocess.run(
+            [str(py), str(path), str(data), str(out)], capture_output=True, text=True, env=env, cwd=tmp
+        )
         if res.returncode:
             print("rashomon-py failed:\n" + res.stderr[-2000:])
             return None

@@ -10,6 +10,7 @@ audit, that it succeeds, that MCR- <= MR(f_ref) <= MCR+, that no warning mention
     python benchmarks/audit_seeds.py                      # all 5 datasets x seeds 0-19
     python benchmarks/audit_seeds.py --datasets compas_example wine_red --seeds 0 1 4 5
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,19 +37,23 @@ SLACK = 1e-6
 def compas_raw():
     """The raw two-year table (ProPublica filters, all races): decile_score on numeric features."""
     raw = load_compas("two_year")
-    df = pd.DataFrame({
-        "african_american": (raw["race"] == "African-American").astype(float),
-        "hispanic": (raw["race"] == "Hispanic").astype(float),
-        "male": (raw["sex"] == "Male").astype(float),
-        "priors_count": raw["priors_count"].astype(float),
-        "juv_fel_count": raw["juv_fel_count"].astype(float),
-        "juv_misd_count": raw["juv_misd_count"].astype(float),
-        "felony": (raw["c_charge_degree"] == "F").astype(float),
-        "age": raw["age"].astype(float),
-        "decile_score": raw["decile_score"].astype(float),
-    })
-    groups = {"inadmissible": ["african_american", "hispanic", "male"],
-              "admissible": ["priors_count", "juv_fel_count", "juv_misd_count", "felony", "age"]}
+    df = pd.DataFrame(
+        {
+            "african_american": (raw["race"] == "African-American").astype(float),
+            "hispanic": (raw["race"] == "Hispanic").astype(float),
+            "male": (raw["sex"] == "Male").astype(float),
+            "priors_count": raw["priors_count"].astype(float),
+            "juv_fel_count": raw["juv_fel_count"].astype(float),
+            "juv_misd_count": raw["juv_misd_count"].astype(float),
+            "felony": (raw["c_charge_degree"] == "F").astype(float),
+            "age": raw["age"].astype(float),
+            "decile_score": raw["decile_score"].astype(float),
+        }
+    )
+    groups = {
+        "inadmissible": ["african_american", "hispanic", "male"],
+        "admissible": ["priors_count", "juv_fel_count", "juv_misd_count", "felony", "age"],
+    }
     return df, "decile_score", groups
 
 
@@ -58,16 +63,27 @@ def compas_example():
 
 def bike_hourly():
     df = load_bike_sharing("hour").drop(columns=["instant", "dteday", "casual", "registered"])
-    groups = {"weather": ["temp", "atemp", "hum", "windspeed", "weathersit"],
-              "time": ["hr", "weekday", "workingday", "holiday", "mnth", "season", "yr"]}
+    groups = {
+        "weather": ["temp", "atemp", "hum", "windspeed", "weathersit"],
+        "time": ["hr", "weekday", "workingday", "holiday", "mnth", "season", "yr"],
+    }
     return df, "cnt", groups
 
 
 def _wine(color):
     df = load_wine_quality(color)
-    groups = {"acidity": ["fixed acidity", "volatile acidity", "citric acid", "pH"],
-              "other": ["residual sugar", "chlorides", "free sulfur dioxide", "total sulfur dioxide",
-                        "density", "sulphates", "alcohol"]}
+    groups = {
+        "acidity": ["fixed acidity", "volatile acidity", "citric acid", "pH"],
+        "other": [
+            "residual sugar",
+            "chlorides",
+            "free sulfur dioxide",
+            "total sulfur dioxide",
+            "density",
+            "sulphates",
+            "alcohol",
+        ],
+    }
     return df, "quality", groups
 
 
@@ -101,8 +117,17 @@ def check_audit(df, target, groups, seed):
         for name, g in res.groups.items():
             lo, mr, hi = g.mcr_lower, g.mr_ref, g.mcr_upper
             ok = np.isfinite([lo, mr, hi]).all() and lo <= mr * (1 + SLACK) + SLACK and mr <= hi * (1 + SLACK) + SLACK
-            rows.append(dict(group=name, lower=lo, mr_ref=mr, upper=hi, lower_tight=g.mcr.lower_tight,
-                             upper_tight=g.mcr.upper_tight, inside=bool(ok)))
+            rows.append(
+                dict(
+                    group=name,
+                    lower=lo,
+                    mr_ref=mr,
+                    upper=hi,
+                    lower_tight=g.mcr.lower_tight,
+                    upper_tight=g.mcr.upper_tight,
+                    inside=bool(ok),
+                )
+            )
             if not ok:
                 problems.append(f"group {name}: MR(ref)={mr!r} outside [{lo!r}, {hi!r}]")
     timings = ", ".join(f"{k}={v:.1f}" for k, v in res.timings.items()) if res is not None else ""
@@ -125,9 +150,11 @@ def main(argv=None) -> int:
             times.append(dt)
             not_tight += sum((not r["lower_tight"]) + (not r["upper_tight"]) for r in rows)
             status = "FAIL" if problems else "ok"
-            tight = " ".join(f"{r['group']}:[{r['lower']:.4f} <= {r['mr_ref']:.4f} <= {r['upper']:.4f}]"
-                             f"{'' if r['lower_tight'] else ' lower-not-tight'}{'' if r['upper_tight'] else ' upper-not-tight'}"
-                             for r in rows)
+            tight = " ".join(
+                f"{r['group']}:[{r['lower']:.4f} <= {r['mr_ref']:.4f} <= {r['upper']:.4f}]"
+                f"{'' if r['lower_tight'] else ' lower-not-tight'}{'' if r['upper_tight'] else ' upper-not-tight'}"
+                for r in rows
+            )
             print(f"  seed {seed:2d} {status:4s} {dt:6.1f} s  {tight}", flush=True)
             if args.verbose and timings:
                 print(f"      timings: {timings}", flush=True)
@@ -136,8 +163,11 @@ def main(argv=None) -> int:
             n_fail += bool(problems)
         total_fail += n_fail
         summary.append((ds, len(args.seeds), n_fail, np.mean(times), np.max(times), not_tight))
-        print(f"-- {ds}: {n_fail}/{len(args.seeds)} failed; time/audit mean {np.mean(times):.1f} s, "
-              f"max {np.max(times):.1f} s; non-tight bounds: {not_tight}", flush=True)
+        print(
+            f"-- {ds}: {n_fail}/{len(args.seeds)} failed; time/audit mean {np.mean(times):.1f} s, "
+            f"max {np.max(times):.1f} s; non-tight bounds: {not_tight}",
+            flush=True,
+        )
     print("\nsummary")
     for ds, n, f, mean, mx, nt in summary:
         print(f"  {ds:15s} {f:2d}/{n} failed   mean {mean:6.1f} s   max {mx:6.1f} s   non-tight {nt}")

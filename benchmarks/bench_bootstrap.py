@@ -19,6 +19,7 @@ percentile intervals.
 
     python benchmarks/bench_bootstrap.py [--resamples 1000] [--rebuild 100|all] [--n-jobs 2]
 """
+
 import argparse
 import sys
 import time
@@ -92,8 +93,12 @@ def rebuild(spec, groups, seeds, eps, n_jobs, rs=None):
     """Each resample from scratch (or, given ``rs``, reweighted with cold searches), over joblib chunks."""
     chunks = [list(c) for c in np.array_split(seeds, min(len(seeds), 16))]
     rows = []
-    jobs = (delayed(single_blas_thread)(_rebuild_chunk, spec, groups, c, eps) if rs is None
-            else delayed(single_blas_thread)(_reweighted_chunk, rs, groups, c) for c in chunks)
+    jobs = (
+        delayed(single_blas_thread)(_rebuild_chunk, spec, groups, c, eps)
+        if rs is None
+        else delayed(single_blas_thread)(_reweighted_chunk, rs, groups, c)
+        for c in chunks
+    )
     for c in Parallel(n_jobs=n_jobs)(jobs):
         rows.extend(c)
     return {name: {k: np.array([r[name][i] for r in rows]) for i, k in enumerate(KEYS)} for name in groups}
@@ -121,8 +126,10 @@ def main(argv=None):
 
     t0 = time.perf_counter()
     rs, groups, rng, spec = audit_set()
-    print(f"set: {rs!r}, {rs.X_.shape[0]} rows, dictionary {spec[0].__class__.__name__} "
-          f"rank {rs.parametrization_.dim} (built in {time.perf_counter() - t0:.1f} s)")
+    print(
+        f"set: {rs!r}, {rs.X_.shape[0]} rows, dictionary {spec[0].__class__.__name__} "
+        f"rank {rs.parametrization_.dim} (built in {time.perf_counter() - t0:.1f} s)"
+    )
 
     Parallel(n_jobs=args.n_jobs)(delayed(_warm)() for _ in range(4 * args.n_jobs))  # start the workers untimed
     t0 = time.perf_counter()
@@ -154,8 +161,10 @@ def main(argv=None):
         for k in KEYS:
             a, b = new.draws[name][k][:K], old[name][k]
             parts.append(f"{k} {np.max(np.abs(a - b) / (TOL * np.maximum(1.0, np.abs(b)))):.2f}")
-        cold = max(float(np.max(np.abs(new.draws[name][k][:K] - rew[name][k])
-                                / (TOL * np.maximum(1.0, np.abs(rew[name][k]))))) for k in KEYS)
+        cold = max(
+            float(np.max(np.abs(new.draws[name][k][:K] - rew[name][k]) / (TOL * np.maximum(1.0, np.abs(rew[name][k])))))
+            for k in KEYS
+        )
         parts.append(f"(vs reweighted-cold: max {cold:.2f})")
         tight = int(new.tight[name].all(axis=1).sum())
         print(f"  {name:13s} " + ", ".join(parts) + f"; new bounds tight in {tight}/{B}")

@@ -23,6 +23,7 @@ encodes them), logistic class; ε = 0.1 relative everywhere. Printed per set:
 
     python benchmarks/bench_classifier_queries.py [--quick] [--no-peer]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -94,9 +95,11 @@ def cvxpy_ends(rs, P, ends):
     th, c = cp.Variable(ms.D.shape[1]), cp.Parameter(ms.D.shape[1])
     m = cp.multiply(ms.y, ms.D @ th)
     loss = cp.sum(cp.logistic(-m)) if ms.loss.name == "logistic" else cp.sum(cp.pos(1 - m))
-    Bp = ms.B[ms.o:, ms.o:]
+    Bp = ms.B[ms.o :, ms.o :]
     L = np.linalg.cholesky(0.5 * (Bp + Bp.T))
-    prob = cp.Problem(cp.Minimize(c @ th), [loss <= len(ms.y) * rs.epsilon_abs_, cp.sum_squares(L.T @ th[ms.o:]) <= ms.r])
+    prob = cp.Problem(
+        cp.Minimize(c @ th), [loss <= len(ms.y) * rs.epsilon_abs_, cp.sum_squares(L.T @ th[ms.o :]) <= ms.r]
+    )
     out = []
     for p, e in zip(P, ends):
         sign = 1.0 if e == 0 else -1.0
@@ -122,14 +125,30 @@ def run_set(name, X, y, cls, targets, n_check, rng):
     mu, t_mu, c_mu = timed(lambda: rs.multiplicity(X))
     cr, t_cr, c_cr = timed(lambda: rs.coef_range())
     print(f"\n{name}, {cls.__name__} ({n} x {X.shape[1]}; ε_abs = {rs.epsilon_abs_:.6g})")
-    for what, t, c, tgt, extra in (("prediction_range (all rows)", t_pr, c_pr, targets[0], f"left to the per-row "
-                                    f"search {fb_pr} of {2 * n} row-ends; max gap {pr.gap.max():.1e}"),
-                                   ("multiplicity (all rows)", t_mu, c_mu, targets[1],
-                                    f"scale {mu.scale}, threshold {mu.threshold}: ambiguity {mu.ambiguity:.4f}, "
-                                    f"discrepancy [{mu.discrepancy_lower:.4f}, {mu.discrepancy_upper:.4f}]"),
-                                   ("coef_range", t_cr, c_cr, None, f"max gap {cr.gap.max():.1e}")):
-        verdict = "" if tgt is None else f"target <= {tgt:g} s: {'OK' if t <= tgt else 'over (wall)'}" \
-                                         f"{'' if t <= tgt else ', CPU ' + ('OK' if c <= tgt else 'over')}"
+    for what, t, c, tgt, extra in (
+        (
+            "prediction_range (all rows)",
+            t_pr,
+            c_pr,
+            targets[0],
+            f"left to the per-row search {fb_pr} of {2 * n} row-ends; max gap {pr.gap.max():.1e}",
+        ),
+        (
+            "multiplicity (all rows)",
+            t_mu,
+            c_mu,
+            targets[1],
+            f"scale {mu.scale}, threshold {mu.threshold}: ambiguity {mu.ambiguity:.4f}, "
+            f"discrepancy [{mu.discrepancy_lower:.4f}, {mu.discrepancy_upper:.4f}]",
+        ),
+        ("coef_range", t_cr, c_cr, None, f"max gap {cr.gap.max():.1e}"),
+    ):
+        verdict = (
+            ""
+            if tgt is None
+            else f"target <= {tgt:g} s: {'OK' if t <= tgt else 'over (wall)'}"
+            f"{'' if t <= tgt else ', CPU ' + ('OK' if c <= tgt else 'over')}"
+        )
         print(f"  {what:<28} wall {t:7.2f} s  CPU {c:7.2f} s   {verdict}   {extra}")
     # cvxpy on sampled row-ends
     P, p0 = rs.parametrization_.prediction_map(X.to_numpy(dtype=float))
@@ -144,10 +163,12 @@ def run_set(name, X, y, cls, targets, n_check, rng):
     ok = np.isfinite(cv)
     agree = (sgn * cv >= sgn * bound - tol) & (sgn * cv <= sgn * att + tol)
     ours_per = t_pr / (2 * n)
-    print(f"  cvxpy (CLARABEL) on {n_check} sampled row-ends: {int(agree[ok].sum())}/{int(ok.sum())} agree to 1e-6 "
-          f"(max |cvxpy - ours| {np.max(np.abs(cv[ok] - att[ok])) if ok.any() else np.nan:.1e}; CLARABEL inaccurate "
-          f"on {int((~ok).sum())}); {t_cv / n_check:.4f} s per row-end vs ours {ours_per:.5f} "
-          f"(ratio {t_cv / n_check / ours_per:.0f}x)")
+    print(
+        f"  cvxpy (CLARABEL) on {n_check} sampled row-ends: {int(agree[ok].sum())}/{int(ok.sum())} agree to 1e-6 "
+        f"(max |cvxpy - ours| {np.max(np.abs(cv[ok] - att[ok])) if ok.any() else np.nan:.1e}; CLARABEL inaccurate "
+        f"on {int((~ok).sum())}); {t_cv / n_check:.4f} s per row-end vs ours {ours_per:.5f} "
+        f"(ratio {t_cv / n_check / ours_per:.0f}x)"
+    )
     return rs, pr, mu, t_pr, c_pr, t_mu, c_mu
 
 
@@ -174,23 +195,30 @@ def against_rashomon_py(name, X, y, k):
     r = 2.0 * (L_hat + eps - e_star) / lam * (1 + 1e-9)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # their one-hot columns are collinear-ish (COMPAS): not our warnings
-        rs = RashomonSet(LogisticModelClass(norm_bound=r, standardize=False), L_hat + eps,
-                         epsilon_kind="absolute").fit(Z, ya)
+        rs = RashomonSet(LogisticModelClass(norm_bound=r, standardize=False), L_hat + eps, epsilon_kind="absolute").fit(
+            Z, ya
+        )
     pr, t_pr, c_pr = timed(lambda: rs.prediction_range(Z[:k], scale="score"))
     mu, t_mu, c_mu = timed(lambda: rs.multiplicity(Z, scale="score"))
     theirs = np.array(peer["ranges"])
     contains = np.mean((pr.lower <= theirs[:, 0] + 1e-6) & (theirs[:, 1] <= pr.upper + 1e-6))
     flips_t = np.array(peer["flips"])
-    print(f"  rashomon-py {peer['version']} ({name}, standardised, ε = 0.1·L̂ = {eps:.4g}, λ = {lam:.3g}); ours: "
-          f"ball ||β||² <= {r:.4g} cut by loss <= {L_hat + eps:.6f} (contains theirs)")
-    print(f"    exact score ranges, {k} rows x 2 ends: theirs wall {peer['t_range']:.2f} s CPU {peer['c_range']:.2f} s;"
-          f" ours wall {t_pr:.2f} s CPU {c_pr:.2f} s; ratio (theirs/ours) wall {peer['t_range'] / t_pr:.1f}x, "
-          f"CPU {peer['c_range'] / c_pr:.1f}x; ours contain theirs on {contains:.0%} of rows")
-    print(f"    exact flips at score 0, all {len(Z)} rows: theirs (can_flip) wall {peer['t_flip']:.2f} s CPU "
-          f"{peer['c_flip']:.2f} s, {flips_t.mean():.4f} flippable; ours (multiplicity: ranges + discrepancy) wall "
-          f"{t_mu:.2f} s CPU {c_mu:.2f} s, {mu.ambiguity:.4f} flippable (a larger set); ratio wall "
-          f"{peer['t_flip'] / t_mu:.2f}x, CPU {peer['c_flip'] / c_mu:.2f}x; every row they flip, ours flips: "
-          f"{bool(np.all(mu.flips[flips_t]))}")
+    print(
+        f"  rashomon-py {peer['version']} ({name}, standardised, ε = 0.1·L̂ = {eps:.4g}, λ = {lam:.3g}); ours: "
+        f"ball ||β||² <= {r:.4g} cut by loss <= {L_hat + eps:.6f} (contains theirs)"
+    )
+    print(
+        f"    exact score ranges, {k} rows x 2 ends: theirs wall {peer['t_range']:.2f} s CPU {peer['c_range']:.2f} s;"
+        f" ours wall {t_pr:.2f} s CPU {c_pr:.2f} s; ratio (theirs/ours) wall {peer['t_range'] / t_pr:.1f}x, "
+        f"CPU {peer['c_range'] / c_pr:.1f}x; ours contain theirs on {contains:.0%} of rows"
+    )
+    print(
+        f"    exact flips at score 0, all {len(Z)} rows: theirs (can_flip) wall {peer['t_flip']:.2f} s CPU "
+        f"{peer['c_flip']:.2f} s, {flips_t.mean():.4f} flippable; ours (multiplicity: ranges + discrepancy) wall "
+        f"{t_mu:.2f} s CPU {c_mu:.2f} s, {mu.ambiguity:.4f} flippable (a larger set); ratio wall "
+        f"{peer['t_flip'] / t_mu:.2f}x, CPU {peer['c_flip'] / c_mu:.2f}x; every row they flip, ours flips: "
+        f"{bool(np.all(mu.flips[flips_t]))}"
+    )
 
 
 def main(argv=None) -> int:

@@ -20,6 +20,7 @@ categorical columns (charge degree, age category, one-hot encoded by the audit) 
 Replication makes exact duplicate rows: the hash split keeps all copies of a row on one side, and the
 leave-one-out error (each row its own leave-out unit) is then close to the training error.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,8 +69,11 @@ def write(directory: Path, rows: int) -> list[Path]:
         if path.exists():
             continue
         idx = np.arange(start, min(start + PART, rows)) % len(base)
-        pq.write_table(pa.Table.from_pandas(base.iloc[idx].reset_index(drop=True), preserve_index=False), path,
-                       compression="snappy")
+        pq.write_table(
+            pa.Table.from_pandas(base.iloc[idx].reset_index(drop=True), preserve_index=False),
+            path,
+            compression="snappy",
+        )
     return files
 
 
@@ -90,11 +94,21 @@ def child(mode: str, directory: str, split: str | None) -> None:
     res = rashomon.audit(data, TARGET, GROUPS, model_class="linear", split=split, random_state=0)
     wall = time.perf_counter() - t0
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"wall": wall, "peak_mib": peak_rss_mib(),
-                      "cpu_s": cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime,
-                      "timings": res.timings, "n_train": res.n_train, "n_test": res.n_test,
-                      "alpha": res.reference["alpha"], "partitions": res.meta.get("n_partitions"),
-                      "groups": {k: [g.mcr_lower, g.mcr_upper, g.mr_ref] for k, g in res.groups.items()}}))
+    print(
+        json.dumps(
+            {
+                "wall": wall,
+                "peak_mib": peak_rss_mib(),
+                "cpu_s": cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime,
+                "timings": res.timings,
+                "n_train": res.n_train,
+                "n_test": res.n_test,
+                "alpha": res.reference["alpha"],
+                "partitions": res.meta.get("n_partitions"),
+                "groups": {k: [g.mcr_lower, g.mcr_upper, g.mr_ref] for k, g in res.groups.items()},
+            }
+        )
+    )
 
 
 def run_child(mode: str, directory: Path, split: str | None) -> dict:
@@ -119,16 +133,23 @@ def equality_check(tmp: Path) -> None:
     kw = dict(model_class="linear", split="is_train", epsilon=3.0, epsilon_kind="absolute")
     mem = rashomon.audit(base, TARGET, GROUPS, **kw)
     out = rashomon.audit(str(path), TARGET, GROUPS, **kw)
-    worst = max(abs(getattr(out.groups[g], k) - getattr(mem.groups[g], k)) / abs(getattr(mem.groups[g], k))
-                for g in mem.groups for k in ("mcr_lower", "mcr_upper", "mr_ref", "refit_loss_ratio"))
-    print(f"[1] bundled table ({len(base):,} rows), same split and α, Dask vs in memory: largest relative difference "
-          f"{worst:.1e} (required <= 1e-9): {'OK' if worst <= 1e-9 else 'FAIL'}")
+    worst = max(
+        abs(getattr(out.groups[g], k) - getattr(mem.groups[g], k)) / abs(getattr(mem.groups[g], k))
+        for g in mem.groups
+        for k in ("mcr_lower", "mcr_upper", "mr_ref", "refit_loss_ratio")
+    )
+    print(
+        f"[1] bundled table ({len(base):,} rows), same split and α, Dask vs in memory: largest relative difference "
+        f"{worst:.1e} (required <= 1e-9): {'OK' if worst <= 1e-9 else 'FAIL'}"
+    )
 
 
 def show(tag: str, r: dict) -> str:
     gs = "; ".join(f"{k} [{v[0]:.4f}, {v[1]:.4f}] MR {v[2]:.4f}" for k, v in r["groups"].items())
-    return (f"{tag}: {r['wall']:.1f} s wall, {r['cpu_s']:.1f} s CPU, peak RSS {r['peak_mib']:.0f} MiB; "
-            f"n_train {r['n_train']:,}, n_test {r['n_test']:,}, α {r['alpha']:.3g}; {gs}")
+    return (
+        f"{tag}: {r['wall']:.1f} s wall, {r['cpu_s']:.1f} s CPU, peak RSS {r['peak_mib']:.0f} MiB; "
+        f"n_train {r['n_train']:,}, n_test {r['n_test']:,}, α {r['alpha']:.3g}; {gs}"
+    )
 
 
 def main() -> None:
@@ -152,19 +173,26 @@ def main() -> None:
         files = write(folder, rows)
         made.append(folder)
         size = sum(f.stat().st_size for f in files) / 2**20
-        print(f"Parquet: {rows:,} rows, {len(files)} files, {size:.0f} MiB in {folder} "
-              f"(written or found in {time.perf_counter() - t:.1f} s)")
+        print(
+            f"Parquet: {rows:,} rows, {len(files)} files, {size:.0f} MiB in {folder} "
+            f"(written or found in {time.perf_counter() - t:.1f} s)"
+        )
     peer = root / f"rows_{args.peer_rows}"
     mem = run_child("memory", peer, "is_train")
     dsk = run_child("dask", peer, "is_train")
     print(show(f"[2] {args.peer_rows:,} rows in memory (pandas) ", mem))
     print(show(f"[2] {args.peer_rows:,} rows out of core (Dask)", dsk))
-    print(f"    Dask / in memory: time {dsk['wall'] / mem['wall']:.2f}x, peak memory {dsk['peak_mib'] / mem['peak_mib']:.2f}x")
+    print(
+        f"    Dask / in memory: time {dsk['wall'] / mem['wall']:.2f}x, peak memory {dsk['peak_mib'] / mem['peak_mib']:.2f}x"
+    )
     big = run_child("dask", root / f"rows_{args.rows}", None)
     print(show(f"[3] {args.rows:,} rows out of core (Dask, hash split, {big['partitions']} partitions)", big))
-    print("    phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in big["timings"].items())
-          + f"; {big['wall'] / args.rows * 1e6:.2f} µs per row wall, {big['cpu_s'] / args.rows * 1e6:.2f} CPU-µs per row"
-          + f"; peak RSS {big['peak_mib']:.0f} MiB (bounded: {'OK' if big['peak_mib'] < 2048 else 'FAIL'} < 2 GiB)")
+    print(
+        "    phases: "
+        + ", ".join(f"{k} {v:.1f} s" for k, v in big["timings"].items())
+        + f"; {big['wall'] / args.rows * 1e6:.2f} µs per row wall, {big['cpu_s'] / args.rows * 1e6:.2f} CPU-µs per row"
+        + f"; peak RSS {big['peak_mib']:.0f} MiB (bounded: {'OK' if big['peak_mib'] < 2048 else 'FAIL'} < 2 GiB)"
+    )
     print(f"    on {os.cpu_count()} cores; timings on a shared machine are inflated.")
     if not args.keep:
         for folder in made:

@@ -10,6 +10,7 @@
    the ranges of the positive-rate gap at probability 0.5 and of the mean-probability gap; fairlearn's
    ExponentiatedGradient(LogisticRegression, DemographicParity) beside our least disparate member, timed in one run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,8 +49,10 @@ def compas_kernel(figures):
     mc = rashomon.KernelModelClass(kernel="rbf", gamma=s["sigma"], alpha=s["n_alpha"], intercept=s["mu"])
     ref = mc.fit_reference(d.X_train, d.y_train)
     rs = rashomon.RashomonSet(mc, 0.1 * s["cv_loss"], epsilon_kind="additive", reference=ref).fit(d.X_test, d.y_test)
-    print(f"set: e_ref = {rs.e_ref_:.6f}, e_min = {rs.e_min_:.6f}, epsilon_abs = {rs.epsilon_abs_:.6f}, "
-          f"{rs.parametrization_.dim} parameters, {len(d.y_test)} held-out rows")
+    print(
+        f"set: e_ref = {rs.e_ref_:.6f}, e_min = {rs.e_min_:.6f}, epsilon_abs = {rs.epsilon_abs_:.6f}, "
+        f"{rs.parametrization_.dim} parameters, {len(d.y_test)} held-out rows"
+    )
     t = time.perf_counter()
     res = rs.disparity_range("race", "mean_prediction", reference_group=0.0)
     t_ours = time.perf_counter() - t
@@ -60,25 +63,38 @@ def compas_kernel(figures):
     theirs = _cvxpy_range(rs, c)
     t_cvx = time.perf_counter() - t
     print(res.to_frame().round(6).to_string(index=False))
-    print(f"mean-score gap (AA - Caucasian) over the set: [{res.lower[0]:.4f}, {res.upper[0]:.4f}] (exact: "
-          f"{bool(res.exact[0])}); reference {res.reference[0]:.4f}")
-    print(f"cvxpy/Clarabel: [{theirs[0] + c0:.6f}, {theirs[1] + c0:.6f}]; |difference| "
-          f"{max(abs(theirs[0] + c0 - res.lower[0]), abs(theirs[1] + c0 - res.upper[0])):.2e}; time ours {t_ours:.2f} s, "
-          f"cvxpy {t_cvx:.2f} s (ratio {t_cvx / t_ours:.1f}x)")
+    print(
+        f"mean-score gap (AA - Caucasian) over the set: [{res.lower[0]:.4f}, {res.upper[0]:.4f}] (exact: "
+        f"{bool(res.exact[0])}); reference {res.reference[0]:.4f}"
+    )
+    print(
+        f"cvxpy/Clarabel: [{theirs[0] + c0:.6f}, {theirs[1] + c0:.6f}]; |difference| "
+        f"{max(abs(theirs[0] + c0 - res.lower[0]), abs(theirs[1] + c0 - res.upper[0])):.2e}; time ours {t_ours:.2f} s, "
+        f"cvxpy {t_cvx:.2f} s (ratio {t_cvx / t_ours:.1f}x)"
+    )
     t = time.perf_counter()
-    ld = rs.least_disparate("race", "mean_prediction", reference_group=0.0, benchmark=d.y_test.to_numpy(),
-                            features=[["priors", "felony", "age"], ["race", "sex"]])
+    ld = rs.least_disparate(
+        "race",
+        "mean_prediction",
+        reference_group=0.0,
+        benchmark=d.y_test.to_numpy(),
+        features=[["priors", "felony", "age"], ["race", "sex"]],
+    )
     t_ld = time.perf_counter() - t
     print(ld)
     print(ld.to_frame().round(4).to_string(index=False))
     b = ld.benchmark
-    print(f"the COMPAS decile score's own gap: {b['disparity']:.4f} -> {b['position']} the set's range "
-          f"[{b['lower']:.4f}, {b['upper']:.4f}]; more disparate than every good model: "
-          f"{b['more_disparate_than_every_member']}")
+    print(
+        f"the COMPAS decile score's own gap: {b['disparity']:.4f} -> {b['position']} the set's range "
+        f"[{b['lower']:.4f}, {b['upper']:.4f}]; more disparate than every good model: "
+        f"{b['more_disparate_than_every_member']}"
+    )
     fr = ld.frontier
-    print(f"least loss of a member with zero gap: in [{fr.zero_loss_lower:.6f}, {fr.zero_loss_upper:.6f}] "
-          f"({100 * (fr.zero_loss_upper / rs.e_ref_ - 1):+.2f}% of e_ref = {rs.e_ref_:.6f}); least_disparate "
-          f"with frontier {t_ld:.1f} s")
+    print(
+        f"least loss of a member with zero gap: in [{fr.zero_loss_lower:.6f}, {fr.zero_loss_upper:.6f}] "
+        f"({100 * (fr.zero_loss_upper / rs.e_ref_ - 1):+.2f}% of e_ref = {rs.e_ref_:.6f}); least_disparate "
+        f"with frontier {t_ld:.1f} s"
+    )
     print(fr.to_frame().round(5).to_string(index=False))
     t = time.perf_counter()
     order = rs.reliance_order({"admissible": ["priors", "felony", "age"], "inadmissible": ["race", "sex"]})
@@ -87,15 +103,19 @@ def compas_kernel(figures):
     print(rd)
     print(order.relations.drop(columns="note").round(6).to_string(index=False))
     for r in order.relations.itertuples():
-        print(f"{r.a} > {r.b} for every good model: certified lower end of MR(adm) - MR(inadm) = {r.lower:.4f}; "
-              f"holds up to epsilon_abs = {r.critical_epsilon_abs_lower:.5f} (additive epsilon "
-              f"{r.critical_epsilon_lower:.5f} = {r.critical_epsilon_lower / s['cv_loss']:.3f} x CV loss; the set's "
-              f"is 0.1 x), fails at {r.critical_epsilon_abs_upper:.5f} (a member with MR(adm) <= MR(inadm)) "
-              f"{r.note}")
+        print(
+            f"{r.a} > {r.b} for every good model: certified lower end of MR(adm) - MR(inadm) = {r.lower:.4f}; "
+            f"holds up to epsilon_abs = {r.critical_epsilon_abs_lower:.5f} (additive epsilon "
+            f"{r.critical_epsilon_lower:.5f} = {r.critical_epsilon_lower / s['cv_loss']:.3f} x CV loss; the set's "
+            f"is 0.1 x), fails at {r.critical_epsilon_abs_upper:.5f} (a member with MR(adm) <= MR(inadm)) "
+            f"{r.note}"
+        )
     ra = rs.model_class_reliance(["priors", "felony", "age"])
     ri = rs.model_class_reliance(["race", "sex"])
-    print(f"(from the two MCR intervals alone: MCR-(adm) - MCR+(inadm) = {ra.lower - ri.upper:.4f}); order with "
-          f"critical epsilon {t_o:.1f} s")
+    print(
+        f"(from the two MCR intervals alone: MCR-(adm) - MCR+(inadm) = {ra.lower - ri.upper:.4f}); order with "
+        f"critical epsilon {t_o:.1f} s"
+    )
     if figures:
         import matplotlib.pyplot as plt
 
@@ -116,30 +136,42 @@ def compas_logistic(figures):
 
     print("\n== COMPAS two-year recidivism, logistic set (features without race; African-American vs Caucasian) ==")
     c = load_compas(races=("African-American", "Caucasian"))
-    X = pd.DataFrame({"age": c["age"].astype(float), "priors_count": c["priors_count"].astype(float),
-                      "male": (c["sex"] == "Male").astype(float), "felony": (c["c_charge_degree"] == "F").astype(float),
-                      "juv_fel_count": c["juv_fel_count"].astype(float),
-                      "juv_misd_count": c["juv_misd_count"].astype(float),
-                      "juv_other_count": c["juv_other_count"].astype(float)})
+    X = pd.DataFrame(
+        {
+            "age": c["age"].astype(float),
+            "priors_count": c["priors_count"].astype(float),
+            "male": (c["sex"] == "Male").astype(float),
+            "felony": (c["c_charge_degree"] == "F").astype(float),
+            "juv_fel_count": c["juv_fel_count"].astype(float),
+            "juv_misd_count": c["juv_misd_count"].astype(float),
+            "juv_other_count": c["juv_other_count"].astype(float),
+        }
+    )
     y = c["two_year_recid"].astype(float).to_numpy()
     race = c["race"].to_numpy()
     t = time.perf_counter()
     rs = rashomon.RashomonSet(rashomon.LogisticModelClass(), 0.01).fit(X, y)
     t_fit = time.perf_counter() - t
-    print(f"set: {len(y)} rows, log loss e_ref = {rs.e_ref_:.5f}, epsilon = 1% (epsilon_abs = {rs.epsilon_abs_:.5f}); "
-          f"fit {t_fit:.2f} s")
+    print(
+        f"set: {len(y)} rows, log loss e_ref = {rs.e_ref_:.5f}, epsilon = 1% (epsilon_abs = {rs.epsilon_abs_:.5f}); "
+        f"fit {t_fit:.2f} s"
+    )
     t = time.perf_counter()
     pr = rs.disparity_range(race, "positive_rate", reference_group="Caucasian")
     t_pr = time.perf_counter() - t
     print(pr.to_frame().round(4).to_string(index=False))
-    print(f"positive-rate gap at p = 0.5: certified [{pr.lower[0]:.4f}, {pr.upper[0]:.4f}], attained "
-          f"[{pr.lower_attained[0]:.4f}, {pr.upper_attained[0]:.4f}] by members, reference {pr.reference[0]:.4f} "
-          f"({t_pr:.1f} s)")
+    print(
+        f"positive-rate gap at p = 0.5: certified [{pr.lower[0]:.4f}, {pr.upper[0]:.4f}], attained "
+        f"[{pr.lower_attained[0]:.4f}, {pr.upper_attained[0]:.4f}] by members, reference {pr.reference[0]:.4f} "
+        f"({t_pr:.1f} s)"
+    )
     t = time.perf_counter()
     mp = rs.disparity_range(race, "mean_prediction", reference_group="Caucasian")
     t_mp = time.perf_counter() - t
-    print(f"mean-probability gap: certified [{mp.lower[0]:.4f}, {mp.upper[0]:.4f}], attained "
-          f"[{mp.lower_attained[0]:.4f}, {mp.upper_attained[0]:.4f}], reference {mp.reference[0]:.4f} ({t_mp:.1f} s)")
+    print(
+        f"mean-probability gap: certified [{mp.lower[0]:.4f}, {mp.upper[0]:.4f}], attained "
+        f"[{mp.lower_attained[0]:.4f}, {mp.upper_attained[0]:.4f}], reference {mp.reference[0]:.4f} ({t_mp:.1f} s)"
+    )
     sc = rs.disparity_range(race, "mean_prediction", reference_group="Caucasian", scale="score")
     print(f"mean-score (logit) gap, exact: [{sc.lower[0]:.4f}, {sc.upper[0]:.4f}]")
     t = time.perf_counter()
@@ -176,16 +208,22 @@ def compas_logistic(figures):
     print(f"{'model':<44}{'log loss':>10}{'gap':>9}{'seconds':>9}")
     for name, ll, gap, sec in rows:
         print(f"{name:<44}{ll:>10.5f}{gap:>9.4f}{sec:>9.2f}")
-    print(f"(ExponentiatedGradient: expected positive-rate gap of its randomised classifier; one draw of it "
-          f"{demographic_parity_difference(y, det, sensitive_features=race):.4f}; its log loss is that of the "
-          f"weight-averaged probabilities of its {int((w > 0).sum())} predictors. Ours: a single member of the set, "
-          f"certified least |gap| >= {ld.certified_lower:.4f} (outer bound), loss <= epsilon_abs; the positive-rate "
-          f"gap of our member at p = 0.5 as fairlearn defines it.)")
-    print(f"time: ExponentiatedGradient {t_eg:.2f} s, our least_disparate {t_ld:.2f} s (ratio {t_ld / t_eg:.2f}x), "
-          f"our set fit {t_fit:.2f} s")
-    print(f"at the mitigated model's log loss ({eg_loss:.5f}, {100 * (eg_loss / rs.e_ref_ - 1):.1f}% above e_ref) our set's "
-          f"least disparate member has positive-rate gap {ld_eg.disparity:.4f} (certified least |gap| >= "
-          f"{ld_eg.certified_lower:.4f}), log loss {ld_eg.loss:.5f}")
+    print(
+        f"(ExponentiatedGradient: expected positive-rate gap of its randomised classifier; one draw of it "
+        f"{demographic_parity_difference(y, det, sensitive_features=race):.4f}; its log loss is that of the "
+        f"weight-averaged probabilities of its {int((w > 0).sum())} predictors. Ours: a single member of the set, "
+        f"certified least |gap| >= {ld.certified_lower:.4f} (outer bound), loss <= epsilon_abs; the positive-rate "
+        f"gap of our member at p = 0.5 as fairlearn defines it.)"
+    )
+    print(
+        f"time: ExponentiatedGradient {t_eg:.2f} s, our least_disparate {t_ld:.2f} s (ratio {t_ld / t_eg:.2f}x), "
+        f"our set fit {t_fit:.2f} s"
+    )
+    print(
+        f"at the mitigated model's log loss ({eg_loss:.5f}, {100 * (eg_loss / rs.e_ref_ - 1):.1f}% above e_ref) our set's "
+        f"least disparate member has positive-rate gap {ld_eg.disparity:.4f} (certified least |gap| >= "
+        f"{ld_eg.certified_lower:.4f}), log loss {ld_eg.loss:.5f}"
+    )
     if figures:
         import matplotlib.pyplot as plt
 

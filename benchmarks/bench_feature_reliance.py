@@ -11,6 +11,7 @@ and the ratios between them, and the largest relative difference between 1 and 2
 
 Run: python benchmarks/bench_feature_reliance.py
 """
+
 import os
 import sys
 import tracemalloc
@@ -45,8 +46,10 @@ def per_feature():
 
 
 t_old, old = best_time(per_feature)
-t_sk, sk = best_time(lambda: permutation_importance(lin, X, y, n_repeats=1, random_state=0,
-                                                    scoring="neg_mean_squared_error", n_jobs=1), repeat=1)
+t_sk, sk = best_time(
+    lambda: permutation_importance(lin, X, y, n_repeats=1, random_state=0, scoring="neg_mean_squared_error", n_jobs=1),
+    repeat=1,
+)
 t_ours = min(t_ours, best_time(ours, repeat=5)[0])
 rel = float(np.max(np.abs(fr.e_switch - old) / old))
 print(f"[linear, n={n:,}, p={p}] feature_reliance, all {p} features, exact: {t_ours:.3f} s (goal < 0.5 s)")
@@ -54,5 +57,7 @@ print(f"  peak extra memory of one call: {peak / 2**20:.1f} MiB (X itself: {X.nb
 print(f"  previous per-feature closed form          : {t_old:.3f} s -> {t_old / t_ours:.1f}x")
 print(f"  sklearn permutation_importance(n_repeats=1): {t_sk:.2f} s -> {t_sk / t_ours:.0f}x (goal >= 100x)")
 print(f"  max relative difference to the per-feature values: {rel:.1e}")
-print(f"  exact difference of feature 0: {fr.difference[0]:.6f}; sklearn's one-permutation estimate "
-      f"{sk.importances[0, 0]:.6f}")
+print(
+    f"  exact difference of feature 0: {fr.difference[0]:.6f}; sklearn's one-permutation estimate "
+    f"{sk.importances[0, 0]:.6f}"
+)

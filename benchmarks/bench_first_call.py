@@ -20,6 +20,7 @@ separately). Best of N, wall clock and, because the machine is shared, process C
 The bounds of the two must agree within the cvxpy solver's accuracy (checked: relative
 difference <= 1e-6).
 """
+
 import json
 import os
 import subprocess
@@ -85,8 +86,9 @@ def fresh(mode: str) -> dict:
 
 def importtime() -> float:
     """Cumulative µs of the ``rashomon`` line of ``python -X importtime -c "import rashomon"``, in s."""
-    err = subprocess.run([sys.executable, "-X", "importtime", "-c", "import rashomon"], check=True,
-                         capture_output=True, text=True).stderr
+    err = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import rashomon"], check=True, capture_output=True, text=True
+    ).stderr
     line = [ln for ln in err.splitlines() if ln.rstrip().endswith("| rashomon")][-1]
     return int(line.split("|")[1]) / 1e6
 
@@ -119,8 +121,15 @@ class CvxpyEnd:
         self.b.value = b
         self.prob.solve(solver=self.cp.CLARABEL)
         ok = self.prob.status == "optimal"
-        return SolverResult(self.x.value, float(self.prob.value), float(np.ravel(self.con.dual_value)[0]),
-                            SolverStatus.OPTIMAL if ok else SolverStatus.INACCURATE, None, 0, "cvxpy")
+        return SolverResult(
+            self.x.value,
+            float(self.prob.value),
+            float(np.ravel(self.con.dual_value)[0]),
+            SolverStatus.OPTIMAL if ok else SolverStatus.INACCURATE,
+            None,
+            0,
+            "cvxpy",
+        )
 
 
 def run_search(rs, prob, engines=None):
@@ -145,11 +154,15 @@ def main():
     print(f"  import rashomon: {min(imp):.3f} s wall, {imp_x:.3f} s by -X importtime (goal <= 0.5 s)")
     print(f"  from rashomon import LinearModelClass, RashomonSet, model_class_reliance: {qb['names']:.3f} s")
     print(f"  RashomonSet.fit (ridge reference, 81 penalties by leave-one-out): {qb['fit']:.3f} s")
-    print(f"  .model_class_reliance(0): first {qb['first']:.3f} s (goal <= 0.3 s), warm {qb['warm']:.3f} s "
-          f"(goal <= 0.1 s) -> first/warm {qb['first'] / qb['warm']:.2f}; {qb['steps']} certified solves; "
-          f"[{qb['bounds'][0]:.6f}, {qb['bounds'][1]:.6f}]")
-    print(f"  model_class_reliance(LinearModelClass(), X, y, 0) (fit + query): first {fn['first']:.3f} s, "
-          f"warm {fn['warm']:.3f} s")
+    print(
+        f"  .model_class_reliance(0): first {qb['first']:.3f} s (goal <= 0.3 s), warm {qb['warm']:.3f} s "
+        f"(goal <= 0.1 s) -> first/warm {qb['first'] / qb['warm']:.2f}; {qb['steps']} certified solves; "
+        f"[{qb['bounds'][0]:.6f}, {qb['bounds'][1]:.6f}]"
+    )
+    print(
+        f"  model_class_reliance(LinearModelClass(), X, y, 0) (fit + query): first {fn['first']:.3f} s, "
+        f"warm {fn['warm']:.3f} s"
+    )
 
     # The same γ-search, exact engine vs cvxpy with Parameters, on the same forms in this process.
     from rashomon import LinearModelClass, RashomonSet
@@ -180,17 +193,25 @@ def main():
     nonconvex = sum(e.nonconvex for e in engines.values())
     err = max(abs(a - b) / abs(b) for a, b in zip(theirs[:2], ours[:2]))
     n_o, n_c = ours[2], theirs[2]
-    print(f"  same γ-search on the same forms: exact engine {t_ours * 1e3:.2f} ms ({n_o} solves, "
-          f"{t_ours / n_o * 1e3:.3f} ms per step), cvxpy Parameter loop {t_cvx * 1e3:.1f} ms warm ({n_c} solves, "
-          f"{t_cvx / n_c * 1e3:.2f} ms per step) / {t_cvx_first:.3f} s first incl. compile ({nonconvex} non-convex "
-          f"skipped; import cvxpy {t_cvx_import:.2f} s)")
-    print(f"    -> exact engine {t_cvx / t_ours:.1f}x faster than the cvxpy loop in total, "
-          f"{(t_cvx / n_c) / (t_ours / n_o):.1f}x per step (goal >= 10x); in process CPU time "
-          f"{c_ours * 1e3:.2f} ms vs {c_cvx * 1e3:.1f} ms: {c_cvx / c_ours:.1f}x")
-    print(f"    whole query warm (e_switch form {t_prob:.3f} s + search) {t_cvx / qb['warm']:.1f}x the cvxpy loop, "
-          f"first query {t_cvx / qb['first']:.1f}x")
-    print(f"    bounds: exact [{ours[0]:.9f}, {ours[1]:.9f}], cvxpy [{theirs[0]:.9f}, {theirs[1]:.9f}]; "
-          f"max relative difference {err:.1e} (must be <= 1e-6)")
+    print(
+        f"  same γ-search on the same forms: exact engine {t_ours * 1e3:.2f} ms ({n_o} solves, "
+        f"{t_ours / n_o * 1e3:.3f} ms per step), cvxpy Parameter loop {t_cvx * 1e3:.1f} ms warm ({n_c} solves, "
+        f"{t_cvx / n_c * 1e3:.2f} ms per step) / {t_cvx_first:.3f} s first incl. compile ({nonconvex} non-convex "
+        f"skipped; import cvxpy {t_cvx_import:.2f} s)"
+    )
+    print(
+        f"    -> exact engine {t_cvx / t_ours:.1f}x faster than the cvxpy loop in total, "
+        f"{(t_cvx / n_c) / (t_ours / n_o):.1f}x per step (goal >= 10x); in process CPU time "
+        f"{c_ours * 1e3:.2f} ms vs {c_cvx * 1e3:.1f} ms: {c_cvx / c_ours:.1f}x"
+    )
+    print(
+        f"    whole query warm (e_switch form {t_prob:.3f} s + search) {t_cvx / qb['warm']:.1f}x the cvxpy loop, "
+        f"first query {t_cvx / qb['first']:.1f}x"
+    )
+    print(
+        f"    bounds: exact [{ours[0]:.9f}, {ours[1]:.9f}], cvxpy [{theirs[0]:.9f}, {theirs[1]:.9f}]; "
+        f"max relative difference {err:.1e} (must be <= 1e-6)"
+    )
     assert err <= 1e-6, err
 
 

@@ -12,6 +12,7 @@ wall time per feature on 2 cores (target: 2 s).
 
     python benchmarks/bench_mcr_classification.py [--quick]
 """
+
 import sys
 import time
 import warnings
@@ -50,9 +51,26 @@ def old_path(X, y, loss, feature):
     par = LinearModelClass().parametrize(Xa, ye, None, columns=list(X.columns), loss=loss)
     t_orig, th, e_min = e_orig_program(par, Xa, ye, loss)
     t = time.perf_counter()
-    res = convex_loss_mcr(par, Xa, ye, list(X.columns), (list(X.columns).index(feature),), loss=loss, t_orig=t_orig,
-                          theta_min=th, e_min=e_min, e_ref=e_min, epsilon_abs=1.1 * e_min, reference_theta=th,
-                          kind="ratio", tol=2**-20, max_iter=100, n_starts=5, random_state=0, func="bench")
+    res = convex_loss_mcr(
+        par,
+        Xa,
+        ye,
+        list(X.columns),
+        (list(X.columns).index(feature),),
+        loss=loss,
+        t_orig=t_orig,
+        theta_min=th,
+        e_min=e_min,
+        e_ref=e_min,
+        epsilon_abs=1.1 * e_min,
+        reference_theta=th,
+        kind="ratio",
+        tol=2**-20,
+        max_iter=100,
+        n_starts=5,
+        random_state=0,
+        func="bench",
+    )
     return time.perf_counter() - t, res
 
 
@@ -72,13 +90,27 @@ def main(quick=False):
                     warnings.simplefilter("error")
                     r = rs.model_class_reliance(f)
                 dt, dc = time.perf_counter() - t, time.process_time() - c
-                rows.append(dict(data=name, loss=rs.loss_, feature=f, fit_s=round(t_fit, 2), lower=r.lower,
-                                 lower_member=r.lower_model.mr, mr_ref=r.reference_model.mr,
-                                 upper_member=r.upper_model.mr, upper=r.upper,
-                                 upper_gap_rel=r.upper_gap / r.upper, certified=r.certified, seconds=round(dt, 2),
-                                 cpu_s=round(dc, 2)))
-                print(pd.DataFrame([rows[-1]]).to_string(header=len(rows) == 1, index=False, float_format="%.4f"),
-                      flush=True)
+                rows.append(
+                    dict(
+                        data=name,
+                        loss=rs.loss_,
+                        feature=f,
+                        fit_s=round(t_fit, 2),
+                        lower=r.lower,
+                        lower_member=r.lower_model.mr,
+                        mr_ref=r.reference_model.mr,
+                        upper_member=r.upper_model.mr,
+                        upper=r.upper,
+                        upper_gap_rel=r.upper_gap / r.upper,
+                        certified=r.certified,
+                        seconds=round(dt, 2),
+                        cpu_s=round(dc, 2),
+                    )
+                )
+                print(
+                    pd.DataFrame([rows[-1]]).to_string(header=len(rows) == 1, index=False, float_format="%.4f"),
+                    flush=True,
+                )
             t = time.perf_counter()
             par = Parallel(n_jobs=2)(delayed(rs.model_class_reliance)(f) for f in feats)
             t_par = time.perf_counter() - t
@@ -92,9 +124,12 @@ def main(quick=False):
             inside = bool(np.all(cloud.samples >= cloud.lower - 1e-9) and np.all(cloud.samples <= cloud.upper + 1e-9))
             for r in mine:
                 r["par_s_per_feature"] = round(t_par / len(feats), 2)
-            print(f"  2 cores, every feature: {t_par:.2f} s wall = {t_par / len(feats):.2f} s per feature; bounds equal "
-                  f"the one-process run: {same}. Validity: {cloud.samples.size} sampled members' MRs (importance_cloud, "
-                  f"{t_cloud:.1f} s) all inside the certified intervals: {inside}", flush=True)
+            print(
+                f"  2 cores, every feature: {t_par:.2f} s wall = {t_par / len(feats):.2f} s per feature; bounds equal "
+                f"the one-process run: {same}. Validity: {cloud.samples.size} sampled members' MRs (importance_cloud, "
+                f"{t_cloud:.1f} s) all inside the certified intervals: {inside}",
+                flush=True,
+            )
             f = feats[0]
             if name.startswith("synthetic"):  # its cvxpy path ran over 5 minutes without finishing (2026-11-24)
                 print(f"  old path ({name}): not run (over 5 min for one feature in an earlier run)", flush=True)
@@ -103,18 +138,29 @@ def main(quick=False):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     t_old, old = old_path(X, y, rs.loss_, f)
-                new_t = [r["seconds"] for r in rows if r["data"] == name and r["loss"] == rs.loss_ and r["feature"] == f][0]
-                print(f"  old path ({name}, {rs.loss_}, {f}): {t_old:.2f} s, lower {old.lower:.4f}, inner upper "
-                      f"{old.upper:.4f} (uncertified); new {new_t:.2f} s -> ratio old/new {t_old / new_t:.1f}x", flush=True)
+                new_t = [
+                    r["seconds"] for r in rows if r["data"] == name and r["loss"] == rs.loss_ and r["feature"] == f
+                ][0]
+                print(
+                    f"  old path ({name}, {rs.loss_}, {f}): {t_old:.2f} s, lower {old.lower:.4f}, inner upper "
+                    f"{old.upper:.4f} (uncertified); new {new_t:.2f} s -> ratio old/new {t_old / new_t:.1f}x",
+                    flush=True,
+                )
             except Exception as exc:  # the old path's failures are part of what is measured
-                print(f"  old path ({name}, {rs.loss_}, {f}): FAILED {type(exc).__name__}: {str(exc)[:120]}", flush=True)
+                print(
+                    f"  old path ({name}, {rs.loss_}, {f}): FAILED {type(exc).__name__}: {str(exc)[:120]}", flush=True
+                )
     df = pd.DataFrame(rows)
     print("\nseconds per feature (both ends; wall and process CPU time, the machine may be shared):")
-    print(df.groupby(["data", "loss"])[["seconds", "cpu_s"]].agg(["mean", "median", "max"]).to_string(float_format="%.2f"))
+    print(
+        df.groupby(["data", "loss"])[["seconds", "cpu_s"]].agg(["mean", "median", "max"]).to_string(float_format="%.2f")
+    )
     for (name, loss), g in df.groupby(["data", "loss"], sort=False):
         par = g["par_s_per_feature"].max()
-        print(f"summary {name} / {loss}: one process, max seconds of a feature {g['seconds'].max():.2f} (CPU "
-              f"{g['cpu_s'].max():.2f}); 2 cores, {par:.2f} s per feature over {len(g)} features; target <= 2 s per feature on 2 cores: {'met' if par <= 2 else 'NOT met'}")
+        print(
+            f"summary {name} / {loss}: one process, max seconds of a feature {g['seconds'].max():.2f} (CPU "
+            f"{g['cpu_s'].max():.2f}); 2 cores, {par:.2f} s per feature over {len(g)} features; target <= 2 s per feature on 2 cores: {'met' if par <= 2 else 'NOT met'}"
+        )
     print("\nupper gap (outer - inner) / outer:")
     print(df.groupby(["data", "loss"])["upper_gap_rel"].describe()[["50%", "max"]].to_string(float_format="%.3f"))
 

@@ -34,6 +34,7 @@ time ratio (wall and CPU; the machine is shared, CPU time is the steadier figure
 
     python benchmarks/bench_mcr_classification_peers.py [--epsilon 0.02] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -108,6 +109,7 @@ def unpenalised_min(A, y):
 
 def exact_mr(theta, Z, y, j):
     """Our exact (all-pairs U-statistic) MR of the linear score θ = (b, β) under the log loss."""
+
     def logloss(yy, s):
         return np.logaddexp(0.0, s) - yy * s
 
@@ -119,8 +121,10 @@ def main(argv=None) -> int:
     ap.add_argument("--epsilon", type=float, default=0.02, help="rashomon-py's relative ε (ρ; its default 0.02)")
     ap.add_argument("--quick", action="store_true", help="first 3 features of each data set")
     args = ap.parse_args(argv)
-    print(f"rashomon-py's logistic set, ε = {args.epsilon} x L̂ (its default percent_loss), λ from "
-          "LogisticRegression() (C = 1: λ = 1/n); ours contains it (module notes). MR = log-loss ratio.")
+    print(
+        f"rashomon-py's logistic set, ε = {args.epsilon} x L̂ (its default percent_loss), λ from "
+        "LogisticRegression() (C = 1: λ = 1/n); ours contains it (module notes). MR = log-loss ratio."
+    )
     for name, X, y in list(datasets())[:3]:
         cols = list(X.columns)
         Xa, ya = X.to_numpy(float), np.asarray(y, dtype=float)
@@ -135,12 +139,15 @@ def main(argv=None) -> int:
         t, c = time.perf_counter(), time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            rs = RashomonSet(LogisticModelClass(norm_bound=r, standardize=False), L_hat + eps,
-                             epsilon_kind="absolute").fit(Z, ya)
+            rs = RashomonSet(
+                LogisticModelClass(norm_bound=r, standardize=False), L_hat + eps, epsilon_kind="absolute"
+            ).fit(Z, ya)
         t_fit, c_fit = time.perf_counter() - t, time.process_time() - c
-        print(f"\n{name} ({Z.shape[0]} x {Z.shape[1]}), rashomon-py {peer['version']}: λ = {lam:.3g}, "
-              f"L̂ = {L_hat:.6f}, ε_abs = {eps:.3g}; e* = {e_star:.6f} (gradient {gnorm:.1e}); our ball "
-              f"||β||² <= r = {r:.4g}, loss <= {L_hat + eps:.6f} (our e_min {rs.e_min_:.6f})")
+        print(
+            f"\n{name} ({Z.shape[0]} x {Z.shape[1]}), rashomon-py {peer['version']}: λ = {lam:.3g}, "
+            f"L̂ = {L_hat:.6f}, ε_abs = {eps:.3g}; e* = {e_star:.6f} (gradient {gnorm:.1e}); our ball "
+            f"||β||² <= r = {r:.4g}, loss <= {L_hat + eps:.6f} (our e_min {rs.e_min_:.6f})"
+        )
         # membership of their draws
         for sampler in ("ellipsoid", "hitandrun"):
             th = np.asarray(peer[sampler]["theta"])
@@ -148,10 +155,12 @@ def main(argv=None) -> int:
             norm2 = np.sum(th[:, 1:] ** 2, axis=1)
             ours = (loss <= rs.epsilon_abs_ * (1 + 1e-12)) & (norm2 <= r)
             theirs = np.asarray(peer[sampler]["contains"])
-            print(f"  their {sampler} draws: {int(theirs.sum())}/{len(th)} in their set, {int(ours.sum())}/{len(th)}"
-                  f" in ours (loss <= threshold and inside the ball; max ||β||²/r = {norm2.max() / r:.3g}); "
-                  f"in ours but not theirs {int((ours & ~theirs).sum())}, in theirs but not ours "
-                  f"{int((theirs & ~ours).sum())}")
+            print(
+                f"  their {sampler} draws: {int(theirs.sum())}/{len(th)} in their set, {int(ours.sum())}/{len(th)}"
+                f" in ours (loss <= threshold and inside the ball; max ||β||²/r = {norm2.max() / r:.3g}); "
+                f"in ours but not theirs {int((ours & ~theirs).sum())}, in theirs but not ours "
+                f"{int((theirs & ~ours).sum())}"
+            )
         feats = cols[:3] if args.quick else cols
         t_ours = c_ours = 0.0
         rows = []
@@ -168,9 +177,16 @@ def main(argv=None) -> int:
                 warnings.simplefilter("error")
                 res = rs.model_class_reliance(j)
             t_ours, c_ours = t_ours + time.perf_counter() - t, c_ours + time.process_time() - c
-            row = {"feature": f, "ours": (res.lower, res.upper),
-                   "members": (res.lower_model.mr, in_theirs(res.lower_model), res.upper_model.mr,
-                               in_theirs(res.upper_model))}
+            row = {
+                "feature": f,
+                "ours": (res.lower, res.upper),
+                "members": (
+                    res.lower_model.mr,
+                    in_theirs(res.lower_model),
+                    res.upper_model.mr,
+                    in_theirs(res.upper_model),
+                ),
+            }
             for sampler in ("ellipsoid", "hitandrun"):
                 P = peer[sampler]
                 lo, hi = P["mcr_min"][j + 1], P["mcr_max"][j + 1]  # column 0 is their intercept
@@ -179,9 +195,11 @@ def main(argv=None) -> int:
                 ex = np.array([exact_mr(t_, Z, ya, j) for t_ in th[members]]) if members.any() else np.array([np.nan])
                 row[sampler] = (lo, hi, float(ex.min()), float(ex.max()))
             rows.append(row)
-        print(f"  {'feature':<22} {'ours [cert. lower, cert. upper]':>32} {'our attaining members':>28} | "
-              f"{'theirs: ellipsoid (perm.)':>25} {'exact MR of members':>22} in | {'hit-and-run (perm.)':>22} "
-              f"{'exact MR of members':>22} in")
+        print(
+            f"  {'feature':<22} {'ours [cert. lower, cert. upper]':>32} {'our attaining members':>28} | "
+            f"{'theirs: ellipsoid (perm.)':>25} {'exact MR of members':>22} in | {'hit-and-run (perm.)':>22} "
+            f"{'exact MR of members':>22} in"
+        )
         for row in rows:
             lo, hi = row["ours"]
             cells = []
@@ -189,8 +207,10 @@ def main(argv=None) -> int:
                 a, b, ea, eb = row[sampler]
                 ok_perm = lo <= a and b <= hi
                 ok_exact = lo <= ea and eb <= hi if np.isfinite(ea) else True
-                cells.append(f"[{a:.4f}, {b:.4f}] [{ea:.4f}, {eb:.4f}] {'yes' if ok_perm else 'NO '}/"
-                             f"{'yes' if ok_exact else 'NO '}")
+                cells.append(
+                    f"[{a:.4f}, {b:.4f}] [{ea:.4f}, {eb:.4f}] {'yes' if ok_perm else 'NO '}/"
+                    f"{'yes' if ok_exact else 'NO '}"
+                )
             ml, tl, mu, tu = row["members"]
             mem = f"{ml:.4f}{'*' if tl else ' '} {mu:.4f}{'*' if tu else ' '}"
             print(f"  {row['feature'][:22]:<22} [{lo:14.4f}, {hi:14.4f}] {mem:>28} | {cells[0]:>54} | {cells[1]:>54}")
@@ -199,13 +219,17 @@ def main(argv=None) -> int:
             t_theirs = peer["t_fit"] + peer[sampler]["t_mcr"]
             c_theirs = peer["c_fit"] + peer[sampler]["c_mcr"]
             t_o, c_o = t_fit + t_ours * per_feature, c_fit + c_ours * per_feature
-            print(f"  time, all {len(cols)} features{' (ours extrapolated)' if per_feature > 1 else ''}: theirs "
-                  f"({sampler}, 100 draws x 16 permutations) {t_theirs:.2f} s wall / {c_theirs:.2f} s CPU, ours "
-                  f"(certified both ends) {t_o:.2f} s wall / {c_o:.2f} s CPU -> ours/theirs {t_o / t_theirs:.2f} "
-                  f"wall, {c_o / c_theirs:.2f} CPU")
-    print("\n'in' = ours contains theirs: their permutation-estimated interval / the exact MR range of their "
-          "draws that lie in their set. Our attaining members: the MR of the members of our set found at each end "
-          "(inner values); '*' = that member is in their set too (so their own set reaches that MR).")
+            print(
+                f"  time, all {len(cols)} features{' (ours extrapolated)' if per_feature > 1 else ''}: theirs "
+                f"({sampler}, 100 draws x 16 permutations) {t_theirs:.2f} s wall / {c_theirs:.2f} s CPU, ours "
+                f"(certified both ends) {t_o:.2f} s wall / {c_o:.2f} s CPU -> ours/theirs {t_o / t_theirs:.2f} "
+                f"wall, {c_o / c_theirs:.2f} CPU"
+            )
+    print(
+        "\n'in' = ours contains theirs: their permutation-estimated interval / the exact MR range of their "
+        "draws that lie in their set. Our attaining members: the MR of the members of our set found at each end "
+        "(inner values); '*' = that member is in their set too (so their own set reaches that MR)."
+    )
     return 0
 
 

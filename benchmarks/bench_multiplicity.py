@@ -13,6 +13,7 @@ linear class (p = 50) and a kernel class (400-point dictionary) against the issu
 
     python benchmarks/bench_multiplicity.py [--n-samples 2000] [--no-peer]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -87,8 +88,10 @@ def throughput(mc, X, y, Xn, label, target):
     rs.prediction_range(Xn)
     dt = time.perf_counter() - t
     rate = len(Xn) / dt
-    print(f"  {label:<44} {len(Xn):>6} rows in {dt:6.3f} s = {rate:9.0f} rows/s (target >= {target:,}) "
-          f"{'OK' if rate >= target else 'BELOW TARGET'}")
+    print(
+        f"  {label:<44} {len(Xn):>6} rows in {dt:6.3f} s = {rate:9.0f} rows/s (target >= {target:,}) "
+        f"{'OK' if rate >= target else 'BELOW TARGET'}"
+    )
     return rate
 
 
@@ -116,24 +119,34 @@ def main(argv=None) -> int:
     t = time.perf_counter()
     smp = rs.sample(args.n_samples, random_state=0)
     t_smp = time.perf_counter() - t
-    print(f"  rashomon: fit + exact ranges of 768 rows {t_ours:.3f} s; coefficient ranges {t_coef:.4f} s; "
-          f"{args.n_samples} members ({smp.method}) {t_smp:.3f} s")
+    print(
+        f"  rashomon: fit + exact ranges of 768 rows {t_ours:.3f} s; coefficient ranges {t_coef:.4f} s; "
+        f"{args.n_samples} members ({smp.method}) {t_smp:.3f} s"
+    )
     peer = None if args.no_peer else run_peer(X, y, X, gap, args.n_samples)
     if peer is not None:
         lo, hi = np.array(peer["sampled_lo"]), np.array(peer["sampled_hi"])
         ex = np.array(peer["exact"])
         ratio = pr.width / (hi - lo)
-        print(f"  rashomon-py {peer['version']}: hit-and-run {args.n_samples} models {peer['t_sample']:.3f} s; "
-              f"its closed-form ranges of 768 rows {peer['t_exact']:.3f} s")
-        print(f"  width ours (exact) / theirs (sampled): median {np.median(ratio):.3f}, min {ratio.min():.3f} "
-              f"(>= 1 expected)")
+        print(
+            f"  rashomon-py {peer['version']}: hit-and-run {args.n_samples} models {peer['t_sample']:.3f} s; "
+            f"its closed-form ranges of 768 rows {peer['t_exact']:.3f} s"
+        )
+        print(
+            f"  width ours (exact) / theirs (sampled): median {np.median(ratio):.3f}, min {ratio.min():.3f} "
+            f"(>= 1 expected)"
+        )
         rel = np.max(np.abs(np.c_[pr.lower, pr.upper] - ex) / np.maximum(1, np.abs(ex)))
         print(f"  ours vs their closed-form per-row ranges: max relative difference {rel:.2e}")
-        crel = np.max(np.abs(np.c_[cr.lower, cr.upper] - np.array(peer["coef"])) /
-                      np.maximum(1e-12, np.abs(np.array(peer["coef"]))))
+        crel = np.max(
+            np.abs(np.c_[cr.lower, cr.upper] - np.array(peer["coef"]))
+            / np.maximum(1e-12, np.abs(np.array(peer["coef"])))
+        )
         print(f"  coefficient ranges, ours vs theirs: max relative difference {crel:.2e}")
-        print(f"  time ratio for the 768 ranges: theirs sampled / ours = {peer['t_sample'] / t_ours:.1f}x, "
-              f"theirs closed form / ours = {peer['t_exact'] / t_ours:.1f}x")
+        print(
+            f"  time ratio for the 768 ranges: theirs sampled / ours = {peer['t_sample'] / t_ours:.1f}x, "
+            f"theirs closed form / ours = {peer['t_exact'] / t_ours:.1f}x"
+        )
     print("\nThroughput of exact prediction ranges (both ends, certified):")
     rng = np.random.default_rng(0)
     Xl = rng.normal(size=(5000, 50))

@@ -14,6 +14,7 @@
    ``LocalCluster`` runs in the same process, so its workers are included). Prints throughput
    per row.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -85,12 +86,18 @@ def subset_check(directory: str, rows: int) -> None:
         for end in ("lower", "upper"):
             u, v = getattr(x, end), getattr(z, end)
             worst = max(worst, abs(u - v) / max(1.0, abs(u)))
-    print(f"[subset n={rows:,}] in memory: x0 [{a_m.lower:.12f}, {a_m.upper:.12f}] {{x1,x2}} "
-          f"[{b_m.lower:.12f}, {b_m.upper:.12f}] in {t_m:.2f} s")
-    print(f"[subset n={rows:,}] Dask:      x0 [{a_d.lower:.12f}, {a_d.upper:.12f}] {{x1,x2}} "
-          f"[{b_d.lower:.12f}, {b_d.upper:.12f}] in {t_d:.2f} s")
-    print(f"  ridge alpha {rs_m.parametrization_.info['ridge_alpha']:.6g} / {rs_d.parametrization_.info['ridge_alpha']:.6g}; "
-          f"largest relative difference of the bounds {worst:.2e} (required <= 1e-9): {'OK' if worst <= 1e-9 else 'FAIL'}")
+    print(
+        f"[subset n={rows:,}] in memory: x0 [{a_m.lower:.12f}, {a_m.upper:.12f}] {{x1,x2}} "
+        f"[{b_m.lower:.12f}, {b_m.upper:.12f}] in {t_m:.2f} s"
+    )
+    print(
+        f"[subset n={rows:,}] Dask:      x0 [{a_d.lower:.12f}, {a_d.upper:.12f}] {{x1,x2}} "
+        f"[{b_d.lower:.12f}, {b_d.upper:.12f}] in {t_d:.2f} s"
+    )
+    print(
+        f"  ridge alpha {rs_m.parametrization_.info['ridge_alpha']:.6g} / {rs_d.parametrization_.info['ridge_alpha']:.6g}; "
+        f"largest relative difference of the bounds {worst:.2e} (required <= 1e-9): {'OK' if worst <= 1e-9 else 'FAIL'}"
+    )
     if worst > 1e-9:
         sys.exit(1)
 
@@ -104,8 +111,9 @@ def full_run(directory: str, rows: int, scheduler: str) -> None:
     if scheduler == "distributed":
         from distributed import Client, LocalCluster
 
-        client = Client(LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
-                                     memory_limit="1GB"))
+        client = Client(
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, memory_limit="1GB")
+        )
     else:
         dask.config.set(scheduler="threads")
     ddf = dd.read_parquet(files(directory, rows))
@@ -114,9 +122,21 @@ def full_run(directory: str, rows: int, scheduler: str) -> None:
     peak = peak_rss_mib()
     now = resource.getrusage(resource.RUSAGE_SELF)
     cpu_s = now.ru_utime + now.ru_stime - cpu.ru_utime - cpu.ru_stime
-    print(json.dumps({"rows": rs.X_.n_rows, "t_fit": t_fit, "t_all": t_all, "peak_mib": peak, "cpu_s": cpu_s,
-                      "x0": [a.lower, a.upper], "x12": [b.lower, b.upper],
-                      "alpha": rs.parametrization_.info["ridge_alpha"], "partitions": ddf.npartitions}))
+    print(
+        json.dumps(
+            {
+                "rows": rs.X_.n_rows,
+                "t_fit": t_fit,
+                "t_all": t_all,
+                "peak_mib": peak,
+                "cpu_s": cpu_s,
+                "x0": [a.lower, a.upper],
+                "x12": [b.lower, b.upper],
+                "alpha": rs.parametrization_.info["ridge_alpha"],
+                "partitions": ddf.npartitions,
+            }
+        )
+    )
     if client is not None:
         client.close()
 
@@ -136,22 +156,41 @@ def main() -> None:
     t = time.perf_counter()
     write(args.dir, args.rows)
     size = sum(os.path.getsize(f) for f in files(args.dir, args.rows)) / 2**30
-    print(f"Parquet: {args.rows:,} rows × {P + 1} float64 columns, {size:.2f} GiB in {args.dir} "
-          f"(written or found in {time.perf_counter() - t:.1f} s)")
+    print(
+        f"Parquet: {args.rows:,} rows × {P + 1} float64 columns, {size:.2f} GiB in {args.dir} "
+        f"(written or found in {time.perf_counter() - t:.1f} s)"
+    )
     subset_check(args.dir, args.subset)
-    out = subprocess.run([sys.executable, __file__, "--child", "--rows", str(args.rows), "--dir", args.dir,
-                          "--scheduler", args.scheduler], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            "--rows",
+            str(args.rows),
+            "--dir",
+            args.dir,
+            "--scheduler",
+            args.scheduler,
+        ],
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
         sys.exit(out.returncode)
     r = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"[full n={r['rows']:,}, p={P}, {r['partitions']} partitions, scheduler={args.scheduler}] "
-          f"x0 [{r['x0'][0]:.9f}, {r['x0'][1]:.9f}], {{x1,x2}} [{r['x12'][0]:.9f}, {r['x12'][1]:.9f}]; "
-          f"ridge alpha {r['alpha']:.4g}")
-    print(f"  fit (2 passes over the rows) {r['t_fit']:.1f} s, fit + 2 MCR queries {r['t_all']:.1f} s: "
-          f"{r['t_fit'] / r['rows'] * 1e9:.0f} ns per row ({r['rows'] / r['t_fit'] / 1e6:.2f} M rows/s); "
-          f"peak resident memory {r['peak_mib']:.0f} MiB (required < 2048): "
-          f"{'OK' if r['peak_mib'] < 2048 else 'FAIL'}")
+    print(
+        f"[full n={r['rows']:,}, p={P}, {r['partitions']} partitions, scheduler={args.scheduler}] "
+        f"x0 [{r['x0'][0]:.9f}, {r['x0'][1]:.9f}], {{x1,x2}} [{r['x12'][0]:.9f}, {r['x12'][1]:.9f}]; "
+        f"ridge alpha {r['alpha']:.4g}"
+    )
+    print(
+        f"  fit (2 passes over the rows) {r['t_fit']:.1f} s, fit + 2 MCR queries {r['t_all']:.1f} s: "
+        f"{r['t_fit'] / r['rows'] * 1e9:.0f} ns per row ({r['rows'] / r['t_fit'] / 1e6:.2f} M rows/s); "
+        f"peak resident memory {r['peak_mib']:.0f} MiB (required < 2048): "
+        f"{'OK' if r['peak_mib'] < 2048 else 'FAIL'}"
+    )
     print(f"  CPU time (user + sys, all threads) {r['cpu_s']:.1f} s: {r['cpu_s'] / r['rows'] * 1e9:.0f} CPU-ns per row")
     print(f"  on {os.cpu_count()} cores; timings on a shared machine are inflated.")
     if not args.keep:

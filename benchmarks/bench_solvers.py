@@ -3,6 +3,7 @@
 Prints time per solve for p = 50, 200, 1000 and the ratio, plus the per-γ cost
 of a QCQPSequence (B factored once) on a non-convex sequence.
 """
+
 import os
 import sys
 import time
@@ -29,7 +30,9 @@ for p in (50, 200, 1000):
     t0 = time.perf_counter()
     prob.solve(solver=cp.CLARABEL)
     t_cv = time.perf_counter() - t0
-    print(f"{p:>6} {t_ex:>10.4f} {t_cv:>10.4f} {t_cv / t_ex:>6.1f}x {abs(ex.objective - prob.value) / abs(prob.value):>17.2e} {ex.certificate.worst():>11.1e}")
+    print(
+        f"{p:>6} {t_ex:>10.4f} {t_cv:>10.4f} {t_cv / t_ex:>6.1f}x {abs(ex.objective - prob.value) / abs(prob.value):>17.2e} {ex.certificate.worst():>11.1e}"
+    )
 
 p = 200
 M = rng.normal(size=(p, p))
@@ -39,4 +42,6 @@ gammas = np.linspace(-1, 1, 21)
 t0 = time.perf_counter()
 for g in gammas:
     seq.solve(g)
-print(f"QCQPSequence p={p}: {(time.perf_counter() - t0) / len(gammas) * 1e3:.1f} ms per gamma (indefinite A(γ), certified)")
+print(
+    f"QCQPSequence p={p}: {(time.perf_counter() - t0) / len(gammas) * 1e3:.1f} ms per gamma (indefinite A(γ), certified)"
+)

@@ -14,6 +14,7 @@ Brute-force grids on 2-parameter sets are in ``tests/test_two_constraint.py``.
 
     python benchmarks/bench_tightness.py --before ../main-wt [--quick | --datasets diabetes,concrete]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,10 @@ def datasets(names):
     d = load_concrete()
     out["concrete"] = (d.drop(columns="strength"), d["strength"])
     d = load_bike_sharing("day")
-    out["bike day"] = (d.drop(columns=["instant", "dteday", "casual", "registered", "cnt"]).astype(float),
-                       d["cnt"].astype(float))
+    out["bike day"] = (
+        d.drop(columns=["instant", "dteday", "casual", "registered", "cnt"]).astype(float),
+        d["cnt"].astype(float),
+    )
     return {k: (pd.DataFrame(X).astype(float), pd.Series(y).astype(float)) for k, (X, y) in out.items() if k in names}
 
 
@@ -60,8 +63,10 @@ def worker(names) -> dict:
     for name, (X, y) in datasets(names).items():
         Xs = (X - X.mean()) / X.std(ddof=0).replace(0, 1)
         p = X.shape[1]
-        classes = {"linear": (rashomon.LinearModelClass(), X),
-                   "kernel": (rashomon.KernelModelClass(gamma=1.0 / p, dictionary=100, alpha=1.0), Xs)}
+        classes = {
+            "linear": (rashomon.LinearModelClass(), X),
+            "kernel": (rashomon.KernelModelClass(gamma=1.0 / p, dictionary=100, alpha=1.0), Xs),
+        }
         for cname, (mc, XX) in classes.items():
             rs = rashomon.RashomonSet(mc, 0.1).fit(XX, y)
             for kind in ("ratio", "difference"):
@@ -73,8 +78,9 @@ def worker(names) -> dict:
         s = d.settings
         mc = rashomon.KernelModelClass(kernel="rbf", gamma=s["sigma"], alpha=s["n_alpha"], intercept=s["mu"])
         ref = mc.fit_reference(d.X_train, d.y_train)
-        rs = rashomon.RashomonSet(mc, 0.1 * s["cv_loss"], epsilon_kind="additive", reference=ref).fit(d.X_test,
-                                                                                                       d.y_test)
+        rs = rashomon.RashomonSet(mc, 0.1 * s["cv_loss"], epsilon_kind="additive", reference=ref).fit(
+            d.X_test, d.y_test
+        )
         for kind in ("ratio", "difference"):
             res[f"compas (paper)|kernel|{kind}"] = _rows(rs, d.X_test.columns, kind)
     return res
@@ -86,9 +92,18 @@ def _rows(rs, columns, kind):
         t = time.perf_counter()
         r = rs.model_class_reliance(f, kind=kind)
         t = time.perf_counter() - t
-        rows.append({"feature": str(f), "lower": r.lower, "upper": r.upper, "lower_gap": r.lower_gap,
-                     "upper_gap": r.upper_gap, "tight": bool(r.lower_tight and r.upper_tight), "seconds": t,
-                     "notes": r.notes})
+        rows.append(
+            {
+                "feature": str(f),
+                "lower": r.lower,
+                "upper": r.upper,
+                "lower_gap": r.lower_gap,
+                "upper_gap": r.upper_gap,
+                "tight": bool(r.lower_tight and r.upper_tight),
+                "seconds": t,
+                "notes": r.notes,
+            }
+        )
     return rows
 
 
@@ -130,7 +145,12 @@ def sdp_check(n_features: int = 10):
             Y = cp.Variable((p + 1, p + 1), symmetric=True)
             Xm, x = Y[1:, 1:], Y[1:, 0]
             A, b, k = sgn * (es.Q - eo.Q), sgn * (es.c - eo.c), sgn * (es.k - eo.k)
-            cons = [Y >> 0, Y[0, 0] == 1, cp.trace(eo.Q @ Xm) - 2 * eo.c @ x + eo.k <= eps, cp.trace(prob.B @ Xm) <= prob.r]
+            cons = [
+                Y >> 0,
+                Y[0, 0] == 1,
+                cp.trace(eo.Q @ Xm) - 2 * eo.c @ x + eo.k <= eps,
+                cp.trace(prob.B @ Xm) <= prob.r,
+            ]
             sdp = cp.Problem(cp.Minimize(cp.trace(A @ Xm) - 2 * b @ x + k), cons)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # SCS's "may be inaccurate": the rank and value are printed
@@ -158,26 +178,34 @@ def main() -> int:
     after, before = {}, ({} if args.before else None)
     for i, name in enumerate(names):
         order = [("after", os.path.dirname(HERE))] + ([("before", os.path.abspath(args.before))] if args.before else [])
-        for which, path in (order if i % 2 == 0 else order[::-1]):
+        for which, path in order if i % 2 == 0 else order[::-1]:
             (after if which == "after" else before).update(run_worker(path, [name]))
-    print(f"{'dataset | class | kind':<36}{'feat':>5}{'max rel gap before':>20}{'after':>10}"
-          f"{'ends > 1e-6 before':>20}{'after':>7}{'s/feature before':>18}{'after':>8}{'ratio':>7}")
+    print(
+        f"{'dataset | class | kind':<36}{'feat':>5}{'max rel gap before':>20}{'after':>10}"
+        f"{'ends > 1e-6 before':>20}{'after':>7}{'s/feature before':>18}{'after':>8}{'ratio':>7}"
+    )
     worst, n_ends, n_bad, ratios = 0.0, 0, 0, []
     for key, rows in after.items():
         g_a = max(_rel(x) for x in rows)
-        bad_a = sum((x["lower_gap"] / max(1, abs(x["lower"])) > 1e-6) + (x["upper_gap"] / max(1, abs(x["upper"])) > 1e-6)
-                    for x in rows)
+        bad_a = sum(
+            (x["lower_gap"] / max(1, abs(x["lower"])) > 1e-6) + (x["upper_gap"] / max(1, abs(x["upper"])) > 1e-6)
+            for x in rows
+        )
         t_a = np.mean([x["seconds"] for x in rows])
         worst, n_ends, n_bad = max(worst, g_a), n_ends + 2 * len(rows), n_bad + bad_a
         if before is not None and key in before:
             rb = before[key]
             g_b = max(_rel(x) for x in rb)
-            bad_b = sum((x["lower_gap"] / max(1, abs(x["lower"])) > 1e-6) + (x["upper_gap"] / max(1, abs(x["upper"])) > 1e-6)
-                        for x in rb)
+            bad_b = sum(
+                (x["lower_gap"] / max(1, abs(x["lower"])) > 1e-6) + (x["upper_gap"] / max(1, abs(x["upper"])) > 1e-6)
+                for x in rb
+            )
             t_b = np.mean([x["seconds"] for x in rb])
             ratios.extend(a["seconds"] / max(b["seconds"], 1e-9) for a, b in zip(rows, rb))
-            print(f"{key:<36}{len(rows):>5}{g_b:>20.2e}{g_a:>10.2e}{bad_b:>20}{bad_a:>7}{t_b:>18.3f}{t_a:>8.3f}"
-                  f"{t_a / t_b:>7.2f}")
+            print(
+                f"{key:<36}{len(rows):>5}{g_b:>20.2e}{g_a:>10.2e}{bad_b:>20}{bad_a:>7}{t_b:>18.3f}{t_a:>8.3f}"
+                f"{t_a / t_b:>7.2f}"
+            )
         else:
             print(f"{key:<36}{len(rows):>5}{'':>20}{g_a:>10.2e}{'':>20}{bad_a:>7}{'':>18}{t_a:>8.3f}")
         for x in rows:
@@ -186,8 +214,10 @@ def main() -> int:
     print(f"\nafter: {n_ends} ends, {n_bad} with (bound - attained)/max(1, |bound|) > 1e-6; largest {worst:.2e}")
     if ratios:
         r = np.array(ratios)
-        print(f"time per feature after/before: median {np.median(r):.2f}, largest {r.max():.2f} "
-              f"(features over 2x: {int(np.sum(r > 2))} of {len(r)})")
+        print(
+            f"time per feature after/before: median {np.median(r):.2f}, largest {r.max():.2f} "
+            f"(features over 2x: {int(np.sum(r > 2))} of {len(r)})"
+        )
     print("\nShor relaxation (cvxpy/SCS) of the difference ends, diabetes, linear class (exact where rank one):")
     print(f"{'feature':<8}{'end':>7}{'ours':>14}{'SDP':>14}{'rank one':>10}{'|ours - SDP|':>14}")
     for f, side, ours, val, r1 in sdp_check():

@@ -14,6 +14,7 @@ trees) at n = 20,000 (8 features, one switched feature, squared loss):
 
 Run: python benchmarks/bench_tree_eswitch.py
 """
+
 import os
 import resource
 import sys
@@ -65,23 +66,38 @@ def case(name, model, slice_values, goal, cells=False):
     rss = rss_mib()
     t_slice, n_values = generic_slice(model, slice_values)
     t_generic = t_slice * n_values / slice_values
-    print(f"[{name}, n={n:,}] exact e_switch, default ({res.exact_algorithm}): {t_fast:.2f} s (goal {goal}); "
-          f"peak traced {traced:.0f} MiB, process peak RSS {rss:.0f} MiB; ratio {res.ratio:.4f}")
-    print(f"  generic streamed exact path: {t_slice:.2f} s for {slice_values} of {n_values:,} distinct values "
-          f"-> {t_generic:.0f} s for all (scaled) -> default is {t_generic / t_fast:.0f}x faster")
+    print(
+        f"[{name}, n={n:,}] exact e_switch, default ({res.exact_algorithm}): {t_fast:.2f} s (goal {goal}); "
+        f"peak traced {traced:.0f} MiB, process peak RSS {rss:.0f} MiB; ratio {res.ratio:.4f}"
+    )
+    print(
+        f"  generic streamed exact path: {t_slice:.2f} s for {slice_values} of {n_values:,} distinct values "
+        f"-> {t_generic:.0f} s for all (scaled) -> default is {t_generic / t_fast:.0f}x faster"
+    )
     if cells:
         pred = Predictor(model, get_loss("squared_error", "bench"), None, "bench")
         tc = threshold_cells(model, X, (0,))
         t_cells, _ = timed(lambda: exact_e_switch(pred, X, y, (0,), MAX_ROWS, None, tc))
-        print(f"  threshold-cell path ({len(tc[0])} occupied cells): {t_cells:.2f} s -> default is "
-              f"{t_cells / t_fast:.1f}x faster, generic/cells {t_generic / t_cells:.0f}x")
+        print(
+            f"  threshold-cell path ({len(tc[0])} occupied cells): {t_cells:.2f} s -> default is "
+            f"{t_cells / t_fast:.1f}x faster, generic/cells {t_generic / t_cells:.0f}x"
+        )
     m = 800
     a = model_reliance(model, X[:m], y[:m], 0).e_switch
     b = model_reliance(model, X[:m], y[:m], 0, closed_form=False).e_switch
     print(f"  check on the first {m} rows: |default - generic| / generic = {abs(a - b) / b:.1e}")
 
 
-case("HistGradientBoostingRegressor(max_iter=100)", HistGradientBoostingRegressor(max_iter=100, random_state=0),
-     slice_values=100, goal="<= 5 s, >= 40x, < 500 MiB", cells=True)
-case("RandomForestRegressor(n_estimators=100)", RandomForestRegressor(n_estimators=100, random_state=0, n_jobs=2),
-     slice_values=20, goal="<= 60 s")
+case(
+    "HistGradientBoostingRegressor(max_iter=100)",
+    HistGradientBoostingRegressor(max_iter=100, random_state=0),
+    slice_values=100,
+    goal="<= 5 s, >= 40x, < 500 MiB",
+    cells=True,
+)
+case(
+    "RandomForestRegressor(n_estimators=100)",
+    RandomForestRegressor(n_estimators=100, random_state=0, n_jobs=2),
+    slice_values=20,
+    goal="<= 60 s",
+)

@@ -19,6 +19,7 @@ others' load; with BLAS's threads it grows with the time they spin waiting for a
 Usage: ``python benchmarks/bench_under_load.py [--reps 3] [--no-old]``. Goals: under load <= 2.5x quiet;
 quiet no slower than old.
 """
+
 import argparse
 import os
 import statistics
@@ -73,11 +74,18 @@ def main():
     args = ap.parse_args()
     cases = {"kernel n=3,000 D=400": kernel_case(), "linear n=100,000 p=50": linear_case()}
     modes = ["new"] + ([] if args.no_old else ["old"])
-    blas = ", ".join(f"{lib['internal_api']} {lib['version']} ({lib['num_threads']} threads)"
-                     for lib in threadpool_info() if lib["user_api"] == "blas")
+    blas = ", ".join(
+        f"{lib['internal_api']} {lib['version']} ({lib['num_threads']} threads)"
+        for lib in threadpool_info()
+        if lib["user_api"] == "blas"
+    )
     print(f"{os.cpu_count()} CPUs; BLAS: {blas}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')!r}")
-    model_class_reliance(KernelModelClass(gamma=0.2, norm_bound=1.0, dictionary=20),  # warm-up (imports)
-                         np.random.default_rng(1).normal(size=(200, 3)), np.arange(200) % 3.0, 0)
+    model_class_reliance(
+        KernelModelClass(gamma=0.2, norm_bound=1.0, dictionary=20),  # warm-up (imports)
+        np.random.default_rng(1).normal(size=(200, 3)),
+        np.arange(200) % 3.0,
+        0,
+    )
     times = {}  # (case, mode, condition) -> [(wall, cpu)]
     bits = {}  # (case, mode) -> set of result bits
     busy = []
@@ -122,13 +130,17 @@ def main():
             mq = (statistics.median(w for w, _ in q), statistics.median(c for _, c in q))
             ml = (statistics.median(w for w, _ in lo), statistics.median(c for _, c in lo))
             med[(name, mode)] = (mq, ml)
-            print(f"{name:24s} {mode:4s} {mq[0]:7.2f} ({mq[1]:6.2f}) {ml[0]:7.2f} ({ml[1]:6.2f}) {ml[0] / mq[0]:9.2f}x "
-                  f"{ml[1] / mq[1]:6.2f}x")
+            print(
+                f"{name:24s} {mode:4s} {mq[0]:7.2f} ({mq[1]:6.2f}) {ml[0]:7.2f} ({ml[1]:6.2f}) {ml[0] / mq[0]:9.2f}x "
+                f"{ml[1] / mq[1]:6.2f}x"
+            )
     if "old" in modes:
         print("\nnew / old, wall (CPU): quiet, under load")
         for name in cases:
             (nq, nl), (oq, ol) = med[(name, "new")], med[(name, "old")]
-            print(f"  {name:24s} {nq[0] / oq[0]:5.2f}x ({nq[1] / oq[1]:4.2f}x)  {nl[0] / ol[0]:5.2f}x ({nl[1] / ol[1]:4.2f}x)")
+            print(
+                f"  {name:24s} {nq[0] / oq[0]:5.2f}x ({nq[1] / oq[1]:4.2f}x)  {nl[0] / ol[0]:5.2f}x ({nl[1] / ol[1]:4.2f}x)"
+            )
             same = bits[(name, "old")] == bits[(name, "new")]
             print(f"  {'':24s} old results {'the same bits as' if same else 'differ in the last bits from'} new")
     for name in cases:

@@ -18,6 +18,7 @@ and of simulations whose interval contains the PFI of x1.
 
     python benchmarks/coverage.py [--reps 100] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,8 +61,12 @@ def one_rep(kind, learner, n, resampling, seed, n_refits=15):
     X, y = dgp(kind, n, rng)
     L = get_loss("squared_error", "coverage")
     seeds = rng.randint(0, 2**31 - 1, size=n_refits)
-    outs = [single_blas_thread(_refit_task, LEARNERS[learner](), X, y, None, int(s), resampling, 0.632, [(0,)], 5, L, (0, GRID))
-            for s in seeds]
+    outs = [
+        single_blas_thread(
+            _refit_task, LEARNERS[learner](), X, y, None, int(s), resampling, 0.632, [(0,)], 5, L, (0, GRID)
+        )
+        for s in seeds
+    ]
     pfi = np.array([o["pfi"][0] for o in outs])
     pdc = np.vstack([o["pd"] for o in outs])
     c = float(np.mean([o["n_test"] / o["n_train"] for o in outs]))
@@ -91,17 +96,21 @@ def main(argv=None):
                 cell = {}
                 for resampling in ["bootstrap", "subsampling"]:
                     reps = args.reps if not (learner == "rf" and n == 1000) else max(20, args.reps // 2)
-                    out = Parallel(n_jobs=args.n_jobs)(delayed(one_rep)(kind, learner, n, resampling, 1000 * k + 7)
-                                                       for k in range(reps))
+                    out = Parallel(n_jobs=args.n_jobs)(
+                        delayed(one_rep)(kind, learner, n, resampling, 1000 * k + 7) for k in range(reps)
+                    )
                     for key in out[0]:
                         cell[f"{resampling[:3]}_{key}"] = np.mean([o[key] for o in out])
                     cell["reps"] = reps
                 rows.append((kind, learner, n, cell))
-                print(f"{kind:9s} {learner:4s} n={n:<5d} reps={cell['reps']:<4d} "
-                      f"PD: boot {cell['boo_pd_plain']:.2f} / corr {cell['boo_pd_corrected']:.2f}, "
-                      f"sub {cell['sub_pd_plain']:.2f} / corr {cell['sub_pd_corrected']:.2f} | "
-                      f"PFI: boot {cell['boo_pfi_plain']:.2f} / corr {cell['boo_pfi_corrected']:.2f}, "
-                      f"sub {cell['sub_pfi_plain']:.2f} / corr {cell['sub_pfi_corrected']:.2f}", flush=True)
+                print(
+                    f"{kind:9s} {learner:4s} n={n:<5d} reps={cell['reps']:<4d} "
+                    f"PD: boot {cell['boo_pd_plain']:.2f} / corr {cell['boo_pd_corrected']:.2f}, "
+                    f"sub {cell['sub_pd_plain']:.2f} / corr {cell['sub_pd_corrected']:.2f} | "
+                    f"PFI: boot {cell['boo_pfi_plain']:.2f} / corr {cell['boo_pfi_corrected']:.2f}, "
+                    f"sub {cell['sub_pfi_plain']:.2f} / corr {cell['sub_pfi_corrected']:.2f}",
+                    flush=True,
+                )
     print(f"total {time.perf_counter() - t0:.0f} s")
     return rows
 

@@ -3,6 +3,7 @@
 The examples save their figures to files (as a user running them does), so besides matplotlib's open
 figures every PNG an example writes below its folder during the build is shown on its gallery page.
 """
+
 from __future__ import annotations
 
 import shutil

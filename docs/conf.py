@@ -5,6 +5,7 @@ Sphinx with pydata-sphinx-theme, numpydoc (the package's docstring style), sphin
 scikit-learn and matplotlib. The build runs nitpicky with warnings as errors (``-W -n`` in the Makefile).
 The API reference is generated here from the public ``__all__`` lists, so every public name has a page.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,19 +29,38 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
+    # MathJax 3 served from the site itself (docs/_build/html/_static/mathjax), so the maths renders offline;
+    # the extension sets ``mathjax_path`` and copies the files when the build finishes
+    "sphinx-mathjax-offline",
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "myst_parser",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
-                    "**.codeobj.json", "auto_examples/*.md5"]
+exclude_patterns = [
+    "_build",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.py",
+    "auto_examples/*.zip",
+    "**.codeobj.json",
+    "auto_examples/*.md5",
+]
 templates_path = ["_templates"]
 
 # -- API reference: one page per public name (generated from __all__) -------------------------------------
-PUBLIC_SUBPACKAGES = ["sets", "model_classes", "reliance", "inspection", "inference", "audit", "plotting",
-                      "datasets", "utils", "solvers"]
+PUBLIC_SUBPACKAGES = [
+    "sets",
+    "model_classes",
+    "reliance",
+    "inspection",
+    "inference",
+    "audit",
+    "plotting",
+    "datasets",
+    "utils",
+    "solvers",
+]
 
 
 def _public_names() -> dict[str, list[str]]:
@@ -55,10 +75,15 @@ def _public_names() -> dict[str, list[str]]:
 
 
 def _write_api_index() -> None:
-    lines = ["API reference", "=============", "",
-             "Every public name, by the module that exports it: first the names :mod:`rashomon` itself exports,",
-             "then each subpackage's own (a subpackage's names that :mod:`rashomon` also exports link to the",
-             "first list).", ""]
+    lines = [
+        "API reference",
+        "=============",
+        "",
+        "Every public name, by the module that exports it: first the names :mod:`rashomon` itself exports,",
+        "then each subpackage's own (a subpackage's names that :mod:`rashomon` also exports link to the",
+        "first list).",
+        "",
+    ]
     top = set(rashomon.__all__) - set(PUBLIC_SUBPACKAGES)
     for mod, names in _public_names().items():
         title = f"``{mod}``"
@@ -68,14 +93,30 @@ def _write_api_index() -> None:
         if mod != "rashomon.audit":  # the module shares its name with the function rashomon.audit
             lines += [f".. automodule:: {mod}", "   :no-members:", ""]
         if own:
-            lines += [f".. currentmodule:: {mod}", "", ".. autosummary::", "   :toctree: generated/",
-                      "   :template: name.rst", ""] + [f"   {n}" for n in own] + [""]
+            lines += (
+                [
+                    f".. currentmodule:: {mod}",
+                    "",
+                    ".. autosummary::",
+                    "   :toctree: generated/",
+                    "   :template: name.rst",
+                    "",
+                ]
+                + [f"   {n}" for n in own]
+                + [""]
+            )
         if mod == "rashomon":  # the function rashomon.audit shares its name with the subpackage: its own page
-            lines += [".. toctree::", "   :hidden:", "", "   api_audit", "",
-                      "And the function :func:`rashomon.audit` (the audit of a table).", ""]
+            lines += [
+                ".. toctree::",
+                "   :hidden:",
+                "",
+                "   api_audit",
+                "",
+                "And the function :func:`rashomon.audit` (the audit of a table).",
+                "",
+            ]
         if also:
-            lines += ["Also exported by :mod:`rashomon`: " + ", ".join(f":obj:`rashomon.{n}`" for n in also)
-                      + ".", ""]
+            lines += ["Also exported by :mod:`rashomon`: " + ", ".join(f":obj:`rashomon.{n}`" for n in also) + ".", ""]
     text = "\n".join(lines)
     path = HERE / "api.rst"
     if not path.exists() or path.read_text() != text:
@@ -95,7 +136,7 @@ add_module_names = False
 # -- nitpicky: every cross-reference must resolve; private paths and numpydoc's free-text types excepted ---
 nitpicky = True
 nitpick_ignore_regex = [
-    (r"py:.*", r".*\._[a-z].*"),          # private modules and names referenced from docstrings
+    (r"py:.*", r".*\._[a-z].*"),  # private modules and names referenced from docstrings
     (r"py:.*", r"(array-like|array_like|callable|optional|default|sequence|mapping|scalar|path-like)"),
     (r"py:class", r"(np|pd|pandas)\..*"),
     (r"py:.*", r"(dask|distributed|joblib|cvxpy|osqp|tqdm|pyarrow|fairlearn|statsmodels)\..*"),
@@ -134,6 +175,9 @@ html_theme_options = {
     "footer_start": ["copyright"],
 }
 html_static_path: list[str] = []
+# the page's table of contents lists methods by their own names (``fit()``), not ``RashomonSet.fit()``, which ran
+# past the right sidebar's edge
+toc_object_entries_show_parents = "hide"
 html_show_sourcelink = False
 suppress_warnings = ["myst.header"]
 os.environ.setdefault("MPLBACKEND", "Agg")

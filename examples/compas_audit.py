@@ -13,6 +13,7 @@ Run it::
 
     python examples/compas_audit.py --bootstrap 100 --out compas-output --json compas.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,14 +35,16 @@ PROVENANCE = (
 
 def compas_frame() -> pd.DataFrame:
     raw = load_compas("violent", races=("African-American", "Caucasian"))
-    return pd.DataFrame({
-        "race": (raw["race"] == "African-American").astype(float),
-        "sex": (raw["sex"] == "Male").astype(float),
-        "priors_count": raw["priors_count"].astype(float),
-        "felony": (raw["c_charge_degree"] == "F").astype(float),
-        "age": raw["age"].astype(float),
-        "v_decile_score": raw["v_decile_score"].astype(float),
-    })
+    return pd.DataFrame(
+        {
+            "race": (raw["race"] == "African-American").astype(float),
+            "sex": (raw["sex"] == "Male").astype(float),
+            "priors_count": raw["priors_count"].astype(float),
+            "felony": (raw["c_charge_degree"] == "F").astype(float),
+            "age": raw["age"].astype(float),
+            "v_decile_score": raw["v_decile_score"].astype(float),
+        }
+    )
 
 
 GROUPS = {"inadmissible": ["race", "sex"], "admissible": ["priors_count", "felony", "age"]}
@@ -62,12 +65,23 @@ def main(argv=None) -> int:
     if args.subsample:
         df = df.sample(n=args.subsample, random_state=args.seed).reset_index(drop=True)
     t0 = time.perf_counter()
-    res = rashomon.audit(df, "v_decile_score", GROUPS, epsilon=0.1, train_size=args.train_size,
-                         bootstrap=args.bootstrap, random_state=args.seed, n_jobs=args.n_jobs,
-                         progress=sys.stderr.isatty(), provenance=PROVENANCE)
-    print(f"COMPAS audit: {len(df)} rows ({res.n_train} train / {res.n_test} held out), "
-          f"reference {res.reference['kind']} gamma={res.reference.get('gamma', float('nan')):.3g} "
-          f"alpha={res.reference['alpha']:.3g}; e_ref={res.e_ref:.4f}, CV loss={res.cv_loss:.4f}, eps_abs={res.epsilon_abs:.4f}")
+    res = rashomon.audit(
+        df,
+        "v_decile_score",
+        GROUPS,
+        epsilon=0.1,
+        train_size=args.train_size,
+        bootstrap=args.bootstrap,
+        random_state=args.seed,
+        n_jobs=args.n_jobs,
+        progress=sys.stderr.isatty(),
+        provenance=PROVENANCE,
+    )
+    print(
+        f"COMPAS audit: {len(df)} rows ({res.n_train} train / {res.n_test} held out), "
+        f"reference {res.reference['kind']} gamma={res.reference.get('gamma', float('nan')):.3g} "
+        f"alpha={res.reference['alpha']:.3g}; e_ref={res.e_ref:.4f}, CV loss={res.cv_loss:.4f}, eps_abs={res.epsilon_abs:.4f}"
+    )
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(res.to_frame().round(4).to_string())
     print(f"time: {time.perf_counter() - t0:.1f} s " + ", ".join(f"{k}={v:.1f}" for k, v in res.timings.items()))

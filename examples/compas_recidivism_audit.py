@@ -13,6 +13,7 @@ Run it::
 
     python examples/compas_recidivism_audit.py --bootstrap 100 --out demo-output --json demo-output/compas_recidivism.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,10 +55,15 @@ def users_model(df: pd.DataFrame):
     from sklearn.preprocessing import OrdinalEncoder
 
     cats = ["race", "sex", "c_charge_degree"]
-    enc = make_column_transformer((OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1), cats),
-                                  remainder="passthrough")
-    model = make_pipeline(enc, HistGradientBoostingClassifier(max_iter=100, learning_rate=0.05, random_state=0,
-                                                              categorical_features=[0, 1, 2]))
+    enc = make_column_transformer(
+        (OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1), cats), remainder="passthrough"
+    )
+    model = make_pipeline(
+        enc,
+        HistGradientBoostingClassifier(
+            max_iter=100, learning_rate=0.05, random_state=0, categorical_features=[0, 1, 2]
+        ),
+    )
     tr = df[df["train"]]
     return model.fit(tr[FEATURES], tr["two_year_recid"])
 
@@ -65,7 +71,9 @@ def users_model(df: pd.DataFrame):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     ap.add_argument("--bootstrap", type=int, default=0, help="held-out resamples for the MR intervals (0 = none)")
-    ap.add_argument("--bootstrap-mcr", action="store_true", help="bootstrap MCR too (each resample reruns the searches)")
+    ap.add_argument(
+        "--bootstrap-mcr", action="store_true", help="bootstrap MCR too (each resample reruns the searches)"
+    )
     ap.add_argument("--json", type=Path, help="write results as JSON")
     ap.add_argument("--out", type=Path, default=Path("compas-output"), help="folder for figures and report")
     ap.add_argument("--report-name", default="compas_recidivism.html")
@@ -78,17 +86,31 @@ def main(argv=None) -> int:
     df = recidivism_frame(args.train_size, args.seed)
     model = None if args.no_estimator else users_model(df)
     t0 = time.perf_counter()
-    res = rashomon.audit(df, "two_year_recid", GROUPS, features=FEATURES, model_class="logistic", epsilon=0.1,
-                         split="train", bootstrap=args.bootstrap, bootstrap_mcr=args.bootstrap_mcr,
-                         random_state=args.seed, estimator=model, ambiguity_threshold=0.5,
-                         ambiguity_rows=args.ambiguity_rows or None, progress=sys.stderr.isatty(),
-                         provenance=PROVENANCE)
+    res = rashomon.audit(
+        df,
+        "two_year_recid",
+        GROUPS,
+        features=FEATURES,
+        model_class="logistic",
+        epsilon=0.1,
+        split="train",
+        bootstrap=args.bootstrap,
+        bootstrap_mcr=args.bootstrap_mcr,
+        random_state=args.seed,
+        estimator=model,
+        ambiguity_threshold=0.5,
+        ambiguity_rows=args.ambiguity_rows or None,
+        progress=sys.stderr.isatty(),
+        provenance=PROVENANCE,
+    )
     m = res.meta["classifier"]["reference_metrics"]
     amb = res.meta["classifier"]["ambiguity"]
-    print(f"COMPAS two-year recidivism: {len(df)} rows ({res.n_train} train / {res.n_test} held out); logistic class, "
-          f"held-out log loss {m['log_loss']:.4f}, accuracy {m['accuracy']:.3f}, AUC {m['auc']:.3f}; "
-          f"eps_abs={res.epsilon_abs:.4f} (CV loss {res.cv_loss:.4f}); ambiguity at p=0.5: {amb['ambiguity']:.3f} "
-          f"on {amb['n_rows']} rows")
+    print(
+        f"COMPAS two-year recidivism: {len(df)} rows ({res.n_train} train / {res.n_test} held out); logistic class, "
+        f"held-out log loss {m['log_loss']:.4f}, accuracy {m['accuracy']:.3f}, AUC {m['auc']:.3f}; "
+        f"eps_abs={res.epsilon_abs:.4f} (CV loss {res.cv_loss:.4f}); ambiguity at p=0.5: {amb['ambiguity']:.3f} "
+        f"on {amb['n_rows']} rows"
+    )
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(res.to_frame().drop(columns="features").round(4).to_string())
     print(f"time: {time.perf_counter() - t0:.1f} s " + ", ".join(f"{k}={v:.1f}" for k, v in res.timings.items()))

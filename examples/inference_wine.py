@@ -11,6 +11,7 @@ Run it::
 
     python examples/inference_wine.py
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,19 +42,36 @@ def main(argv=None) -> int:
     print("corrected resampled t-tests (held-out MSE, a - b; subsampling 63.2/36.8):")
     for i in range(3):
         for j in range(i + 1, 3):
-            t = corrected_resampled_ttest(learners[names[i]], learners[names[j]], X, y, n_refits=args.refits,
-                                          random_state=0, n_jobs=args.n_jobs)
-            print(f"  {names[i]:>13s} - {names[j]:<13s}: {t.mean_difference:+.4f} "
-                  f"[{t.ci_lower:+.4f}, {t.ci_upper:+.4f}], t = {t.t_statistic:+.2f}, p = {t.p_value:.2g}")
+            t = corrected_resampled_ttest(
+                learners[names[i]], learners[names[j]], X, y, n_refits=args.refits, random_state=0, n_jobs=args.n_jobs
+            )
+            print(
+                f"  {names[i]:>13s} - {names[j]:<13s}: {t.mean_difference:+.4f} "
+                f"[{t.ci_lower:+.4f}, {t.ci_upper:+.4f}], t = {t.t_statistic:+.2f}, p = {t.p_value:.2g}"
+            )
     forest = learners["random forest"]
-    lpfi = learner_importance(forest, X, y, n_refits=args.refits, resampling="subsampling", random_state=0, n_jobs=args.n_jobs)
+    lpfi = learner_importance(
+        forest, X, y, n_refits=args.refits, resampling="subsampling", random_state=0, n_jobs=args.n_jobs
+    )
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.368, random_state=0)
     mpfi = model_importance_ci(forest.fit(Xtr, ytr), Xte, yte, n_repeats=10, random_state=0)
     table = lpfi.to_frame().add_prefix("learner_").join(mpfi.to_frame().add_prefix("model_"))
     table = table.sort_values("learner_importance", ascending=False)
     print("\nforest: learner-PFI (corrected) vs model-PFI (one fit, Monte-Carlo CI)")
-    print(table[["learner_importance", "learner_ci_lower", "learner_ci_upper", "model_importance", "model_ci_lower",
-                 "model_ci_upper"]].round(4).to_string())
+    print(
+        table[
+            [
+                "learner_importance",
+                "learner_ci_lower",
+                "learner_ci_upper",
+                "model_importance",
+                "model_ci_lower",
+                "model_ci_upper",
+            ]
+        ]
+        .round(4)
+        .to_string()
+    )
     return 0
 
 

@@ -11,6 +11,7 @@ Run it::
 
     python examples/multiplicity.py --out multiplicity-output [--json multiplicity.json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,10 +49,11 @@ def main(argv=None) -> int:
     mult = rs.multiplicity(threshold=0.5)
     widths = mult.ranges.width_quantiles()
     print("Predictive multiplicity of 'score > 0.5' (768 women):")
-    print(f"  ambiguity (some good model flips the decision): {mult.ambiguity:.1%} "
-          f"({int(mult.flips.sum())} rows)")
-    print(f"  discrepancy (one model flips the most): between {mult.discrepancy_lower:.1%} (attained by a member)"
-          f" and {mult.discrepancy_upper:.1%}")
+    print(f"  ambiguity (some good model flips the decision): {mult.ambiguity:.1%} ({int(mult.flips.sum())} rows)")
+    print(
+        f"  discrepancy (one model flips the most): between {mult.discrepancy_lower:.1%} (attained by a member)"
+        f" and {mult.discrepancy_upper:.1%}"
+    )
     print("  width of the prediction ranges, quantiles:", widths.round(4).to_dict())
 
     # 3. coefficient ranges and sign stability
@@ -74,11 +76,17 @@ def main(argv=None) -> int:
     save_figure(fig, args.out / "pima_multiplicity.png", dpi=110)
     print(f"\nfigure: {args.out / 'pima_multiplicity.png'}")
     if args.json:
-        out = {"epsilon_rule": choice.description, "epsilon_abs": rs.epsilon_abs_, "e_ref": rs.e_ref_,
-               "ambiguity": mult.ambiguity, "discrepancy": [mult.discrepancy_lower, mult.discrepancy_upper],
-               "n_flippable": int(mult.flips.sum()), "median_width": float(np.median(mult.ranges.width)),
-               "sign_stable": dict(zip(cr.names, map(bool, cr.sign_stable))),
-               "sample_method": smp.method}
+        out = {
+            "epsilon_rule": choice.description,
+            "epsilon_abs": rs.epsilon_abs_,
+            "e_ref": rs.e_ref_,
+            "ambiguity": mult.ambiguity,
+            "discrepancy": [mult.discrepancy_lower, mult.discrepancy_upper],
+            "n_flippable": int(mult.flips.sum()),
+            "median_width": float(np.median(mult.ranges.width)),
+            "sign_stable": dict(zip(cr.names, map(bool, cr.sign_stable))),
+            "sample_method": smp.method,
+        }
         write_text(args.json, json.dumps(out, indent=2))
     return 0
 

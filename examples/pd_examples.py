@@ -10,6 +10,7 @@ Run it::
 
     python examples/pd_examples.py --out pd-output
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,9 +44,11 @@ def main(argv=None) -> int:
         band = rashomon_pd_band(mc, X, y, feat, epsilon=0.05, grid=ice.grid[0])
         band.plot(ax=ax, pd_result=ice)
         ax.set_title(f"bike rentals (thousands/day): {feat}")
-        print(f"bikes, {feat}: forest PD {ice.average[0].min():.2f}..{ice.average[0].max():.2f}; "
-              f"Rashomon band (kernel class, eps 5%) at the ends: [{band.lower[0]:.2f}, {band.upper[0]:.2f}] .. "
-              f"[{band.lower[-1]:.2f}, {band.upper[-1]:.2f}]; max duality gap {band.duality_gap.max():.1e}")
+        print(
+            f"bikes, {feat}: forest PD {ice.average[0].min():.2f}..{ice.average[0].max():.2f}; "
+            f"Rashomon band (kernel class, eps 5%) at the ends: [{band.lower[0]:.2f}, {band.upper[0]:.2f}] .. "
+            f"[{band.lower[-1]:.2f}, {band.upper[-1]:.2f}]; max duality gap {band.duality_gap.max():.1e}"
+        )
     fig.tight_layout()
     save_figure(fig, args.out / "bike_pd_band.png", dpi=120)
 
@@ -59,11 +62,16 @@ def main(argv=None) -> int:
     ax.set_title("red wine quality: alcohol")
     fig.tight_layout()
     save_figure(fig, args.out / "wine_pd_band.png", dpi=120)
-    print(f"wine, alcohol: forest PD {ice.average[0].min():.2f}..{ice.average[0].max():.2f}; linear-class band at "
-          f"{band.grid[0]:.1f}%: [{band.lower[0]:.2f}, {band.upper[0]:.2f}], at {band.grid[-1]:.1f}%: "
-          f"[{band.lower[-1]:.2f}, {band.upper[-1]:.2f}]")
+    print(
+        f"wine, alcohol: forest PD {ice.average[0].min():.2f}..{ice.average[0].max():.2f}; linear-class band at "
+        f"{band.grid[0]:.1f}%: [{band.lower[0]:.2f}, {band.upper[0]:.2f}], at {band.grid[-1]:.1f}%: "
+        f"[{band.lower[-1]:.2f}, {band.upper[-1]:.2f}]"
+    )
     imp = pd_importance(forest_w, Xw)
-    print("PD importance (forest, wine):", imp.to_frame().sort_values("importance", ascending=False).head(3)["importance"].round(3).to_dict())
+    print(
+        "PD importance (forest, wine):",
+        imp.to_frame().sort_values("importance", ascending=False).head(3)["importance"].round(3).to_dict(),
+    )
     print(f"figures in {args.out}/")
     return 0
 

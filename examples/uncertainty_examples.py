@@ -10,6 +10,7 @@ Run it::
 
     python examples/uncertainty_examples.py --out uncertainty-output
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +45,12 @@ def concrete(out, seed=0, n_trees=None):
     Zte = (Xte - mu) / sd
     lik = likelihood_importance(gp, Zte, (yte - ym) / ys, n_repeats=10, random_state=seed)
     ent = entropy_importance(gp, Zte, n_repeats=10, random_state=seed)
-    table = lik.to_frame().rename(columns={"std": "std_lik"}).join(ent.to_frame().rename(columns={"std": "std_ent"})).sort_values("likelihood_pfi", ascending=False)
+    table = (
+        lik.to_frame()
+        .rename(columns={"std": "std_lik"})
+        .join(ent.to_frame().rename(columns={"std": "std_ent"}))
+        .sort_values("likelihood_pfi", ascending=False)
+    )
     print("concrete (GP, 75/25):\n" + table.round(3).to_string())
     fig, ax = plt.subplots(figsize=(7, 4.5))
     lik.plot(other=ent, ax=ax)
@@ -63,7 +69,12 @@ def pima(out, seed=0, n_trees=500):
     model = CalibratedClassifierCV(FrozenEstimator(rf), method="sigmoid").fit(Xcal, ycal)
     lik = likelihood_importance(model, Xte, yte, n_repeats=10, random_state=seed)
     ent = entropy_importance(model, Xte, n_repeats=10, random_state=seed)
-    table = lik.to_frame().rename(columns={"std": "std_lik"}).join(ent.to_frame().rename(columns={"std": "std_ent"})).sort_values("likelihood_pfi", ascending=False)
+    table = (
+        lik.to_frame()
+        .rename(columns={"std": "std_lik"})
+        .join(ent.to_frame().rename(columns={"std": "std_ent"}))
+        .sort_values("likelihood_pfi", ascending=False)
+    )
     print("pima (calibrated RF):\n" + table.round(4).to_string())
     curve = uncertainty_pd(model, X, "Glucose", measure="entropy", grid_resolution=30)
     peak = curve.grid[0][int(np.argmax(curve.average[0]))]

@@ -6,6 +6,7 @@ Run it::
 
     python examples/wine_envelope.py --out wine-output
 """
+
 from __future__ import annotations
 
 import argparse

@@ -15,6 +15,7 @@ Subpackages: :mod:`rashomon.sets` (the set and its queries),
 Public names load on first use (``import rashomon`` imports no numerical
 library); ``from rashomon import X`` works for every name in ``__all__``.
 """
+
 import sys
 import types
 
@@ -50,7 +51,8 @@ _EXPORTS = {
     "ClassMember": ".model_classes",
     "LinearModelClass": ".model_classes",
     "KernelModelClass": ".model_classes",
-    "LogisticModelClass": ".model_classes", "HingeModelClass": ".model_classes",
+    "LogisticModelClass": ".model_classes",
+    "HingeModelClass": ".model_classes",
     "model_reliance": ".reliance",
     "feature_reliance": ".reliance",
     "conditional_model_reliance": ".reliance",

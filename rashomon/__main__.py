@@ -1,4 +1,5 @@
 """``python -m rashomon``: the audit command line."""
+
 from .audit.cli import main
 
 raise SystemExit(main())

@@ -15,6 +15,7 @@ Every backend implements the :class:`Solver` contract (what it takes, returns an
 Names load on first use (PEP 562), so importing one engine does not import the others'
 dependencies (scipy.sparse, osqp, cvxpy).
 """
+
 import importlib
 import sys
 

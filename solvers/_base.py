@@ -13,6 +13,7 @@ Standard forms (one per problem family):
   combination of mean convex losses of affine functions of x (plus an optional
   quadratic) subject to ``x'Bx <= r``.
 """
+
 from __future__ import annotations
 
 import abc
@@ -146,11 +147,15 @@ class Solver(abc.ABC):
         """Solve the member ``param`` of the family (see the class docstring for the contract)."""
         vals = np.atleast_1d(np.asarray(param, dtype=float))
         if not np.all(np.isfinite(vals)):
-            raise ValueError(f"The 'param' parameter of {type(self).__name__}.solve must be finite. Got {param!r} instead.")
+            raise ValueError(
+                f"The 'param' parameter of {type(self).__name__}.solve must be finite. Got {param!r} instead."
+            )
         res = self._solve(param, **options)
         if check and res.status is SolverStatus.INACCURATE:
-            raise SolverError(f"{self.backend} solve at {param!r} failed its certificate at tol={self.tol:g}: "
-                              f"{res.certificate if res.certificate is not None else res.info}")
+            raise SolverError(
+                f"{self.backend} solve at {param!r} failed its certificate at tol={self.tol:g}: "
+                f"{res.certificate if res.certificate is not None else res.info}"
+            )
         return res
 
     @abc.abstractmethod

@@ -1,5 +1,6 @@
 """Fibres of the two-constraint problem (see :mod:`.two_constraint`): the problem data, the outer range of
 the fibre coordinate, the two-multiplier dual on one fibre and the minimum of an upper envelope of quadratics."""
+
 from __future__ import annotations
 
 import math
@@ -81,8 +82,12 @@ def _outer_range(pb: _Problem, v: np.ndarray) -> tuple[float, float]:
         e = ends(a)
         lo, hi = max(lo, e[0]), min(hi, e[1])
     for k, sgn in ((0, -1.0), (1, 1.0)):
-        opt = optimize.minimize_scalar(lambda a, k=k, sgn=sgn: sgn * ends(a)[k] if math.isfinite(ends(a)[k]) else 1e300,
-                                       bounds=(1e-9, 1 - 1e-9), method="bounded", options={"xatol": 1e-6, "maxiter": 40})
+        opt = optimize.minimize_scalar(
+            lambda a, k=k, sgn=sgn: sgn * ends(a)[k] if math.isfinite(ends(a)[k]) else 1e300,
+            bounds=(1e-9, 1 - 1e-9),
+            method="bounded",
+            options={"xatol": 1e-6, "maxiter": 40},
+        )
         e = ends(float(opt.x))
         lo, hi = max(lo, e[0]), min(hi, e[1])
     return lo, hi
@@ -128,7 +133,7 @@ class _Fibres:
         v = v / np.linalg.norm(v)
         self.u = v
         Qm, _ = np.linalg.qr(np.column_stack([v, np.eye(pb.p)]))
-        self.P = Qm[:, 1:pb.p]
+        self.P = Qm[:, 1 : pb.p]
         P = self.P
         self.PA = [P.T @ pb.A0 @ P, P.T @ pb.A1 @ P, P.T @ pb.B @ P]
         self.PAu = [P.T @ (pb.A0 @ v), P.T @ (pb.A1 @ v), P.T @ (pb.B @ v)]
@@ -237,7 +242,9 @@ class _Fibres:
                     mu_s *= 30.0
                 if cands and sub is free and cands[0][0] - D >= 0.25 * float(g @ d - 0.5 * d @ K @ d):
                     break  # the joint step achieved a quarter of its predicted increase: take it
-            for i in range(2):  # a multiplier whose constraint is slack may belong at 0 exactly (a pseudo-inverse there)
+            for i in range(
+                2
+            ):  # a multiplier whose constraint is slack may belong at 0 exactly (a pseudo-inverse there)
                 if m[i] > 0 and g[i] < 0:
                     mn = m.copy()
                     mn[i] = 0.0

@@ -11,6 +11,7 @@ Two exact solvers of its secular equation ``||(S + νI)^{-1}c|| = √r`` (ν >= 
   equations it certifies the global minimum. It returns None where it does not settle (the hard
   case, S singular at the answer) and the caller falls back to the eigendecomposition.
 """
+
 from __future__ import annotations
 
 import math

@@ -16,6 +16,7 @@ gap. With ν the multiplier cvxpy returns for ``x'Bx <= r``, the dual function
 value of it is a lower bound on the optimum, so ``f(x) - q(ν)`` bounds the
 sub-optimality of x.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -52,7 +53,9 @@ class LossTerm:
 
     def __post_init__(self):
         if self.loss not in LOSSES:
-            raise ValueError(f"The 'loss' parameter of LossTerm must be one of {list(LOSSES)}. Got {self.loss!r} instead.")
+            raise ValueError(
+                f"The 'loss' parameter of LossTerm must be one of {list(LOSSES)}. Got {self.loss!r} instead."
+            )
         self.F = np.asarray(self.F, dtype=float)
         m = self.F.shape[0]
         self.g = np.broadcast_to(np.asarray(self.g, dtype=float), (m,)).copy()
@@ -173,6 +176,14 @@ class ConvexLossProgram(Solver):
             duality_gap=gap,
         )
         status = SolverStatus.OPTIMAL if cert.passed(self.tol) else SolverStatus.INACCURATE
-        res = SolverResult(x, fx, nu, status, cert, int(self._primal.solver_stats.num_iters or 0), self.backend,
-                           {"lower_bound": lower, "cvxpy_status": st})
+        res = SolverResult(
+            x,
+            fx,
+            nu,
+            status,
+            cert,
+            int(self._primal.solver_stats.num_iters or 0),
+            self.backend,
+            {"lower_bound": lower, "cvxpy_status": st},
+        )
         return res

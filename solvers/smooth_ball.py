@@ -20,6 +20,7 @@ Certificate (valid for any x in K, whatever the solver's accuracy): by convexity
 penalised coordinates, k: the free ones). ``info["lower_bound"] = f(x) - gap(x)``
 is a certified lower bound on the optimum; the gap vanishes at the optimum.
 """
+
 from __future__ import annotations
 
 import math
@@ -153,7 +154,7 @@ class SmoothBallProgram(Solver):
                 nz2 = float(zz @ zz)
                 dn = -2.0 * float(np.sum(zz * zz / (lam + nu)))
                 phi = 1.0 / math.sqrt(nz2) - 1.0 / math.sqrt(self.r)
-                dphi = -0.5 * nz2 ** -1.5 * dn
+                dphi = -0.5 * nz2**-1.5 * dn
                 step = phi / dphi
                 nu = max(nu - step, 0.0)
                 if abs(step) <= 1e-15 * max(nu, 1e-300) or abs(phi) <= 1e-15 / math.sqrt(self.r):
@@ -214,8 +215,9 @@ class SmoothBallProgram(Solver):
         feas = max(float(xp @ self.B[np.ix_(self.pen, self.pen)] @ xp) - self.r, 0.0) / self.r
         rel = gap / max(1.0, abs(f))
         cert = Certificate(stationarity=rel, complementarity=0.0, feasibility=feas, duality_gap=rel)
-        return SolverResult(x, float(f), math.nan, status, cert, its, self.backend,
-                            {"lower_bound": float(f - gap), "gap": float(gap)})
+        return SolverResult(
+            x, float(f), math.nan, status, cert, its, self.backend, {"lower_bound": float(f - gap), "gap": float(gap)}
+        )
 
     def _solve(self, param, *, oracle: Callable = None, x0: np.ndarray | None = None) -> SolverResult:
         if oracle is None:

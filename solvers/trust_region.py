@@ -31,6 +31,7 @@ one Schur elimination over the nullity k of B (O(p²k)), a few Cholesky factoris
 reduced p−k matrix (≈ (p−k)³/3 flops each; the eigendecomposition it replaces is ≈ 9(p−k)³)
 and, for the full certificate, one eigenvalues-only ``eigvalsh`` of ``A + νB`` (≈ 4/3 p³ flops).
 """
+
 from __future__ import annotations
 
 import copy
@@ -60,8 +61,9 @@ def _quad_form_factor(B: np.ndarray) -> np.ndarray:
 
 
 @one_blas_thread
-def qcqp_certificate(A: np.ndarray, b: np.ndarray, B: np.ndarray, r: float, x: np.ndarray, nu: float,
-                     B_factor: np.ndarray | None = None) -> Certificate:
+def qcqp_certificate(
+    A: np.ndarray, b: np.ndarray, B: np.ndarray, r: float, x: np.ndarray, nu: float, B_factor: np.ndarray | None = None
+) -> Certificate:
     """Relative KKT residuals of ``x`` with multiplier ``nu`` for the QCQP standard form.
 
     ``B_factor`` (F with B = FF', computed from B when omitted) evaluates x'Bx.
@@ -133,7 +135,9 @@ class QCQPSequence(Solver):
         lam, V = linalg.eigh(self.B)
         lmax = max(lam[-1], 0.0)
         if lam[0] < -1e-10 * max(lmax, 1.0):
-            raise ValueError(f"The 'B' parameter must be positive semi-definite. Its smallest eigenvalue is {lam[0]:.3g}.")
+            raise ValueError(
+                f"The 'B' parameter must be positive semi-definite. Its smallest eigenvalue is {lam[0]:.3g}."
+            )
         cut = (rank_tol if rank_tol is not None else 100 * p * _EPS) * lmax
         rng_ = lam > cut
         if not np.any(rng_):
@@ -214,7 +218,10 @@ class QCQPSequence(Solver):
             D = U[:, ~pos]
             if D.shape[1]:
                 b_scale = max(np.abs(bt).max(), tiny)
-                if np.abs(Azw @ D).max(initial=0.0) > tiny or np.abs(D.T @ bw).max(initial=0.0) > 1e3 * max(k, m) * _EPS * b_scale:
+                if (
+                    np.abs(Azw @ D).max(initial=0.0) > tiny
+                    or np.abs(D.T @ bw).max(initial=0.0) > 1e3 * max(k, m) * _EPS * b_scale
+                ):
                     return SolverResult(None, -np.inf, np.nan, SolverStatus.UNBOUNDED, None, 0, self.backend, info)
             Up, mup = U[:, pos], mu[pos]
             G = (Azw @ Up) / mup  # Ã_zw Ã_ww^+ (on its range)
@@ -228,6 +235,7 @@ class QCQPSequence(Solver):
 
             def free(z):
                 return z
+
         s_scale = float(np.abs(S).max(initial=0.0))
         if not math.isfinite(s_scale):  # nan or inf iff an entry is
             raise ValueError(f"The problem at gamma={gamma!r} is not finite (overflow in A0 + gamma*A1).")
@@ -244,8 +252,9 @@ class QCQPSequence(Solver):
                 z, nu, hard, its, lam_s = trust_region_eigh(S, c, self.r)
             x = self.T @ free(z)
             if certificate == "reduced":
-                cert, obj = self._reduced_certificate(A, b, x, nu, lam_s if sol is None else s_scale + nu,
-                                                      mu if k else None)
+                cert, obj = self._reduced_certificate(
+                    A, b, x, nu, lam_s if sol is None else s_scale + nu, mu if k else None
+                )
             else:
                 cert, obj = qcqp_certificate(A, b, self.B, self.r, x, nu, self.B_factor), None
             if cert.passed(self.tol):

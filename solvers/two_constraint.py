@@ -26,6 +26,7 @@ Method
 Every bound is a Lagrangian bound with its multipliers and a Cholesky proof of the Hessian's
 definiteness, so the lower bound holds whatever the loop does; the gap left (if any) is reported.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,6 +39,7 @@ from ._fibres import _Fibres, _min_max_quadratics, _outer_range, _Problem, _q
 from .trust_region import QCQPSequence
 
 __all__ = ["TwoConstraintResult", "solve_two_constraint"]
+
 
 @dataclass(frozen=True)
 class TwoConstraintResult:
@@ -68,8 +70,22 @@ class TwoConstraintResult:
         return max(0.0, self.value - self.lower)
 
 
-def solve_two_constraint(A0, b0, c0, A1, b1, c1, B, r, x_in, *, atol: float, max_fibres: int = 60,
-                         seq: QCQPSequence | None = None, lam_bracket: tuple | None = None) -> TwoConstraintResult:
+def solve_two_constraint(
+    A0,
+    b0,
+    c0,
+    A1,
+    b1,
+    c1,
+    B,
+    r,
+    x_in,
+    *,
+    atol: float,
+    max_fibres: int = 60,
+    seq: QCQPSequence | None = None,
+    lam_bracket: tuple | None = None,
+) -> TwoConstraintResult:
     """Globally minimise ``f`` subject to ``g₁ <= 0`` and ``x'Bx <= r`` (see the module docstring).
 
     ``x_in``: a feasible point with ``g₁(x_in) < 0``. ``atol``: absolute gap to reach. ``seq``: a

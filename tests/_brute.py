@@ -1,4 +1,5 @@
 """Brute-force references: plain Python loops over all pairs, written independently of rashomon."""
+
 import numpy as np
 
 

@@ -5,6 +5,7 @@
 inside the figure, with a pixel of slack. ``tests/conftest.py`` runs it on every figure a test leaves
 open, so every ``.plot()`` in the suite is checked.
 """
+
 from __future__ import annotations
 
 SLACK = 1.0  # pixels
@@ -38,8 +39,7 @@ def texts_outside(fig, slack: float = SLACK) -> list:
         if t.axes is not None and not t.axes.get_visible():
             continue
         ext = t.get_window_extent(renderer)
-        if (ext.x0 < box.x0 - slack or ext.y0 < box.y0 - slack or ext.x1 > box.x1 + slack
-                or ext.y1 > box.y1 + slack):
+        if ext.x0 < box.x0 - slack or ext.y0 < box.y0 - slack or ext.x1 > box.x1 + slack or ext.y1 > box.y1 + slack:
             bad.append((t.get_text(), tuple(round(v, 1) for v in ext.extents)))
     return bad
 

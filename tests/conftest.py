@@ -1,5 +1,6 @@
 """Shared pytest set-up: hypothesis profiles (``--hypothesis-profile=long`` in ``make repro``) and the
 2-worker ``LocalCluster`` of the Dask tests."""
+
 import warnings
 
 import pytest
@@ -22,8 +23,7 @@ def client():
     distributed = pytest.importorskip("distributed")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no third-party warning may leak
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                           dashboard_address=None)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
         cl = distributed.Client(cluster)
     yield cl
     cl.close()

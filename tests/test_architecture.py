@@ -1,5 +1,6 @@
 """The layout rules, checked with ``ast``: no cross-package private imports (a subpackage may use its parent's), no import cycles,
 no module over about 400 lines, and ``solvers/`` installed as ``rashomon.solvers`` only."""
+
 import ast
 from pathlib import Path
 
@@ -107,7 +108,7 @@ def test_no_import_cycles_at_import_time():
         stack.append(v)
         for w in graph[v]:
             if state.get(w) == 1:
-                cycles.append(stack[stack.index(w):] + [w])
+                cycles.append(stack[stack.index(w) :] + [w])
             elif w not in state:
                 visit(w)
         stack.pop()
@@ -143,13 +144,30 @@ def test_installed_package_has_rashomon_solvers_and_no_top_level_solvers(tmp_pat
     import sys
 
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--target", str(target), str(ROOT)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
     assert (target / "rashomon" / "solvers" / "trust_region.py").exists()
     assert not (target / "solvers").exists()
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import rashomon.solvers as s; "
-            "assert s.__file__.startswith(sys.argv[1]), s.__file__; "
-            "import importlib.util; print(importlib.util.find_spec('solvers'))")
-    out = subprocess.run([sys.executable, "-I", "-c", code, str(target)], check=True, capture_output=True, text=True,
-                         cwd=tmp_path).stdout
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import rashomon.solvers as s; "
+        "assert s.__file__.startswith(sys.argv[1]), s.__file__; "
+        "import importlib.util; print(importlib.util.find_spec('solvers'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", code, str(target)], check=True, capture_output=True, text=True, cwd=tmp_path
+    ).stdout
     assert out.strip() == "None"

@@ -4,6 +4,7 @@ Ctrl-C) leaves no truncated file and no temporary file, keeps the previous versi
 The full-disk tests use a small tmpfs when the system allows mounting one (root), and otherwise a
 monkeypatched file that fails with ENOSPC once a byte budget is spent; both run where they can.
 """
+
 import errno
 import json
 import os
@@ -59,7 +60,9 @@ def test_atomic_write_replaces_whole_file_with_plain_permissions(tmp_path):
     assert (tmp_path / "b.bin").read_bytes() == b"\x00\x01"
 
 
-@pytest.mark.parametrize("exc", [OSError(errno.ENOSPC, "No space left on device"), ValueError("bug"), KeyboardInterrupt()])
+@pytest.mark.parametrize(
+    "exc", [OSError(errno.ENOSPC, "No space left on device"), ValueError("bug"), KeyboardInterrupt()]
+)
 def test_failed_write_keeps_old_file_and_removes_temporary(tmp_path, exc):
     p = tmp_path / "results.json"
     write_text(p, '{"old": 1}')
@@ -72,8 +75,9 @@ def test_failed_write_keeps_old_file_and_removes_temporary(tmp_path, exc):
     assert os.listdir(tmp_path) == ["results.json"]
     if expected is FileWriteError:
         assert isinstance(info.value, OSError) and info.value.errno == errno.ENOSPC
-        assert str(info.value) == (f"could not write {str(p)!r} (No space left on device); nothing was written under "
-                                   "that name")
+        assert str(info.value) == (
+            f"could not write {str(p)!r} (No space left on device); nothing was written under that name"
+        )
 
 
 def test_unwritable_folder_names_the_file(tmp_path):
@@ -130,7 +134,9 @@ def tmpfs(tmp_path):
         d.mkdir()
         if os.name != "posix" or os.geteuid() != 0 or shutil.which("mount") is None:
             pytest.skip("mounting a tmpfs needs root on a POSIX system (the monkeypatched variant runs instead)")
-        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(d)], capture_output=True, text=True)
+        r = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(d)], capture_output=True, text=True
+        )
         if r.returncode != 0:
             pytest.skip(f"mount -t tmpfs failed here: {r.stderr.strip()}")
         mounted.append(d)
@@ -155,8 +161,11 @@ def test_full_tmpfs_leaves_no_truncated_file(result, written, tmpfs, fail_at, ca
         expected_present = sorted(n for n, _ in written[: [n for n, _ in written].index(fail_at)])
     with pytest.raises(FileWriteError, match=rf"could not write '{disk}/{fail_at}' \(No space left on device\)"):
         result.save(out_dir=disk, json_path=disk / "results.json")
-    names = [n for n in _check_folder(disk) if n != "filler.bin"] if fail_at != "results.json" else \
-        [n for n in os.listdir(disk) if n != "filler.bin"]
+    names = (
+        [n for n in _check_folder(disk) if n != "filler.bin"]
+        if fail_at != "results.json"
+        else [n for n in os.listdir(disk) if n != "filler.bin"]
+    )
     assert names == expected_present
 
 
@@ -167,13 +176,36 @@ def test_full_tmpfs_cli_exit_1_names_the_file(written, tmpfs, tmp_path, capsys):
     data = tmp_path / "t.csv"
     df.to_csv(data, index=False)
     disk = tmpfs(_budget(written, "envelope_g.svg"))
-    code = cli_main(["audit", "--data", str(data), "--target", "y", "--group", "g=a", "--group", "h=b",
-                     "--model-class", "linear", "--cv", "3", "--train-size", "40", "--quiet", "--out", str(disk),
-                     "--json", str(disk / "results.json")])
+    code = cli_main(
+        [
+            "audit",
+            "--data",
+            str(data),
+            "--target",
+            "y",
+            "--group",
+            "g=a",
+            "--group",
+            "h=b",
+            "--model-class",
+            "linear",
+            "--cv",
+            "3",
+            "--train-size",
+            "40",
+            "--quiet",
+            "--out",
+            str(disk),
+            "--json",
+            str(disk / "results.json"),
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 1 and "MCR-" in out  # the results are printed
-    assert err.startswith(f"rashomon audit: error: writing the report failed (FileWriteError: could not write "
-                          f"'{disk}/envelope_g.svg' (No space left on device)")
+    assert err.startswith(
+        f"rashomon audit: error: writing the report failed (FileWriteError: could not write "
+        f"'{disk}/envelope_g.svg' (No space left on device)"
+    )
     assert "Traceback" not in err and _check_folder(disk) == ["envelope_g.png", "results.json"]
 
 
@@ -218,8 +250,10 @@ def test_no_direct_writes_left_in_the_package():
     import re
 
     root = Path(__file__).resolve().parents[1]
-    raw = re.compile(r"\.write_text\(|\.write_bytes\(|\.savefig\((?!buf\b)|json\.dump\(|(?<!self)\.to_(json|csv|parquet)\((?!buf\b|index=False\))"
-                     r"|open\([^)]*[\"'][wax]b?\+?[\"']")
+    raw = re.compile(
+        r"\.write_text\(|\.write_bytes\(|\.savefig\((?!buf\b)|json\.dump\(|(?<!self)\.to_(json|csv|parquet)\((?!buf\b|index=False\))"
+        r"|open\([^)]*[\"'][wax]b?\+?[\"']"
+    )
     bad = []
     for f in sorted([*root.joinpath("rashomon").rglob("*.py"), *root.joinpath("examples").glob("*.py")]):
         if f.name == "_io.py":  # the helper itself

@@ -1,4 +1,5 @@
 """The COMPAS audit on a small subsample, the HTML report, the command line."""
+
 import json
 import re
 import subprocess
@@ -113,7 +114,10 @@ def csv_path(small, tmp_path_factory):
         (["--target", "nope", "--group", "g=race"], "'--target' option.*unknown column 'nope'"),
         (["--target", "label", "--group", "g=race"], "'--target' option.*numeric"),
         (["--target", "v_decile_score", "--group", "g=race,zz"], "unknown column 'zz'"),
-        (["--target", "v_decile_score", "--group", "g=race", "--epsilon", "0.5", "--epsilon-kind", "absolute"], "below the best loss"),
+        (
+            ["--target", "v_decile_score", "--group", "g=race", "--epsilon", "0.5", "--epsilon-kind", "absolute"],
+            "below the best loss",
+        ),
     ],
 )
 def test_cli_errors_are_clear(csv_path, extra, match, capsys):
@@ -123,9 +127,29 @@ def test_cli_errors_are_clear(csv_path, extra, match, capsys):
 
 
 def test_cli_runs_as_module(csv_path, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "rashomon", "audit", "--data", str(csv_path), "--target", "v_decile_score",
-                           "--group", "inadmissible=race,sex", "--train-size", "120", "--json", str(tmp_path / "o.json"),
-                           "--out", str(tmp_path / "rep")], capture_output=True, text=True, env={**__import__("os").environ, "MPLBACKEND": "Agg"})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rashomon",
+            "audit",
+            "--data",
+            str(csv_path),
+            "--target",
+            "v_decile_score",
+            "--group",
+            "inadmissible=race,sex",
+            "--train-size",
+            "120",
+            "--json",
+            str(tmp_path / "o.json"),
+            "--out",
+            str(tmp_path / "rep"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "MPLBACKEND": "Agg"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "rep" / "report.html").exists()
     assert "inadmissible" in json.loads((tmp_path / "o.json").read_text())
@@ -145,8 +169,9 @@ def test_kernel_ridge_grid_cv_equals_gridsearchcv():
     gammas, alphas = [0.03, 0.3, 1.0], list(np.logspace(-3, 2, 6))
     folds = KFold(5, shuffle=True, random_state=4)
     mse = kernel_ridge_grid_cv(X, y, gammas, alphas, folds)
-    gs = GridSearchCV(KernelRidge(kernel="rbf"), {"gamma": gammas, "alpha": alphas}, cv=folds,
-                      scoring="neg_mean_squared_error").fit(X, y)
+    gs = GridSearchCV(
+        KernelRidge(kernel="rbf"), {"gamma": gammas, "alpha": alphas}, cv=folds, scoring="neg_mean_squared_error"
+    ).fit(X, y)
     np.testing.assert_allclose(mse.ravel(), -gs.cv_results_["mean_test_score"], rtol=1e-8)
     i, j = np.unravel_index(int(np.argmin(mse)), mse.shape)
     assert (alphas[i], gammas[j]) == (gs.best_params_["alpha"], gs.best_params_["gamma"])

@@ -5,6 +5,7 @@ with ``quality >= 6``: each writes an HTML report (opened in headless Chromium w
 JSON file with the classifier MCR per group. Small budgets throughout (few training rows, 3-fold CV, a
 few ambiguity rows, no bootstrap unless the test is about it).
 """
+
 import html
 import json
 import re
@@ -66,7 +67,9 @@ def _open_in_chromium(report: Path, tmp_path: Path, n_groups: int) -> str:
     if binary is None:
         pytest.skip("no Chromium binary (chromium, chromium-browser or google-chrome) on PATH; .ci/run installs it")
     probe = report.parent / "probe.html"
-    probe.write_text(report.read_text(encoding="utf-8").replace("<head>", "<head>" + _CHECK_SCRIPT, 1), encoding="utf-8")
+    probe.write_text(
+        report.read_text(encoding="utf-8").replace("<head>", "<head>" + _CHECK_SCRIPT, 1), encoding="utf-8"
+    )
     proc = _run_chromium(binary, tmp_path / "profile", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri())
     m = re.search(r'<pre id="checks">(.*?)</pre>', proc.stdout, flags=re.S)
     assert m, f"the check script did not run (chromium exit {proc.returncode}): {proc.stderr[-2000:]}"
@@ -160,8 +163,15 @@ def test_cli_hinge_class(tmp_path):
 def test_reference_is_the_class_minimiser_and_eps_rule():
     df = load_pima_diabetes()
     df["train"] = _split_column(len(df), 300)
-    res = rashomon.audit(df, "Outcome", {"glucose": ["Glucose"]}, features=["Glucose", "BMI", "Age"], split="train",
-                         cv=3, ambiguity_rows=5)
+    res = rashomon.audit(
+        df,
+        "Outcome",
+        {"glucose": ["Glucose"]},
+        features=["Glucose", "BMI", "Age"],
+        split="train",
+        cv=3,
+        ambiguity_rows=5,
+    )
     rs = res.rashomon_set
     # the reference is the class's loss minimiser on the training rows: refitting the class there gives it back
     from rashomon import LogisticModelClass, RashomonSet
@@ -178,8 +188,17 @@ def test_reference_is_the_class_minimiser_and_eps_rule():
 
 def test_bootstrap_mcr_on_request_states_its_cost():
     df = load_pima_diabetes()
-    res = rashomon.audit(df, "Outcome", {"glucose": ["Glucose"]}, features=["Glucose", "BMI"], train_size=200, cv=3,
-                         ambiguity_rows=5, bootstrap=3, bootstrap_mcr=True)
+    res = rashomon.audit(
+        df,
+        "Outcome",
+        {"glucose": ["Glucose"]},
+        features=["Glucose", "BMI"],
+        train_size=200,
+        cv=3,
+        ambiguity_rows=5,
+        bootstrap=3,
+        bootstrap_mcr=True,
+    )
     g = res.groups["glucose"]
     assert set(g.ci) == {"mr_ref", "mcr_lower", "mcr_upper"} and len(g.bootstrap_draws["mcr_upper"]) == 3
     b = res.meta["classifier"]["bootstrap"]
@@ -187,10 +206,16 @@ def test_bootstrap_mcr_on_request_states_its_cost():
     assert "s per resample" in _text(_report_classifier.classifier_section(res))
 
 
-@pytest.mark.parametrize("values, label, positive", [
-    ([True, False, True], None, True), ([0, 1, 1], None, 1), ([1, 2, 2], "2", 2), (["a", "b", "b"], "b", "b"),
-    ([True, False, True], "false", False),
-])
+@pytest.mark.parametrize(
+    "values, label, positive",
+    [
+        ([True, False, True], None, True),
+        ([0, 1, 1], None, 1),
+        ([1, 2, 2], "2", 2),
+        (["a", "b", "b"], "b", "b"),
+        ([True, False, True], "false", False),
+    ],
+)
 def test_positive_label_matching(values, label, positive):
     from rashomon.audit._target import resolve_target
 
@@ -202,15 +227,30 @@ def test_positive_label_matching(values, label, positive):
 # ------------------------------------------------------------------ target checks (no fitting)
 
 
-@pytest.mark.parametrize("target, kw, match", [
-    ("quality", dict(model_class="logistic"), r"'target' parameter of audit must name a binary column .* 4 distinct values"),
-    ("alcohol", dict(model_class="hinge"), r"'target' parameter of audit must name a binary column"),
-    ("label", {}, r"'positive_label' parameter of audit must name the level of 'label' coded 1"),
-    ("label", dict(positive_label="nope"), r"'positive_label' parameter of audit must be one of the levels"),
-    ("label", dict(model_class="linear"), r"'target' parameter of audit must name a numeric column \(or a binary one"),
-    ("good", dict(model_class="kernel", positive_label=1), r"'positive_label' parameter of audit applies to a binary"),
-    ("good", dict(model_class="forest"), r"'model_class' parameter of audit must be one of"),
-])
+@pytest.mark.parametrize(
+    "target, kw, match",
+    [
+        (
+            "quality",
+            dict(model_class="logistic"),
+            r"'target' parameter of audit must name a binary column .* 4 distinct values",
+        ),
+        ("alcohol", dict(model_class="hinge"), r"'target' parameter of audit must name a binary column"),
+        ("label", {}, r"'positive_label' parameter of audit must name the level of 'label' coded 1"),
+        ("label", dict(positive_label="nope"), r"'positive_label' parameter of audit must be one of the levels"),
+        (
+            "label",
+            dict(model_class="linear"),
+            r"'target' parameter of audit must name a numeric column \(or a binary one",
+        ),
+        (
+            "good",
+            dict(model_class="kernel", positive_label=1),
+            r"'positive_label' parameter of audit applies to a binary",
+        ),
+        ("good", dict(model_class="forest"), r"'model_class' parameter of audit must be one of"),
+    ],
+)
 def test_target_errors_name_the_argument(target, kw, match):
     wine = load_wine_quality("red").rename(columns=lambda c: c.replace(" ", "_")).head(60)
     wine["good"] = (wine["quality"] >= 6).astype(int)
@@ -223,8 +263,24 @@ def test_cli_three_levels_is_a_clear_error(tmp_path, capsys):
     df = load_wine_quality("red").rename(columns=lambda c: c.replace(" ", "_")).head(80)
     path = tmp_path / "w.csv"
     df.to_csv(path, index=False)
-    assert main(["audit", "--data", str(path), "--target", "quality", "--model-class", "logistic", "--group",
-                 "a=sulphates", "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            [
+                "audit",
+                "--data",
+                str(path),
+                "--target",
+                "quality",
+                "--model-class",
+                "logistic",
+                "--group",
+                "a=sulphates",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     assert "The '--target' option of rashomon audit must name a binary column" in capsys.readouterr().err
 
 
@@ -233,10 +289,16 @@ def test_cli_three_levels_is_a_clear_error(tmp_path, capsys):
 
 def _numeric_recid() -> pd.DataFrame:
     raw = _recid_raw()
-    return pd.DataFrame({"black": (raw["race"] == "African-American").astype(float),
-                         "male": (raw["sex"] == "Male").astype(float), "priors_count": raw["priors_count"].astype(float),
-                         "felony": (raw["c_charge_degree"] == "F").astype(float), "age": raw["age"].astype(float),
-                         "two_year_recid": raw["two_year_recid"]})
+    return pd.DataFrame(
+        {
+            "black": (raw["race"] == "African-American").astype(float),
+            "male": (raw["sex"] == "Male").astype(float),
+            "priors_count": raw["priors_count"].astype(float),
+            "felony": (raw["c_charge_degree"] == "F").astype(float),
+            "age": raw["age"].astype(float),
+            "two_year_recid": raw["two_year_recid"],
+        }
+    )
 
 
 def _split_column(n: int, n_train: int = 600) -> np.ndarray:
@@ -251,15 +313,37 @@ def test_hist_gradient_boosting_from_the_cli(tmp_path):
     df = _numeric_recid()
     df["train"] = _split_column(len(df))
     feats = ["black", "male", "priors_count", "felony", "age"]
-    model = HistGradientBoostingClassifier(max_iter=30, random_state=0).fit(df.loc[df.train, feats],
-                                                                            df.loc[df.train, "two_year_recid"])
+    model = HistGradientBoostingClassifier(max_iter=30, random_state=0).fit(
+        df.loc[df.train, feats], df.loc[df.train, "two_year_recid"]
+    )
     joblib.dump(model, tmp_path / "model.joblib")
     path = tmp_path / "recid.csv"
     df.to_csv(path, index=False)
     groups = {"inadmissible": ["black", "male"]}
-    args = ["audit", "--data", str(path), "--target", "two_year_recid", "--group", "inadmissible=black,male",
-            "--features", ",".join(feats), "--split", "train", "--cv", "3", "--ambiguity-rows", "5", "--quiet",
-            "--estimator", str(tmp_path / "model.joblib"), "--out", str(tmp_path / "o"), "--json", str(tmp_path / "r.json")]
+    args = [
+        "audit",
+        "--data",
+        str(path),
+        "--target",
+        "two_year_recid",
+        "--group",
+        "inadmissible=black,male",
+        "--features",
+        ",".join(feats),
+        "--split",
+        "train",
+        "--cv",
+        "3",
+        "--ambiguity-rows",
+        "5",
+        "--quiet",
+        "--estimator",
+        str(tmp_path / "model.joblib"),
+        "--out",
+        str(tmp_path / "o"),
+        "--json",
+        str(tmp_path / "r.json"),
+    ]
     assert main(args) == 0
     res = json.loads((tmp_path / "r.json").read_text())
     held = df[~df.train]
@@ -298,17 +382,32 @@ def test_onehot_pipeline_with_strings_and_bootstrap():
     df = _recid_raw()
     df["train"] = _split_column(len(df))
     feats = ["race", "sex", "priors_count", "c_charge_degree", "age"]
-    pipe = make_pipeline(make_column_transformer((OneHotEncoder(handle_unknown="ignore"), ["race", "sex", "c_charge_degree"]),
-                                                 (StandardScaler(), ["priors_count", "age"])),
-                         LogisticRegression(max_iter=500)).fit(df.loc[df.train, feats], df.loc[df.train, "two_year_recid"])
-    res = rashomon.audit(df, "two_year_recid", {"race_sex": ["race", "sex"]}, features=feats, split="train", cv=3,
-                         ambiguity_rows=5, estimator=pipe, bootstrap=20)
+    pipe = make_pipeline(
+        make_column_transformer(
+            (OneHotEncoder(handle_unknown="ignore"), ["race", "sex", "c_charge_degree"]),
+            (StandardScaler(), ["priors_count", "age"]),
+        ),
+        LogisticRegression(max_iter=500),
+    ).fit(df.loc[df.train, feats], df.loc[df.train, "two_year_recid"])
+    res = rashomon.audit(
+        df,
+        "two_year_recid",
+        {"race_sex": ["race", "sex"]},
+        features=feats,
+        split="train",
+        cv=3,
+        ambiguity_rows=5,
+        estimator=pipe,
+        bootstrap=20,
+    )
     held = df[~df.train].reset_index(drop=True)
     levels = {c: sorted(held[c].unique()) for c in ("race", "sex", "c_charge_degree")}
     coded = held[feats].copy()
     for c, lv in levels.items():
         coded[c] = coded[c].map({v: i for i, v in enumerate(lv)}).astype(float)
-    expected = model_reliance(_Decoded(pipe, levels), coded, held["two_year_recid"], ["race", "sex"], loss="log_loss").ratio
+    expected = model_reliance(
+        _Decoded(pipe, levels), coded, held["two_year_recid"], ["race", "sex"], loss="log_loss"
+    ).ratio
     g = res.groups["race_sex"]
     assert g.extra["model_mr"] == pytest.approx(expected, rel=1e-12)
     lo, hi = g.extra["model_mr_ci"]
@@ -321,8 +420,9 @@ def test_onehot_pipeline_with_strings_and_bootstrap():
     fm = estimator_model(pipe, df, te, feats, df["two_year_recid"].to_numpy(), df["two_year_recid"].to_numpy(float))
     idx = np.random.RandomState(3).randint(0, len(te), len(te))
     w = np.bincount(idx, minlength=len(te))[None, :]
-    again = model_reliance(_Decoded(pipe, levels), coded.iloc[idx], held["two_year_recid"].iloc[idx], ["race", "sex"],
-                           loss="log_loss").ratio
+    again = model_reliance(
+        _Decoded(pipe, levels), coded.iloc[idx], held["two_year_recid"].iloc[idx], ["race", "sex"], loss="log_loss"
+    ).ratio
     assert weighted_mr(fm, ["race", "sex"], w)[0] == pytest.approx(again, rel=1e-12)
     assert "bracketed" in res.to_frame().columns
 
@@ -335,10 +435,12 @@ def test_model_with_nan_inputs_outside_the_audit_features():
     df["extra"] = np.where(rng.rand(len(df)) < 0.3, np.nan, rng.normal(size=len(df)))
     df["train"] = _split_column(len(df), 200)
     feats = ["black", "male", "priors_count", "felony", "age"]
-    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(df.loc[df.train, feats + ["extra"]],
-                                                                            df.loc[df.train, "two_year_recid"])
-    res = rashomon.audit(df, "two_year_recid", {"sex": ["male"]}, features=feats, split="train", cv=3, ambiguity_rows=5,
-                         estimator=model)
+    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(
+        df.loc[df.train, feats + ["extra"]], df.loc[df.train, "two_year_recid"]
+    )
+    res = rashomon.audit(
+        df, "two_year_recid", {"sex": ["male"]}, features=feats, split="train", cv=3, ambiguity_rows=5, estimator=model
+    )
     held = df[~df.train].reset_index(drop=True)
     X = held[feats + ["extra"]]
     y = held["two_year_recid"].to_numpy()
@@ -360,8 +462,9 @@ def test_model_with_nan_inputs_outside_the_audit_features():
 def test_estimator_errors():
     df = _numeric_recid().head(200)
     with pytest.raises(RashomonInputError, match="'estimator' parameter of audit must be a fitted model"):
-        rashomon.audit(df, "two_year_recid", {"a": ["male"]}, features=["male", "age"], cv=3, ambiguity_rows=5,
-                       estimator=object())
+        rashomon.audit(
+            df, "two_year_recid", {"a": ["male"]}, features=["male", "age"], cv=3, ambiguity_rows=5, estimator=object()
+        )
 
 
 def test_regressor_beside_a_regression_class():
@@ -371,8 +474,17 @@ def test_regressor_beside_a_regression_class():
     wine["train"] = _split_column(len(wine), 120)
     feats = ["alcohol", "sulphates", "pH"]
     model = Ridge(alpha=1.0).fit(wine.loc[wine.train, feats], wine.loc[wine.train, "quality"])
-    res = rashomon.audit(wine, "quality", {"alcohol": ["alcohol"]}, features=feats, model_class="linear", cv=3,
-                         split="train", estimator=model, bootstrap=5)
+    res = rashomon.audit(
+        wine,
+        "quality",
+        {"alcohol": ["alcohol"]},
+        features=feats,
+        model_class="linear",
+        cv=3,
+        split="train",
+        estimator=model,
+        bootstrap=5,
+    )
     held = wine[~wine.train]
     expected = model_reliance(model, held[feats], held["quality"], ["alcohol"]).ratio
     g = res.groups["alcohol"]

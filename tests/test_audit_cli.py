@@ -2,6 +2,7 @@
 
 Fast: the linear class, small training parts, cv=3; one kernel run on a small table.
 """
+
 import io
 import re
 import sys
@@ -23,9 +24,25 @@ from compas_audit import GROUPS as COMPAS_GROUPS  # noqa: E402
 from compas_audit import compas_frame  # noqa: E402
 
 FAST = dict(model_class="linear", cv=3, progress=False)
-META_KEYS = {"loss", "epsilon_rule", "epsilon_value", "hyperparameters", "encoding", "standardised", "n_rows_input",
-             "n_rows_used", "n_rows_dropped", "missing_by_column", "train_size", "package_version", "date",
-             "input_sha256", "input_name", "ci_method", "n_bootstrap"}
+META_KEYS = {
+    "loss",
+    "epsilon_rule",
+    "epsilon_value",
+    "hyperparameters",
+    "encoding",
+    "standardised",
+    "n_rows_input",
+    "n_rows_used",
+    "n_rows_dropped",
+    "missing_by_column",
+    "train_size",
+    "package_version",
+    "date",
+    "input_sha256",
+    "input_name",
+    "ci_method",
+    "n_bootstrap",
+}
 
 
 @pytest.fixture
@@ -35,14 +52,21 @@ def no_fit(monkeypatch):
 
     def boom(*a, **k):
         raise AssertionError("computing started before the input error")
+
     monkeypatch.setattr(_fit, "_fit_reference", boom)
-    monkeypatch.setattr(sys.modules["rashomon.audit._audit"], "_fit_reference", boom)
+    monkeypatch.setattr(sys.modules["rashomon.audit._audit_regression"], "_fit_reference", boom)
 
 
 def _table(n=120, seed=0):
     rng = np.random.RandomState(seed)
-    df = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.normal(size=n),
-                       "color": rng.choice(["red", "green", "blue"], size=n)})
+    df = pd.DataFrame(
+        {
+            "a": rng.normal(size=n),
+            "b": rng.normal(size=n),
+            "c": rng.normal(size=n),
+            "color": rng.choice(["red", "green", "blue"], size=n),
+        }
+    )
     df["y"] = 2 * df["a"] - df["b"] + (df["color"] == "red") + 0.3 * rng.normal(size=n)
     return df
 
@@ -58,15 +82,19 @@ def test_missing_values_error_counts_per_column_then_drop(no_fit):
     df = load_bike_sharing("day")
     df.loc[::5, "hum"] = np.nan
     df.loc[1::7, "temp"] = np.nan
-    with pytest.raises(RashomonInputError, match=r"'data' parameter of audit.*no missing.*drop_missing=True.*231 of 731 rows.*'temp': 105, 'hum': 147"):
+    with pytest.raises(
+        RashomonInputError,
+        match=r"'data' parameter of audit.*no missing.*drop_missing=True.*231 of 731 rows.*'temp': 105, 'hum': 147",
+    ):
         rashomon.audit(df, "cnt", {"weather": ["temp", "hum"]}, train_size=100, **FAST)
 
 
 def test_drop_missing_records_counts():
     df = load_bike_sharing("day")
     df.loc[::5, "hum"] = np.nan
-    res = rashomon.audit(df, "cnt", {"weather": ["temp", "hum"], "season": ["season"]}, train_size=100,
-                         drop_missing=True, **FAST)
+    res = rashomon.audit(
+        df, "cnt", {"weather": ["temp", "hum"], "season": ["season"]}, train_size=100, drop_missing=True, **FAST
+    )
     m = res.meta
     assert m["n_rows_input"] == 731 and m["n_rows_dropped"] == 147 and m["n_rows_used"] == 584
     assert m["missing_by_column"] == {"hum": 147}
@@ -89,10 +117,13 @@ def test_too_many_levels_is_an_error(no_fit):
 
 
 # ---------------------------------------------------------------- target in a group / features
-@pytest.mark.parametrize("kw,match", [
-    (dict(groups={"g": ["a", "y"]}), r"'groups'.*must not contain the target.*'y' in group 'g'"),
-    (dict(groups={"g": ["a"]}, features=["a", "y"]), r"'features'.*must not contain the target"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(groups={"g": ["a", "y"]}), r"'groups'.*must not contain the target.*'y' in group 'g'"),
+        (dict(groups={"g": ["a"]}, features=["a", "y"]), r"'features'.*must not contain the target"),
+    ],
+)
 def test_target_among_inputs_rejected(kw, match, no_fit):
     with pytest.raises(RashomonInputError, match=match):
         rashomon.audit(_table(), "y", **kw, **FAST)
@@ -112,18 +143,41 @@ def wine_csv(tmp_path_factory):
 
 @pytest.mark.parametrize("color", ["red", "white"])
 def test_semicolon_csv_sniffed(wine_csv, color, tmp_path, capsys):
-    code, out, err = _cli(["--data", wine_csv[color], "--target", "quality", "--group", "alcohol=alcohol",
-                           "--group", "acid=fixed acidity,volatile acidity", "--model-class", "linear", "--cv", "3",
-                           "--train-size", "150", "--no-plots", "--quiet", "--json", tmp_path / "w.json"], capsys)
+    code, out, err = _cli(
+        [
+            "--data",
+            wine_csv[color],
+            "--target",
+            "quality",
+            "--group",
+            "alcohol=alcohol",
+            "--group",
+            "acid=fixed acidity,volatile acidity",
+            "--model-class",
+            "linear",
+            "--cv",
+            "3",
+            "--train-size",
+            "150",
+            "--no-plots",
+            "--quiet",
+            "--json",
+            tmp_path / "w.json",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "alcohol" in out and err == ""
 
 
 def test_wrong_sep_names_separator(wine_csv, capsys, no_fit):
-    code, _, err = _cli(["--data", wine_csv["red"], "--sep", ",", "--target", "quality", "--group", "g=alcohol",
-                         "--no-plots"], capsys)
+    code, _, err = _cli(
+        ["--data", wine_csv["red"], "--sep", ",", "--target", "quality", "--group", "g=alcohol", "--no-plots"], capsys
+    )
     assert code == 2 and "Traceback" not in err
-    assert re.search(r"error: .*'--target' option.*unknown column 'quality'.*single column with separator ','.*--sep", err)
+    assert re.search(
+        r"error: .*'--target' option.*unknown column 'quality'.*single column with separator ','.*--sep", err
+    )
 
 
 def test_api_sep_none_and_explicit(wine_csv):
@@ -137,13 +191,16 @@ def test_api_sep_none_and_explicit(wine_csv):
 
 
 # ---------------------------------------------------------------- group names
-@pytest.mark.parametrize("groups,match", [
-    ({"a/b": ["a"]}, r"'groups'.*letters, digits.*Got 'a/b'"),
-    ({"<x>": ["a"]}, r"Got '<x>'"),
-    ({"": ["a"]}, r"Got ''"),
-    ({"a b": ["a"], "a_b": ["b"]}, r"distinct group names.*'a_b' and 'a b'"),
-    ({"A": ["a"], "a": ["b"]}, r"distinct group names"),
-])
+@pytest.mark.parametrize(
+    "groups,match",
+    [
+        ({"a/b": ["a"]}, r"'groups'.*letters, digits.*Got 'a/b'"),
+        ({"<x>": ["a"]}, r"Got '<x>'"),
+        ({"": ["a"]}, r"Got ''"),
+        ({"a b": ["a"], "a_b": ["b"]}, r"distinct group names.*'a_b' and 'a b'"),
+        ({"A": ["a"], "a": ["b"]}, r"distinct group names"),
+    ],
+)
 def test_group_names_validated_before_computing(groups, match, no_fit):
     with pytest.raises(RashomonInputError, match=match):
         rashomon.audit(_table(), "y", groups, **FAST)
@@ -153,7 +210,9 @@ def test_cli_duplicate_group_names(tmp_path, capsys, no_fit):
     p = tmp_path / "t.csv"
     _table().to_csv(p, index=False)
     code, _, err = _cli(["--data", p, "--target", "y", "--group", "g=a", "--group", "g=b", "--no-plots"], capsys)
-    assert code == 2 and re.search(r"error: The '--group' parameter of rashomon audit must have distinct group names. Got 'g' twice", err)
+    assert code == 2 and re.search(
+        r"error: The '--group' parameter of rashomon audit must have distinct group names. Got 'g' twice", err
+    )
 
 
 def test_group_name_with_space_and_out_folder_with_space(tmp_path, capsys):
@@ -163,8 +222,26 @@ def test_group_name_with_space_and_out_folder_with_space(tmp_path, capsys):
     p = tmp_path / "my table.csv"
     _table().to_csv(p, index=False)
     out = tmp_path / "my report <1>"
-    code, out_txt, err = _cli(["--data", p, "--target", "y", "--group", "my group=a,b", "--model-class", "linear",
-                               "--cv", "3", "--train-size", "0.5", "--out", out, "--quiet"], capsys)
+    code, out_txt, err = _cli(
+        [
+            "--data",
+            p,
+            "--target",
+            "y",
+            "--group",
+            "my group=a,b",
+            "--model-class",
+            "linear",
+            "--cv",
+            "3",
+            "--train-size",
+            "0.5",
+            "--out",
+            out,
+            "--quiet",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert (out / "report.html").exists()
     from rashomon.audit._checks import group_slug
@@ -200,7 +277,9 @@ def test_unwritable_out_detected_before_computing(tmp_path, capsys, no_fit):
     blocker.write_text("x")
     code, _, err = _cli(["--data", p, "--target", "y", "--group", "g=a", "--out", blocker / "sub"], capsys)
     assert code == 2 and re.search(r"error: The '--out' parameter of rashomon audit must be a writable folder", err)
-    code, _, err = _cli(["--data", p, "--target", "y", "--group", "g=a", "--no-plots", "--json", blocker / "r.json"], capsys)
+    code, _, err = _cli(
+        ["--data", p, "--target", "y", "--group", "g=a", "--no-plots", "--json", blocker / "r.json"], capsys
+    )
     assert code == 2 and "'--json'" in err
 
 
@@ -237,12 +316,16 @@ def test_bad_values_and_files(tmp_path, capsys, no_fit):
 # ---------------------------------------------------------------- results: plot, reprs, meta
 @pytest.fixture(scope="module")
 def small_result():
-    return rashomon.audit(_table(), "y", {"colour": ["color"], "num": ["a", "b"]}, train_size=60, bootstrap=4,
-                          n_jobs=1, **FAST)
+    return rashomon.audit(
+        _table(), "y", {"colour": ["color"], "num": ["a", "b"]}, train_size=60, bootstrap=4, n_jobs=1, **FAST
+    )
 
 
 def test_plot_unknown_group(small_result):
-    with pytest.raises(RashomonInputError, match=r"'group' parameter of AuditResult.plot must be one of \['colour', 'num'\]. Got 'nope'"):
+    with pytest.raises(
+        RashomonInputError,
+        match=r"'group' parameter of AuditResult.plot must be one of \['colour', 'num'\]. Got 'nope'",
+    ):
         small_result.plot("nope")
 
 
@@ -273,8 +356,9 @@ def test_meta_keys(small_result):
 
 # ---------------------------------------------------------------- progress
 def test_progress_log_lines_and_quiet(capsys):
-    rashomon.audit(_table(), "y", {"g": ["a"]}, model_class="linear", cv=3, train_size=60, bootstrap=3, n_jobs=1,
-                   progress=True)
+    rashomon.audit(
+        _table(), "y", {"g": ["a"]}, model_class="linear", cv=3, train_size=60, bootstrap=3, n_jobs=1, progress=True
+    )
     err = capsys.readouterr().err
     assert "[rashomon] fitting reference" in err and "[rashomon] MCR search: g" in err and "[rashomon] bootstrap" in err
     rashomon.audit(_table(), "y", {"g": ["a"]}, train_size=60, **FAST)
@@ -288,8 +372,9 @@ def test_progress_bar_counts_resamples(monkeypatch):
 
     fake = Tty()
     monkeypatch.setattr(sys, "stderr", fake)
-    rashomon.audit(_table(), "y", {"g": ["a"]}, model_class="linear", cv=3, train_size=60, bootstrap=20, n_jobs=1,
-                   progress=True)
+    rashomon.audit(
+        _table(), "y", {"g": ["a"]}, model_class="linear", cv=3, train_size=60, bootstrap=20, n_jobs=1, progress=True
+    )
     text = fake.getvalue()
     assert "bootstrap resamples" in text and "20/20" in text
 
@@ -298,8 +383,20 @@ def test_progress_bar_counts_resamples(monkeypatch):
 def test_show_versions(capsys, monkeypatch):
     info = rashomon.show_versions()
     out = capsys.readouterr().out
-    for k in ("rashomon", "distribution", "path", "python", "numpy", "scipy", "scikit-learn", "cvxpy", "osqp",
-              "pandas", "matplotlib", "rashomon-py"):
+    for k in (
+        "rashomon",
+        "distribution",
+        "path",
+        "python",
+        "numpy",
+        "scipy",
+        "scikit-learn",
+        "cvxpy",
+        "osqp",
+        "pandas",
+        "matplotlib",
+        "rashomon-py",
+    ):
         assert k in info and k in out
     assert info["rashomon"] == rashomon.__version__
     assert info["path"] == str(Path(rashomon.__file__).parent)
@@ -317,7 +414,11 @@ def test_show_versions(capsys, monkeypatch):
 def test_bundled_tables_complete(tmp_path):
     cases = [
         (compas_frame(), "v_decile_score", COMPAS_GROUPS),
-        (load_bike_sharing("day"), "cnt", {"weather": ["temp", "hum", "windspeed"], "calendar": ["season", "yr", "mnth"]}),
+        (
+            load_bike_sharing("day"),
+            "cnt",
+            {"weather": ["temp", "hum", "windspeed"], "calendar": ["season", "yr", "mnth"]},
+        ),
         (load_bike_sharing("hour"), "cnt", {"weather": ["temp", "hum"], "hour": ["hr"]}),
         (load_pima_diabetes(), "Outcome", {"glucose": ["Glucose"], "body": ["BMI", "Age"]}),
         (load_concrete(), "strength", {"cement": ["cement"], "age": ["age"]}),
@@ -332,8 +433,23 @@ def test_bundled_tables_complete(tmp_path):
 def test_kernel_class_on_concrete(tmp_path, capsys):
     p = tmp_path / "concrete.csv"
     load_concrete().sample(n=300, random_state=0).to_csv(p, index=False)
-    code, out, err = _cli(["--data", p, "--target", "strength", "--group", "binder=cement,water", "--cv", "3",
-                           "--train-size", "80", "--no-plots", "--quiet"], capsys)
+    code, out, err = _cli(
+        [
+            "--data",
+            p,
+            "--target",
+            "strength",
+            "--group",
+            "binder=cement,water",
+            "--cv",
+            "3",
+            "--train-size",
+            "80",
+            "--no-plots",
+            "--quiet",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "binder" in out
 
@@ -353,11 +469,29 @@ def test_repeated_header_identical_copies_merged_with_note(tmp_path, capsys):
     ref = rashomon.audit(_table(60)[["a", "b", "y"]], "y", {"g": ["a"], "h": ["b"]}, train_size=30, **FAST)
     assert res.features == ("a", "b")  # never the invented 'a.1'
     assert res.groups["g"].mcr_upper == ref.groups["g"].mcr_upper and res.groups["g"].mr_ref == ref.groups["g"].mr_ref
-    assert res.meta["notes"] == ["The header repeats 'a': 2 columns named 'a' (columns 1, 3); the copies are identical "
-                                 "and were merged into one."]
+    assert res.meta["notes"] == [
+        "The header repeats 'a': 2 columns named 'a' (columns 1, 3); the copies are identical and were merged into one."
+    ]
     assert "notes" not in ref.meta
-    code, _, err = _cli(["--data", p, "--target", "y", "--group", "g=a", "--model-class", "linear", "--cv", "3",
-                         "--train-size", "30", "--no-plots", "--quiet"], capsys)
+    code, _, err = _cli(
+        [
+            "--data",
+            p,
+            "--target",
+            "y",
+            "--group",
+            "g=a",
+            "--model-class",
+            "linear",
+            "--cv",
+            "3",
+            "--train-size",
+            "30",
+            "--no-plots",
+            "--quiet",
+        ],
+        capsys,
+    )
     assert code == 0 and "note: The header repeats 'a'" in err
 
 
@@ -365,9 +499,12 @@ def test_repeated_header_identical_copies_merged_with_note(tmp_path, capsys):
 def test_repeated_header_differing_copies(tmp_path, groups, role, capsys):
     p = _dup_csv(tmp_path / "dup.csv", shift=1.0)
     if role is not None:  # used by the audit: an error before any computing
-        with pytest.raises(RashomonInputError, match=rf"'data' parameter of audit must not repeat the name of a column "
-                                                     rf"the audit uses \('a' is {role}\) with different values. Got 2 "
-                                                     rf"columns named 'a' \(columns 1, 3\) that differ in 60 of 60 rows"):
+        with pytest.raises(
+            RashomonInputError,
+            match=rf"'data' parameter of audit must not repeat the name of a column "
+            rf"the audit uses \('a' is {role}\) with different values. Got 2 "
+            rf"columns named 'a' \(columns 1, 3\) that differ in 60 of 60 rows",
+        ):
             rashomon.audit(p, "y", groups, **FAST)
         code, _, err = _cli(["--data", p, "--target", "a", "--group", "g=b", "--no-plots"], capsys)
         assert code == 2 and "('a' is the target)" in err and "Traceback" not in err
@@ -384,7 +521,7 @@ def test_repeated_dataframe_columns_handled_alike(no_fit):
     differ.iloc[5, 2] += 1.0
     with pytest.raises(RashomonInputError, match=r"\('a' is a feature\).*differ in 1 of 60 rows"):
         rashomon.audit(differ, "y", {"g": ["b"]}, features=["a", "b"], **FAST)
-    from rashomon.audit._checks import merge_duplicate_columns
+    from rashomon.audit._read_csv import merge_duplicate_columns
 
     merged, notes = merge_duplicate_columns(same, {"a": "a feature"})
     assert list(merged.columns) == ["a", "b", "y"] and "identical" in notes[0]
@@ -392,7 +529,9 @@ def test_repeated_dataframe_columns_handled_alike(no_fit):
     # out of core the copies are not compared: a repeated name the audit uses is an error (column checks only)
     from rashomon.audit._checks import check_columns
 
-    with pytest.raises(RashomonInputError, match=r"must not repeat the names of the columns the audit uses. Got \['a'\]"):
+    with pytest.raises(
+        RashomonInputError, match=r"must not repeat the names of the columns the audit uses. Got \['a'\]"
+    ):
         check_columns(same, "y", {"g": ["a"]}, None, "audit")
     assert check_columns(same, "y", {"g": ["b"]}, None, "audit") == ({"g": ["b"]}, ["b"])
 
@@ -415,17 +554,38 @@ def test_raw_compas_header_repeats_priors_count_and_decile_score(tmp_path, capsy
     assert header.count("priors_count") == 2 and header.count("decile_score") == 2
     groups = {"inadmissible": ["race", "sex"], "admissible": ["priors_count", "age"]}
     res = rashomon.audit(p, "decile_score", groups, train_size=150, **FAST)
-    assert [n.split(":")[0] for n in res.meta["notes"]] == ["The header repeats 'decile_score'",
-                                                           "The header repeats 'priors_count'"]
+    assert [n.split(":")[0] for n in res.meta["notes"]] == [
+        "The header repeats 'decile_score'",
+        "The header repeats 'priors_count'",
+    ]
     assert all("identical and were merged" in n for n in res.meta["notes"])
     # the same numbers as the table without the second copies
     df = pd.read_csv(p).drop(columns=["priors_count.1", "decile_score.1"])
     ref = rashomon.audit(df, "decile_score", groups, train_size=150, **FAST)
     for g in groups:
         assert res.groups[g].mcr_lower == ref.groups[g].mcr_lower and res.groups[g].mcr_upper == ref.groups[g].mcr_upper
-    code, _, err = _cli(["--data", p, "--target", "decile_score", "--group", "inadmissible=race,sex",
-                         "--group", "admissible=priors_count,age", "--model-class", "linear", "--cv", "3",
-                         "--train-size", "150", "--quiet", "--out", tmp_path / "rep"], capsys)
+    code, _, err = _cli(
+        [
+            "--data",
+            p,
+            "--target",
+            "decile_score",
+            "--group",
+            "inadmissible=race,sex",
+            "--group",
+            "admissible=priors_count,age",
+            "--model-class",
+            "linear",
+            "--cv",
+            "3",
+            "--train-size",
+            "150",
+            "--quiet",
+            "--out",
+            tmp_path / "rep",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert err.count("note: The header repeats") == 2
     assert "The header repeats &#x27;priors_count&#x27;" in (tmp_path / "rep" / "report.html").read_text()

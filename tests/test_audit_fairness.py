@@ -3,6 +3,7 @@
 Small tables (a few hundred COMPAS rows, a ``split`` column so that the held-out rows are known), 3-fold CV, no
 bootstrap. The report's figures are checked against the direct ``RashomonSet`` calls on the audit's own set.
 """
+
 import html
 import json
 import re
@@ -71,8 +72,16 @@ def _roundtrip(res, tmp_path) -> dict:
 
 
 def test_api_compas_regression_equals_direct_calls(violent, tmp_path):
-    res = audit(violent, "v_decile_score", VIOLENT_GROUPS, model_class="linear", split="train", cv=3,
-                sensitive="race", benchmark_column="decile_score")
+    res = audit(
+        violent,
+        "v_decile_score",
+        VIOLENT_GROUPS,
+        model_class="linear",
+        split="train",
+        cv=3,
+        sensitive="race",
+        benchmark_column="decile_score",
+    )
     f = res.fairness
     assert f is res.meta["fairness"] and f["sensitive"] == "race" and f["n_held_out"] == 400
     rs = res.rashomon_set
@@ -114,7 +123,9 @@ def test_api_compas_regression_equals_direct_calls(violent, tmp_path):
     # cost stated; the JSON carries the same figures
     assert f["seconds"]["total_s"] > 0 and res.timings["fairness_s"] == f["seconds"]["total_s"]
     js = _roundtrip(res, tmp_path)
-    assert js["disparity"]["mean_prediction"]["rows"] == json.loads(json.dumps(f["disparity"]["mean_prediction"]["rows"]))
+    assert js["disparity"]["mean_prediction"]["rows"] == json.loads(
+        json.dumps(f["disparity"]["mean_prediction"]["rows"])
+    )
     assert js["least_disparate"]["loss"] == got["loss"]
 
 
@@ -123,7 +134,9 @@ def _open_in_chromium(report: Path, tmp_path: Path) -> str:
     if binary is None:
         pytest.skip("no Chromium binary (chromium, chromium-browser or google-chrome) on PATH; .ci/run installs it")
     probe = report.parent / "probe.html"
-    probe.write_text(report.read_text(encoding="utf-8").replace("<head>", "<head>" + _CHECK_SCRIPT, 1), encoding="utf-8")
+    probe.write_text(
+        report.read_text(encoding="utf-8").replace("<head>", "<head>" + _CHECK_SCRIPT, 1), encoding="utf-8"
+    )
     proc = _run_chromium(binary, tmp_path / "profile", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri())
     m = re.search(r'<pre id="checks">(.*?)</pre>', proc.stdout, flags=re.S)
     assert m, f"the check script did not run (chromium exit {proc.returncode}): {proc.stderr[-2000:]}"
@@ -133,8 +146,23 @@ def _open_in_chromium(report: Path, tmp_path: Path) -> str:
 
 def _cli(tmp_path, csv, target, groups, extra):
     out, js = tmp_path / "out", tmp_path / "res.json"
-    args = ["audit", "--data", str(csv), "--target", target, "--split", "train", "--cv", "3", "--quiet",
-            "--out", str(out), "--json", str(js), *extra]
+    args = [
+        "audit",
+        "--data",
+        str(csv),
+        "--target",
+        target,
+        "--split",
+        "train",
+        "--cv",
+        "3",
+        "--quiet",
+        "--out",
+        str(out),
+        "--json",
+        str(js),
+        *extra,
+    ]
     for g, cols in groups.items():
         args += ["--group", f"{g}={','.join(cols)}"]
     assert main(args) == 0
@@ -150,8 +178,13 @@ def test_cli_compas_kernel_race_not_a_feature(violent, tmp_path, capsys):
     csv = tmp_path / "violent.csv"
     violent.iloc[:400].to_csv(csv, index=False)  # 200 training, 200 held-out rows
     groups = {"sex": ["sex"], "admissible": ["priors_count", "c_charge_degree", "age"]}
-    report, res = _cli(tmp_path, csv, "v_decile_score", groups,
-                       ["--model-class", "kernel", "--sensitive", "race", "--benchmark-column", "decile_score"])
+    report, res = _cli(
+        tmp_path,
+        csv,
+        "v_decile_score",
+        groups,
+        ["--model-class", "kernel", "--sensitive", "race", "--benchmark-column", "decile_score"],
+    )
     assert "fairness (race): mean-prediction" in capsys.readouterr().out
     f = res["_meta"]["fairness"]
     mp = f["disparity"]["mean_prediction"]
@@ -178,20 +211,34 @@ def _g4(v: float) -> str:
 
 
 def test_api_logistic_three_groups_with_user_model(recid, tmp_path):
-    ct = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), ["sex", "c_charge_degree"]),
-                                 remainder="passthrough")
+    ct = make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["sex", "c_charge_degree"]), remainder="passthrough"
+    )
     tr = recid["train"].to_numpy()
-    model = make_pipeline(ct, LogisticRegression(max_iter=1000)).fit(recid.loc[tr, RECID_FEATURES],
-                                                                     recid.loc[tr, "two_year_recid"])
-    res = audit(recid, "two_year_recid", RECID_GROUPS, split="train", cv=3, ambiguity_rows=10, sensitive="race",
-                benchmark_column="decile_prob", estimator=model)
+    model = make_pipeline(ct, LogisticRegression(max_iter=1000)).fit(
+        recid.loc[tr, RECID_FEATURES], recid.loc[tr, "two_year_recid"]
+    )
+    res = audit(
+        recid,
+        "two_year_recid",
+        RECID_GROUPS,
+        split="train",
+        cv=3,
+        ambiguity_rows=10,
+        sensitive="race",
+        benchmark_column="decile_prob",
+        estimator=model,
+    )
     assert res.model_class == "logistic"
     f, rs = res.fairness, res.rashomon_set
     sens = recid["race"].to_numpy()[~tr]
     _same_rows(f["disparity"]["mean_prediction"]["rows"], rs.disparity_range(sens, "mean_prediction"))
     pr = rs.disparity_range(sens, "positive_rate", threshold=0.5)
     _same_rows(f["disparity"]["positive_rate"]["rows"], pr)
-    assert f["disparity"]["mean_prediction"]["scale"] == "probability" and f["disparity"]["positive_rate"]["threshold"] == 0.5
+    assert (
+        f["disparity"]["mean_prediction"]["scale"] == "probability"
+        and f["disparity"]["positive_rate"]["threshold"] == 0.5
+    )
     assert len(f["disparity"]["positive_rate"]["rows"]) == 3  # two groups against the reference, then max - min
     for d in f["disparity"].values():
         for r in d["rows"]:
@@ -206,11 +253,15 @@ def test_api_logistic_three_groups_with_user_model(recid, tmp_path):
     user = f["benchmarks"][1]["metrics"]
     assert user["mean_prediction"]["rows"][-1]["value"] == pytest.approx(gv.max() - gv.min(), abs=1e-12)
     gr = pd.Series((p > 0.5).astype(float)).groupby(sens).mean()
-    assert user["positive_rate"]["rows"][0]["value"] == pytest.approx(gr["Caucasian"] - gr["African-American"], abs=1e-12)
+    assert user["positive_rate"]["rows"][0]["value"] == pytest.approx(
+        gr["Caucasian"] - gr["African-American"], abs=1e-12
+    )
     # the classifier order: outer bounds from the audit's own MCR intervals
     (d,) = f["order"]["differences"]
     a, b = res.groups["sex"], res.groups["history_age"]
-    assert d["lower"] == pytest.approx(a.mcr_lower - b.mcr_upper) and d["upper"] == pytest.approx(a.mcr_upper - b.mcr_lower)
+    assert d["lower"] == pytest.approx(a.mcr_lower - b.mcr_upper) and d["upper"] == pytest.approx(
+        a.mcr_upper - b.mcr_lower
+    )
     assert [(r["a"], r["b"]) for r in f["order"]["relations"]] == ([("history_age", "sex")] if d["upper"] < 0 else [])
     assert _roundtrip(res, tmp_path)["disparity"]["positive_rate"]["rows"][0]["upper"] == pytest.approx(pr.upper[0])
 
@@ -218,8 +269,13 @@ def test_api_logistic_three_groups_with_user_model(recid, tmp_path):
 def test_cli_logistic_report(recid, tmp_path):
     csv = tmp_path / "recid.csv"
     recid.iloc[:600].to_csv(csv, index=False)
-    report, res = _cli(tmp_path, csv, "two_year_recid", RECID_GROUPS,
-                       ["--ambiguity-rows", "10", "--sensitive", "race", "--benchmark-column", "decile_prob"])
+    report, res = _cli(
+        tmp_path,
+        csv,
+        "two_year_recid",
+        RECID_GROUPS,
+        ["--ambiguity-rows", "10", "--sensitive", "race", "--benchmark-column", "decile_prob"],
+    )
     f = res["_meta"]["fairness"]
     assert set(f["disparity"]) == {"mean_prediction", "positive_rate"}
     text = _section(_text(report.read_text(encoding="utf-8")))
@@ -230,17 +286,32 @@ def test_cli_logistic_report(recid, tmp_path):
 # ------------------------------------------------------------------ bad inputs: clear errors before any computing
 
 
-@pytest.mark.parametrize("kw, match", [
-    ({"sensitive": "ethnicity"}, r"'sensitive' parameter of audit must name a column of the data.*'ethnicity'"),
-    ({"sensitive": "v_decile_score"}, r"'sensitive' parameter of audit must not be the target"),
-    ({"sensitive": "priors_count"}, r"'sensitive' parameter of audit must name a group column with at most 20 levels"),
-    ({"sensitive": "one"}, r"'sensitive' parameter of audit must name a column with two or more groups"),
-    ({"sensitive": "gappy"}, r"'sensitive' parameter of audit must name a column without missing values.*1 missing"),
-    ({"sensitive": "rare"}, r"at least 10 held-out rows in every group. Got group 'x' of 'rare' with 3"),
-    ({"benchmark_column": "decile_score"}, r"'benchmark_column' parameter of audit needs 'sensitive'"),
-    ({"sensitive": "race", "benchmark_column": "nope"}, r"'benchmark_column' parameter of audit must name a column"),
-    ({"sensitive": "race", "benchmark_column": "sex"}, r"'benchmark_column' parameter of audit must name a numeric"),
-])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"sensitive": "ethnicity"}, r"'sensitive' parameter of audit must name a column of the data.*'ethnicity'"),
+        ({"sensitive": "v_decile_score"}, r"'sensitive' parameter of audit must not be the target"),
+        (
+            {"sensitive": "priors_count"},
+            r"'sensitive' parameter of audit must name a group column with at most 20 levels",
+        ),
+        ({"sensitive": "one"}, r"'sensitive' parameter of audit must name a column with two or more groups"),
+        (
+            {"sensitive": "gappy"},
+            r"'sensitive' parameter of audit must name a column without missing values.*1 missing",
+        ),
+        ({"sensitive": "rare"}, r"at least 10 held-out rows in every group. Got group 'x' of 'rare' with 3"),
+        ({"benchmark_column": "decile_score"}, r"'benchmark_column' parameter of audit needs 'sensitive'"),
+        (
+            {"sensitive": "race", "benchmark_column": "nope"},
+            r"'benchmark_column' parameter of audit must name a column",
+        ),
+        (
+            {"sensitive": "race", "benchmark_column": "sex"},
+            r"'benchmark_column' parameter of audit must name a numeric",
+        ),
+    ],
+)
 def test_bad_inputs_name_the_argument(violent, kw, match):
     df = violent.copy()
     df["one"] = "a"
@@ -258,8 +329,19 @@ def test_logistic_benchmark_must_be_probabilities(recid):
 def test_cli_errors_name_the_option(violent, tmp_path, capsys):
     csv = tmp_path / "violent.csv"
     violent.to_csv(csv, index=False)
-    base = ["audit", "--data", str(csv), "--target", "v_decile_score", "--group", "adm=priors_count,age",
-            "--split", "train", "--quiet", "--no-plots"]
+    base = [
+        "audit",
+        "--data",
+        str(csv),
+        "--target",
+        "v_decile_score",
+        "--group",
+        "adm=priors_count,age",
+        "--split",
+        "train",
+        "--quiet",
+        "--no-plots",
+    ]
     assert main(base + ["--sensitive", "ethnicity"]) == 2
     assert "The '--sensitive' option of rashomon audit must name a column" in capsys.readouterr().err
     assert main(base + ["--benchmark-column", "decile_score"]) == 2

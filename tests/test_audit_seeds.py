@@ -5,6 +5,7 @@ The old failures were on the full COMPAS example (examples/compas_audit.py) with
 and 5 (default options, bootstrap=0); these are the same runs (about 4 s each). The full sweep
 over five data sets and seeds 0-19 is ``benchmarks/audit_seeds.py`` (100 audits, 0 failures).
 """
+
 import sys
 import warnings
 from pathlib import Path
@@ -24,8 +25,9 @@ OLD_FAILING_SEEDS = [1, 4, 5]
 def _check(df, seed, **kw):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = rashomon.audit(df, "v_decile_score", GROUPS, model_class="kernel", random_state=seed,
-                             bootstrap=0, n_jobs=1, **kw)
+        res = rashomon.audit(
+            df, "v_decile_score", GROUPS, model_class="kernel", random_state=seed, bootstrap=0, n_jobs=1, **kw
+        )
     messages = [str(w.message) for w in caught]
     assert not [m for m in messages if "internal" in m.lower()], messages
     assert set(res.groups) == set(GROUPS)

@@ -1,4 +1,5 @@
 """OSQP and cvxpy backends: certificates, agreement with the exact engine, warm starts."""
+
 import numpy as np
 import pytest
 
@@ -48,7 +49,9 @@ def test_osqp_agrees_with_exact_engine_on_inactive_box():
 
 
 def test_osqp_infeasible_status():
-    res = QPSequence(np.eye(2), np.zeros(2), np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([1.0, -np.inf]), np.array([np.inf, 0.0])).solve(check=False)
+    res = QPSequence(
+        np.eye(2), np.zeros(2), np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([1.0, -np.inf]), np.array([np.inf, 0.0])
+    ).solve(check=False)
     assert res.status is SolverStatus.INFEASIBLE
 
 
@@ -56,7 +59,11 @@ def test_osqp_infeasible_status():
 def test_cvxpy_backend_certified_and_better_than_feasible_points(loss):
     rng = np.random.default_rng(2)
     F = rng.normal(size=(60, 4))
-    y = np.sign(F[:, 0] + 0.3 * rng.normal(size=60)) if loss in ("hinge", "logistic") else F @ [1, 2, 0, 0] + rng.normal(size=60)
+    y = (
+        np.sign(F[:, 0] + 0.3 * rng.normal(size=60))
+        if loss in ("hinge", "logistic")
+        else F @ [1, 2, 0, 0] + rng.normal(size=60)
+    )
     B = np.diag([1.0, 2.0, 0.5, 1.0])
     prog = ConvexLossProgram([LossTerm(loss, F, 0.0, y), LossTerm(loss, F[::-1], 0.2, y)], B, 0.7)
     for w in [(1.0, 0.0), (1.0, 3.0), (0.0, 1.0)]:

@@ -4,6 +4,7 @@ the function and the argument (or give the mathematically right answer, in test_
 Each row: (public call, expected exception type, message regex). The regexes name the argument,
 so an error that only says "invalid" or leaks a third-party message fails.
 """
+
 import functools
 import math
 
@@ -69,8 +70,13 @@ def _cases():
     }
     for fname, fn in data_fns.items():
         for dname, (Xb, yb, param) in bad_data.items():
-            if fname in ("model_reliance", "feature_reliance", "conditional_model_reliance", "pimp",
-                         "learner_importance") and dname in ("y 1e-150",):
+            if fname in (
+                "model_reliance",
+                "feature_reliance",
+                "conditional_model_reliance",
+                "pimp",
+                "learner_importance",
+            ) and dname in ("y 1e-150",):
                 continue  # a loss of 1e-300 is small, not wrong, for a fitted model's reliance
             add(f"{fname}: {dname}", (lambda f=fn, a=Xb, b=yb: f(a, b)), param)
 
@@ -106,19 +112,29 @@ def _cases():
         add(f"RashomonSet.model_class_reliance: tol={v!r}", (lambda v=v: RS.model_class_reliance(0, tol=v)), "tol")
         add(f"rashomon_pd_band: epsilon={v!r}", (lambda v=v: rsh.rashomon_pd_band(LMC, X, Y, 0, epsilon=v)), "epsilon")
     for v in BAD_POSINT:
-        add(f"model_class_reliance: max_iter={v!r}", (lambda v=v: rsh.model_class_reliance(LMC, X, Y, 0, max_iter=v)),
-            "max_iter")
+        add(
+            f"model_class_reliance: max_iter={v!r}",
+            (lambda v=v: rsh.model_class_reliance(LMC, X, Y, 0, max_iter=v)),
+            "max_iter",
+        )
         add(f"pimp: n_repeats={v!r}", (lambda v=v: rsh.pimp(LinearRegression(), X, Y, n_repeats=v)), "n_repeats")
         add(f"RashomonSet.sample: n_models={v!r}", (lambda v=v: RS.sample(v)), "n_models")
-        add(f"conditional_model_reliance: n_bins={v!r}",
-            (lambda v=v: rsh.conditional_model_reliance(LR, X, Y, 0, n_bins=v)), "n_bins")
+        add(
+            f"conditional_model_reliance: n_bins={v!r}",
+            (lambda v=v: rsh.conditional_model_reliance(LR, X, Y, 0, n_bins=v)),
+            "n_bins",
+        )
     # ---- choices
     choice_calls = {
         "model_class_reliance kind": (lambda: rsh.model_class_reliance(LMC, X, Y, 0, kind="ratios"), "kind"),
-        "model_class_reliance epsilon_kind": (lambda: rsh.model_class_reliance(LMC, X, Y, 0, epsilon_kind="rel"),
-                                              "epsilon_kind"),
-        "rashomon_pd_band epsilon_kind": (lambda: rsh.rashomon_pd_band(LMC, X, Y, 0, epsilon_kind="foo"),
-                                          "epsilon_kind"),
+        "model_class_reliance epsilon_kind": (
+            lambda: rsh.model_class_reliance(LMC, X, Y, 0, epsilon_kind="rel"),
+            "epsilon_kind",
+        ),
+        "rashomon_pd_band epsilon_kind": (
+            lambda: rsh.rashomon_pd_band(LMC, X, Y, 0, epsilon_kind="foo"),
+            "epsilon_kind",
+        ),
         "RashomonSet loss": (lambda: RashomonSet(LMC, 0.1, loss="l2").fit(X, Y), "loss"),
         "RashomonSet.sample method": (lambda: RS.sample(5, method="mcmc"), "method"),
         "RashomonSet.envelope epsilon_kind": (lambda: RS.envelope(0, [0.1], epsilon_kind="x"), "epsilon_kind"),
@@ -126,45 +142,62 @@ def _cases():
         "likelihood_importance summary": (lambda: rsh.likelihood_importance(LR, X, Y, summary="foo"), "summary"),
         "partial_dependence kind": (lambda: rsh.partial_dependence(LR, X, 0, kind="mean"), "kind"),
         "pimp null": (lambda: rsh.pimp(LinearRegression(), X, Y, null="normal"), "null"),
-        "learner_importance resampling": (lambda: rsh.learner_importance(LinearRegression(), X, Y, resampling="cv"),
-                                          "resampling"),
+        "learner_importance resampling": (
+            lambda: rsh.learner_importance(LinearRegression(), X, Y, resampling="cv"),
+            "resampling",
+        ),
         "select_epsilon rule": (lambda: rsh.select_epsilon(LMC, X, Y, rule="aic"), "rule"),
         "model_reliance method": (lambda: rsh.model_reliance(LR, X, Y, 0, method="shap"), "method"),
-        "conditional_model_reliance method": (lambda: rsh.conditional_model_reliance(LR, X, Y, 0, method="knn"),
-                                              "method"),
+        "conditional_model_reliance method": (
+            lambda: rsh.conditional_model_reliance(LR, X, Y, 0, method="knn"),
+            "method",
+        ),
         "learner_importance confidence_level 1": (
-            lambda: rsh.learner_importance(LinearRegression(), X, Y, confidence_level=1.0), "confidence_level"),
+            lambda: rsh.learner_importance(LinearRegression(), X, Y, confidence_level=1.0),
+            "confidence_level",
+        ),
         "learner_importance train_fraction 0": (
-            lambda: rsh.learner_importance(LinearRegression(), X, Y, train_fraction=0.0), "train_fraction"),
+            lambda: rsh.learner_importance(LinearRegression(), X, Y, train_fraction=0.0),
+            "train_fraction",
+        ),
         "RashomonSet.multiplicity threshold nan": (lambda: RS.multiplicity(threshold=math.nan), "threshold"),
         "RashomonSet.functional_range c shape": (lambda: RS.functional_range(np.ones(9)), "c"),
         "RashomonSet.prediction_range X columns": (lambda: RS.prediction_range(np.ones((3, 5))), "X"),
         "RashomonSet.pd_band grid empty": (lambda: RS.pd_band(0, grid=[]), "grid"),
         "RashomonSet.pd_band group": (lambda: RS.pd_band([0, 1]), "feature"),
-        "features unknown name": (lambda: rsh.model_reliance(LR, pd.DataFrame(X, columns=list("abc")), Y, "z"),
-                                  "features"),
+        "features unknown name": (
+            lambda: rsh.model_reliance(LR, pd.DataFrame(X, columns=list("abc")), Y, "z"),
+            "features",
+        ),
         "features out of range": (lambda: rsh.model_class_reliance(LMC, X, Y, 7), "features"),
         "features repeated": (lambda: rsh.model_class_reliance(LMC, X, Y, [0, 0]), "features"),
         "features empty": (lambda: rsh.model_class_reliance(LMC, X, Y, []), "features"),
         "model_class not a class": (lambda: RashomonSet("linear", 0.1).fit(X, Y), "model_class"),
         "norm_bound negative": (lambda: RashomonSet(LinearModelClass(norm_bound=-1.0), 0.1).fit(X, Y), "norm_bound"),
         "epsilon negative": (lambda: RashomonSet(LMC, -0.1).fit(X, Y), "epsilon"),
-        "sample_weight negative": (lambda: RashomonSet(LMC, 0.1).fit(X, Y, sample_weight=-np.ones(40)),
-                                   "sample_weight"),
+        "sample_weight negative": (
+            lambda: RashomonSet(LMC, 0.1).fit(X, Y, sample_weight=-np.ones(40)),
+            "sample_weight",
+        ),
         "alphas negative": (lambda: RashomonSet(LinearModelClass(alphas=[-1.0]), 0.1).fit(X, Y), "alphas"),
         "alphas empty": (lambda: RashomonSet(LinearModelClass(alphas=[]), 0.1).fit(X, Y), "alphas"),
         "kernel alphas nan": (lambda: RashomonSet(KernelModelClass(alphas=[np.nan]), 0.1).fit(X, Y), "alphas"),
         "kernel gammas zero": (lambda: RashomonSet(KernelModelClass(gammas=[0.0]), 0.1).fit(X, Y), "gammas"),
         "y constant 1e-8": (lambda: RashomonSet(LMC, 0.1).fit(X, np.full(40, 1e-8)), "y"),
-        "sample_weight on one row": (lambda: RashomonSet(LMC, 0.1).fit(X, Y, sample_weight=np.r_[5.0, np.zeros(39)]),
-                                     "sample_weight"),
+        "sample_weight on one row": (
+            lambda: RashomonSet(LMC, 0.1).fit(X, Y, sample_weight=np.r_[5.0, np.zeros(39)]),
+            "sample_weight",
+        ),
         "sample_weight on one row, reweighted": (lambda: RS.reweighted(np.r_[np.zeros(39), 40.0]), "sample_weight"),
-        "audit epsilon nan": (lambda: rsh.audit(pd.DataFrame(X, columns=list("abc")).assign(t=Y), "t",
-                                                {"g": ["a"]}, epsilon=math.nan), "epsilon"),
-        "audit target in group": (lambda: rsh.audit(pd.DataFrame(X, columns=list("abc")).assign(t=Y), "t",
-                                                    {"g": ["t"]}), "groups"),
-        "audit unknown target": (lambda: rsh.audit(pd.DataFrame(X, columns=list("abc")), "t", {"g": ["a"]}),
-                                 "target"),
+        "audit epsilon nan": (
+            lambda: rsh.audit(pd.DataFrame(X, columns=list("abc")).assign(t=Y), "t", {"g": ["a"]}, epsilon=math.nan),
+            "epsilon",
+        ),
+        "audit target in group": (
+            lambda: rsh.audit(pd.DataFrame(X, columns=list("abc")).assign(t=Y), "t", {"g": ["t"]}),
+            "groups",
+        ),
+        "audit unknown target": (lambda: rsh.audit(pd.DataFrame(X, columns=list("abc")), "t", {"g": ["a"]}), "target"),
     }
     for cid, (fn, param) in choice_calls.items():
         add(cid, fn, param)
@@ -293,7 +326,10 @@ YB = (Y > np.median(Y)).astype(int)
 @functools.cache
 def _sets():
     """A linear and a logistic set fitted on the frame DF (fitted once, on first use)."""
-    return {"linear": RashomonSet(LMC, 0.1).fit(DF, Y), "logistic": RashomonSet(rsh.LogisticModelClass(), 0.1).fit(DF, YB)}
+    return {
+        "linear": RashomonSet(LMC, 0.1).fit(DF, Y),
+        "logistic": RashomonSet(rsh.LogisticModelClass(), 0.1).fit(DF, YB),
+    }
 
 
 def _dask_frame(df, npartitions=2):
@@ -316,12 +352,19 @@ def _issue27_cases():
     repeated = pd.DataFrame(np.c_[X, X[:, 0]], columns=["a", "b", "c", "a"])
     mixed = pd.DataFrame(X, columns=["a", "b", 0])
     for kind in ("linear", "logistic"):
-        for fname, call in {"prediction_range": lambda rs, Z: rs.prediction_range(Z),
-                            "multiplicity": lambda rs, Z: rs.multiplicity(Z),
-                            "reference_.predict": lambda rs, Z: rs.reference_.predict(Z),
-                            "sample().predict": lambda rs, Z: rs.sample(3, random_state=0).predict(Z)}.items():
-            for zname, Z in (("renamed", renamed), ("missing", missing), ("extra", extra), ("repeated", repeated),
-                             ("mixed name types", mixed)):
+        for fname, call in {
+            "prediction_range": lambda rs, Z: rs.prediction_range(Z),
+            "multiplicity": lambda rs, Z: rs.multiplicity(Z),
+            "reference_.predict": lambda rs, Z: rs.reference_.predict(Z),
+            "sample().predict": lambda rs, Z: rs.sample(3, random_state=0).predict(Z),
+        }.items():
+            for zname, Z in (
+                ("renamed", renamed),
+                ("missing", missing),
+                ("extra", extra),
+                ("repeated", repeated),
+                ("mixed name types", mixed),
+            ):
                 add(f"{kind} {fname}: {zname} column", (lambda k=kind, c=call, Z=Z: c(_sets()[k], Z.iloc[:5])), "X")
     # model-class constructor arguments (checked when the class is used, naming the class)
     LogC, HinC, KerC = rsh.LogisticModelClass, rsh.HingeModelClass, KernelModelClass
@@ -351,14 +394,22 @@ def _issue27_cases():
     for cid, (mc, param) in ctor.items():
         yy = YB if isinstance(mc, (LogC, HinC)) else Y
         add(cid, (lambda mc=mc, yy=yy: RashomonSet(mc, 0.1).fit(X, yy)), param)
-    add("fit_reference fit_intercept='no'", lambda: LinearModelClass(fit_intercept="no").fit_reference(X, Y),
-        "fit_intercept")
+    add(
+        "fit_reference fit_intercept='no'",
+        lambda: LinearModelClass(fit_intercept="no").fit_reference(X, Y),
+        "fit_intercept",
+    )
     Xc, yc = RNG.normal(size=(4, 2)), np.array([0, 0, 1, 1])
     calls = {
         # the set's own arguments
         "RashomonSet logistic with loss='squared_error'": (
-            lambda: RashomonSet(LogC(), 0.1, loss="squared_error").fit(X, YB), "loss"),
-        "RashomonSet hinge with loss='log_loss'": (lambda: RashomonSet(HinC(), 0.1, loss="log_loss").fit(X, YB), "loss"),
+            lambda: RashomonSet(LogC(), 0.1, loss="squared_error").fit(X, YB),
+            "loss",
+        ),
+        "RashomonSet hinge with loss='log_loss'": (
+            lambda: RashomonSet(HinC(), 0.1, loss="log_loss").fit(X, YB),
+            "loss",
+        ),
         "RashomonSet epsilon=1e300": (lambda: RashomonSet(LMC, 1e300).fit(X, Y), "epsilon"),
         "logistic with 2 rows per class": (lambda: RashomonSet(LogC(), 0.1).fit(Xc, yc), "y"),
         "hinge with 2 rows per class": (lambda: RashomonSet(HinC(), 0.1).fit(Xc, yc), "y"),
@@ -369,7 +420,10 @@ def _issue27_cases():
         "MCREnvelope.envelope(nan)": (lambda: RS.envelope(0, [0.1]).envelope(math.nan), "m"),
         "RashomonSet.envelope epsilons='a'": (lambda: RS.envelope(0, "a"), "epsilons"),
         "RashomonSet.envelope epsilons=[1e300]": (lambda: RS.envelope(0, [1e300]), "epsilons"),
-        "mcr_envelope epsilons=[[0.1, 0.2]]": (lambda: rsh.mcr_envelope(LMC, X, Y, 0, epsilons=[[0.1, 0.2]]), "epsilons"),
+        "mcr_envelope epsilons=[[0.1, 0.2]]": (
+            lambda: rsh.mcr_envelope(LMC, X, Y, 0, epsilons=[[0.1, 0.2]]),
+            "epsilons",
+        ),
         # functionals
         "functional_range c0 of the wrong length": (lambda: RS.functional_range(np.ones((2, 4)), c0=[1, 2, 3]), "c0"),
         "functional_range c0 a string": (lambda: RS.functional_range(np.ones(4), c0="a"), "c0"),
@@ -384,40 +438,69 @@ def _issue27_cases():
         "importance_cloud({})": (lambda: RS.importance_cloud({}), "features"),
         # fitted models
         "model_reliance of an interpolating fit": (
-            lambda: rsh.model_reliance(LinearRegression().fit(X, X @ [1.0, 2, 3]), X, X @ [1.0, 2, 3], 0), "estimator"),
+            lambda: rsh.model_reliance(LinearRegression().fit(X, X @ [1.0, 2, 3]), X, X @ [1.0, 2, 3], 0),
+            "estimator",
+        ),
         "feature_reliance of an interpolating fit": (
-            lambda: rsh.feature_reliance(LinearRegression().fit(X, X @ [1.0, 2, 3]), X, X @ [1.0, 2, 3]), "estimator"),
+            lambda: rsh.feature_reliance(LinearRegression().fit(X, X @ [1.0, 2, 3]), X, X @ [1.0, 2, 3]),
+            "estimator",
+        ),
         "model_reliance of an unfitted model": (lambda: rsh.model_reliance(LinearRegression(), X, Y, 0), "estimator"),
         "conditional_model_reliance unfitted": (
-            lambda: rsh.conditional_model_reliance(LinearRegression(), X, Y, 0), "estimator"),
+            lambda: rsh.conditional_model_reliance(LinearRegression(), X, Y, 0),
+            "estimator",
+        ),
         # partial dependence and its grids
         "partial_dependence grid=[nan]": (lambda: rsh.partial_dependence(LR, X, 0, grid=[math.nan]), "grid"),
         "partial_dependence grid='abc'": (lambda: rsh.partial_dependence(LR, X, 0, grid="abc"), "grid"),
-        "partial_dependence grid ragged pair": (lambda: rsh.partial_dependence(LR, X, [0, 1], grid=[[1, 2], [[3]]]),
-                                               "grid"),
-        "partial_dependence percentiles='a'": (lambda: rsh.partial_dependence(LR, X, 0, percentiles="a"), "percentiles"),
-        "partial_dependence percentiles=(0.5,)": (lambda: rsh.partial_dependence(LR, X, 0, percentiles=(0.5,)),
-                                                  "percentiles"),
-        "partial_dependence percentiles reversed": (lambda: rsh.partial_dependence(LR, X, 0, percentiles=(0.9, 0.1)),
-                                                    "percentiles"),
+        "partial_dependence grid ragged pair": (
+            lambda: rsh.partial_dependence(LR, X, [0, 1], grid=[[1, 2], [[3]]]),
+            "grid",
+        ),
+        "partial_dependence percentiles='a'": (
+            lambda: rsh.partial_dependence(LR, X, 0, percentiles="a"),
+            "percentiles",
+        ),
+        "partial_dependence percentiles=(0.5,)": (
+            lambda: rsh.partial_dependence(LR, X, 0, percentiles=(0.5,)),
+            "percentiles",
+        ),
+        "partial_dependence percentiles reversed": (
+            lambda: rsh.partial_dependence(LR, X, 0, percentiles=(0.9, 0.1)),
+            "percentiles",
+        ),
         "partial_dependence categorical_features=7": (
-            lambda: rsh.partial_dependence(LR, X, 0, categorical_features=7), "categorical_features"),
+            lambda: rsh.partial_dependence(LR, X, 0, categorical_features=7),
+            "categorical_features",
+        ),
         "partial_dependence categorical_features=['z']": (
-            lambda: rsh.partial_dependence(LR, X, 0, categorical_features=["z"]), "categorical_features"),
+            lambda: rsh.partial_dependence(LR, X, 0, categorical_features=["z"]),
+            "categorical_features",
+        ),
         "partial_dependence center_value='a'": (
-            lambda: rsh.partial_dependence(LR, X, 0, centered=True, center_value="a"), "center_value"),
+            lambda: rsh.partial_dependence(LR, X, 0, centered=True, center_value="a"),
+            "center_value",
+        ),
         "partial_dependence center_value=nan": (
-            lambda: rsh.partial_dependence(LR, X, 0, centered=True, center_value=math.nan), "center_value"),
-        "pd_importance categorical_features=7": (lambda: rsh.pd_importance(LR, X, categorical_features=7),
-                                                 "categorical_features"),
+            lambda: rsh.partial_dependence(LR, X, 0, centered=True, center_value=math.nan),
+            "center_value",
+        ),
+        "pd_importance categorical_features=7": (
+            lambda: rsh.pd_importance(LR, X, categorical_features=7),
+            "categorical_features",
+        ),
         "pd_importance percentiles=(1, 0)": (lambda: rsh.pd_importance(LR, X, percentiles=(1, 0)), "percentiles"),
         "pd_importance output=5": (lambda: rsh.pd_importance(LR, X, output=5), "output"),
         "pd_importance features=[]": (lambda: rsh.pd_importance(LR, X, features=[]), "features"),
         "learner_pd grid=[]": (lambda: rsh.learner_pd(LinearRegression(), X, Y, 0, grid=[], n_refits=2), "grid"),
-        "learner_pd grid=[nan]": (lambda: rsh.learner_pd(LinearRegression(), X, Y, 0, grid=[math.nan], n_refits=2),
-                                  "grid"),
+        "learner_pd grid=[nan]": (
+            lambda: rsh.learner_pd(LinearRegression(), X, Y, 0, grid=[math.nan], n_refits=2),
+            "grid",
+        ),
         "learner_pd percentiles=(2, 3)": (
-            lambda: rsh.learner_pd(LinearRegression(), X, Y, 0, percentiles=(2, 3), n_refits=2), "percentiles"),
+            lambda: rsh.learner_pd(LinearRegression(), X, Y, 0, percentiles=(2, 3), n_refits=2),
+            "percentiles",
+        ),
         "uncertainty_pd grid=[]": (lambda: rsh.uncertainty_pd(LogisticRegression().fit(X, YB), X, 0, grid=[]), "grid"),
         "RashomonSet.pd_band percentiles=(1, 0)": (lambda: RS.pd_band(0, percentiles=(1, 0)), "percentiles"),
         "RashomonSet.pd_band grid='ab'": (lambda: RS.pd_band(0, grid="ab"), "grid"),
@@ -425,38 +508,62 @@ def _issue27_cases():
         # learner inference
         "learner_importance learner='x'": (lambda: rsh.learner_importance("x", X, Y, n_refits=2), "learner"),
         "corrected_resampled_ttest learner_b='x'": (
-            lambda: rsh.corrected_resampled_ttest(LinearRegression(), "x", X, Y, n_refits=2), "learner_b"),
+            lambda: rsh.corrected_resampled_ttest(LinearRegression(), "x", X, Y, n_refits=2),
+            "learner_b",
+        ),
         "pimp learner=None": (lambda: rsh.pimp(None, X, Y, n_permutations=2), "learner"),
         "learner_importance train_fraction leaves no training rows": (
-            lambda: rsh.learner_importance(LinearRegression(), X, Y, n_refits=2, resampling="subsampling",
-                                           train_fraction=0.01), "train_fraction"),
+            lambda: rsh.learner_importance(
+                LinearRegression(), X, Y, n_refits=2, resampling="subsampling", train_fraction=0.01
+            ),
+            "train_fraction",
+        ),
         "make_strata group out of range": (lambda: rsh.make_strata(X, (7,)), "group"),
         "make_strata n_bins=0": (lambda: rsh.make_strata(X, (0,), n_bins=0), "n_bins"),
         # Dask input
         "Dask frame with an object column": (
-            lambda: RashomonSet(LMC, 0.1).fit(_dask_frame(DF.assign(s="x"))[["a", "s"]], _dask_frame(DF.assign(t=Y))["t"]),
-            "X"),
+            lambda: RashomonSet(LMC, 0.1).fit(
+                _dask_frame(DF.assign(s="x"))[["a", "s"]], _dask_frame(DF.assign(t=Y))["t"]
+            ),
+            "X",
+        ),
         "Dask frame with NaN": (
-            lambda: RashomonSet(LMC, 0.1).fit(_dask_frame(DF.mask(DF > 2.0))[["a", "b"]],
-                                              _dask_frame(DF.assign(t=Y))["t"]), "X"),
+            lambda: RashomonSet(LMC, 0.1).fit(
+                _dask_frame(DF.mask(DF > 2.0))[["a", "b"]], _dask_frame(DF.assign(t=Y))["t"]
+            ),
+            "X",
+        ),
         "Dask frame with a string target": (
-            lambda: RashomonSet(LMC, 0.1).fit(_dask_frame(DF.assign(s="x"))[["a", "b"]],
-                                              _dask_frame(DF.assign(s="x"))["s"]), "y"),
+            lambda: RashomonSet(LMC, 0.1).fit(
+                _dask_frame(DF.assign(s="x"))[["a", "b"]], _dask_frame(DF.assign(s="x"))["s"]
+            ),
+            "y",
+        ),
         "model_reliance on a Dask frame with an object column": (
-            lambda: rsh.model_reliance(LR, _dask_frame(DF.assign(s="x"))[["a", "b", "s"]], _dask_frame(DF.assign(t=Y))["t"],
-                                       "a"), "X"),
+            lambda: rsh.model_reliance(
+                LR, _dask_frame(DF.assign(s="x"))[["a", "b", "s"]], _dask_frame(DF.assign(t=Y))["t"], "a"
+            ),
+            "X",
+        ),
         "feature_reliance on a Dask frame with an object column": (
-            lambda: rsh.feature_reliance(LR, _dask_frame(DF.assign(s="x"))[["a", "b", "s"]],
-                                         _dask_frame(DF.assign(t=Y))["t"]), "X"),
+            lambda: rsh.feature_reliance(
+                LR, _dask_frame(DF.assign(s="x"))[["a", "b", "s"]], _dask_frame(DF.assign(t=Y))["t"]
+            ),
+            "X",
+        ),
         "model_reliance on a Dask frame with NaN": (
-            lambda: rsh.model_reliance(LinearRegression().fit(DF, Y), _dask_frame(DF.mask(DF > 2.0)),
-                                       _dask_frame(DF.assign(t=Y))["t"], "a"), "X"),
+            lambda: rsh.model_reliance(
+                LinearRegression().fit(DF, Y), _dask_frame(DF.mask(DF > 2.0)), _dask_frame(DF.assign(t=Y))["t"], "a"
+            ),
+            "X",
+        ),
         "Dask-fitted set prediction_range()": (lambda: _dask_set().prediction_range(), "X"),
         "Dask-fitted set multiplicity()": (lambda: _dask_set().multiplicity(), "X"),
-        "Dask-fitted set prediction_range(Dask frame)": (
-            lambda: _dask_set().prediction_range(_dask_frame(DF)), "X"),
+        "Dask-fitted set prediction_range(Dask frame)": (lambda: _dask_set().prediction_range(_dask_frame(DF)), "X"),
         "Dask + logistic class": (
-            lambda: RashomonSet(LogC(), 0.1).fit(_dask_frame(DF)[["a", "b"]], _dask_frame(DF.assign(t=YB))["t"]), "loss"),
+            lambda: RashomonSet(LogC(), 0.1).fit(_dask_frame(DF)[["a", "b"]], _dask_frame(DF.assign(t=YB))["t"]),
+            "loss",
+        ),
     }
     for cid, (fn, param) in calls.items():
         add(cid, fn, param)
@@ -505,8 +612,9 @@ def test_reordered_columns_are_matched_by_name(kind):
 @pytest.mark.parametrize("kind", ["linear", "logistic"])
 def test_array_after_frame_warns_as_scikit_learn(kind):
     rs = _sets()[kind]
-    with pytest.warns(UserWarning, match="X does not have valid feature names, but RashomonSet was fitted with "
-                                         "feature names"):
+    with pytest.warns(
+        UserWarning, match="X does not have valid feature names, but RashomonSet was fitted with feature names"
+    ):
         a = rs.prediction_range(X[:5])
     np.testing.assert_array_equal(a.lower, rs.prediction_range(DF.iloc[:5]).lower)
     with pytest.warns(UserWarning, match="X does not have valid feature names, but ClassMember was fitted"):
@@ -534,8 +642,25 @@ def test_relative_epsilon_above_one_warns_in_python_and_on_the_cli(tmp_path, cap
 
     DF.assign(t=Y).to_csv(tmp_path / "d.csv", index=False)
     with pytest.warns(rsh.RashomonWarning, match=r"'epsilon' parameter of audit is 10"):
-        code = main(["audit", "--quiet", "--no-plots", "--data", str(tmp_path / "d.csv"), "--target", "t",
-                     "--group", "g=a", "--model-class", "linear", "--epsilon", "10", "--cv", "3"])
+        code = main(
+            [
+                "audit",
+                "--quiet",
+                "--no-plots",
+                "--data",
+                str(tmp_path / "d.csv"),
+                "--target",
+                "t",
+                "--group",
+                "g=a",
+                "--model-class",
+                "linear",
+                "--epsilon",
+                "10",
+                "--cv",
+                "3",
+            ]
+        )
     assert code == 0
 
 

@@ -4,6 +4,7 @@ Every number is compared with rebuilding the resample from scratch; bounds agree
 tolerance (both runs attain each bound within tol, so they differ by at most tol·max(1, |bound|)),
 everything else to rounding.
 """
+
 import numpy as np
 import pytest
 
@@ -47,8 +48,9 @@ def test_equals_rebuilding_each_resample(intercept, kind):
     for r, seed in enumerate(boot.seeds):
         w = _weights(seed, len(y))
         # from scratch: no cache, the same class, reference function and ε rule on the resample
-        fresh = RashomonSet(rs.model_class, rs.epsilon, epsilon_kind=rs.epsilon_kind,
-                            reference=rs.reference_).fit(X, y, sample_weight=w)
+        fresh = RashomonSet(rs.model_class, rs.epsilon, epsilon_kind=rs.epsilon_kind, reference=rs.reference_).fit(
+            X, y, sample_weight=w
+        )
         for name, group in GROUPS.items():
             res = fresh.model_class_reliance(group, kind=kind, tol=TOL)
             assert boot.draws[name]["mr_ref"][r] == pytest.approx(res.reference_model.mr, rel=1e-9)
@@ -88,8 +90,14 @@ def test_linear_class_and_single_group():
         assert _close(boot.draws["x2"]["lower"][r], res.lower) and _close(boot.draws["x2"]["upper"][r], res.upper)
     lo, hi = boot.interval("x2", "upper", 0.9)
     assert lo <= hi
-    assert list(boot.to_frame().columns) == ["mr_ref_low", "mr_ref_high", "lower_low", "lower_high", "upper_low",
-                                             "upper_high"]
+    assert list(boot.to_frame().columns) == [
+        "mr_ref_low",
+        "mr_ref_high",
+        "lower_low",
+        "lower_high",
+        "upper_low",
+        "upper_high",
+    ]
 
 
 def test_random_state_instance_draws_the_audit_seeds():
@@ -128,8 +136,9 @@ def _replicated_forms(mc, X, y, w, group):
 def test_weighted_statistics_equal_replicated_rows(mode, intercept, group, monkeypatch):
     """Both routes of the all-pairs sums (and e_orig) under counts w equal the forms on repeated rows."""
     X, y = _data(40, 5)
-    mc = KernelModelClass(gamma=0.3, norm_bound=1.5, dictionary=X[::4],
-                          intercept=0.1 if intercept == "mean" else "free")
+    mc = KernelModelClass(
+        gamma=0.3, norm_bound=1.5, dictionary=X[::4], intercept=0.1 if intercept == "mean" else "free"
+    )
     par = mc.parametrize(X, y)
     monkeypatch.setattr(_kernel_stats, "choose_mode", lambda *a: mode)
     cache: dict = {}

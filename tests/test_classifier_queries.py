@@ -12,6 +12,7 @@ gaps (attained minus certified bound) at most 1e-8·max(1, |bound|) for the logi
 1e-10) and 1e-3·max(1, |bound|) for the hinge (smoothing floor τ·log 2/μ with τ = 1e-7, and projected Newton
 on the sharply smoothed hinge stopping short on some rows; typical gaps are 1e-6).
 """
+
 import warnings
 
 import matplotlib
@@ -102,7 +103,7 @@ def test_score_ranges_valid_by_sampling_and_tight(fitted):
         for end, val in (("lower", res.lower_attained[i]), ("upper", res.upper_attained[i])):
             m = res.member(i, end)
             assert _in_set(rs, X, y, m.theta_)
-            assert m.predict(rows[i:i + 1])[0] == pytest.approx(val, rel=1e-12, abs=1e-12)
+            assert m.predict(rows[i : i + 1])[0] == pytest.approx(val, rel=1e-12, abs=1e-12)
     # the reference is inside; labels that can flip are the rows whose range contains 0
     assert np.all(res.lower <= res.reference + 1e-12) and np.all(res.reference <= res.upper + 1e-12)
     flip = res.flippable(0.0)
@@ -323,7 +324,9 @@ def test_unsupported_queries_are_clear_errors():
     with pytest.raises(RashomonInputError, match=r"model_class_reliance.*LogisticModelClass.*log_loss"):
         rs.model_class_reliance(0, conditional=True)
     for call in (lambda: rs.problem(0), lambda: rs.searcher(0)):
-        with pytest.raises(RashomonInputError, match=r"RashomonSet\.(problem|model_class_reliance).*LogisticModelClass.*log_loss"):
+        with pytest.raises(
+            RashomonInputError, match=r"RashomonSet\.(problem|model_class_reliance).*LogisticModelClass.*log_loss"
+        ):
             call()
     with pytest.raises(RashomonInputError, match="threshold.*probability"):
         rs.multiplicity(X[:5], 1.5, scale="probability")
@@ -386,9 +389,11 @@ def _cvxpy_min(rs, a):
     th = cp.Variable(ms.D.shape[1])
     mg = cp.multiply(ms.y, ms.D @ th)
     loss = cp.sum(cp.logistic(-mg)) if ms.loss.name == "logistic" else cp.sum(cp.pos(1 - mg))
-    Bp = ms.B[ms.o:, ms.o:]
+    Bp = ms.B[ms.o :, ms.o :]
     L = np.linalg.cholesky(0.5 * (Bp + Bp.T))
-    prob = cp.Problem(cp.Minimize(a @ th), [loss <= len(ms.y) * rs.epsilon_abs_, cp.sum_squares(L.T @ th[ms.o:]) <= ms.r])
+    prob = cp.Problem(
+        cp.Minimize(a @ th), [loss <= len(ms.y) * rs.epsilon_abs_, cp.sum_squares(L.T @ th[ms.o :]) <= ms.r]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the peer's own accuracy notices
         prob.solve(solver="CLARABEL")
@@ -445,7 +450,7 @@ def test_multiplicity_flips_equal_the_per_row_exact_solves(monkeypatch):
     for i in np.where(mult.flips)[0][:10]:
         m = r.member(i, "lower" if mult.reference_decision[i] else "upper")
         assert _in_set(rs, X, y, m.theta_)
-        assert (m.predict(X[i:i + 1])[0] > 0) != mult.reference_decision[i]  # score > 0: probability > 0.5
+        assert (m.predict(X[i : i + 1])[0] > 0) != mult.reference_decision[i]  # score > 0: probability > 0.5
     _no_batch(monkeypatch)
     rs2 = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.05).fit(X, y)
     np.testing.assert_array_equal(rs2.multiplicity().flips, mult.flips)
@@ -473,11 +478,17 @@ def test_probability_scale_is_the_logistic_default_and_stated():
 def test_bad_probability_thresholds_are_clear_errors(bad):
     X, y = _data(n=80)
     rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.1).fit(X, y)
-    with pytest.raises(RashomonInputError, match=r"'threshold' parameter of RashomonSet\.multiplicity must be in "
-                                                 r"\(0, 1\) on the probability scale\. Got"):
+    with pytest.raises(
+        RashomonInputError,
+        match=r"'threshold' parameter of RashomonSet\.multiplicity must be in "
+        r"\(0, 1\) on the probability scale\. Got",
+    ):
         rs.multiplicity(X[:5], bad)
-    with pytest.raises(RashomonInputError, match=r"'threshold' parameter of PredictionRange\.flippable must be in "
-                                                 r"\(0, 1\) on the probability scale"):
+    with pytest.raises(
+        RashomonInputError,
+        match=r"'threshold' parameter of PredictionRange\.flippable must be in "
+        r"\(0, 1\) on the probability scale",
+    ):
         rs.prediction_range(X[:3]).flippable(bad)
     with pytest.raises(RashomonInputError, match="progress"):
         rs.prediction_range(X[:3], progress="yes")

@@ -5,6 +5,7 @@ an independent cvxpy solve of min loss s.t. β̃'Mβ̃ <= r (1e-6, cvxpy's accur
 it is scikit-learn's unpenalised LogisticRegression (coefficients to 1e-5). The member is accepted as
 ``reference=`` by a set fitted on other rows (the audit's held-out layout).
 """
+
 import numpy as np
 import pytest
 
@@ -31,9 +32,9 @@ def _cvxpy_min(mc, par, X, y):
     th = cp.Variable(D.shape[1])
     marg = cp.multiply(ye, D @ th)
     obj = cp.sum(cp.logistic(-marg)) if isinstance(mc, LogisticModelClass) else cp.sum(cp.pos(1 - marg))
-    Ms = par.B[par.o:, par.o:]
+    Ms = par.B[par.o :, par.o :]
     L = np.linalg.cholesky(0.5 * (Ms + Ms.T))
-    prob = cp.Problem(cp.Minimize(obj / len(y)), [cp.sum_squares(L.T @ th[par.o:]) <= par.r])
+    prob = cp.Problem(cp.Minimize(obj / len(y)), [cp.sum_squares(L.T @ th[par.o :]) <= par.r])
     prob.solve(solver=cp.CLARABEL)
     return float(prob.value)
 
@@ -70,8 +71,9 @@ def test_logistic_reference_with_an_inactive_ball_is_the_mle(fit_intercept):
 
     X, y = _data(seed=1)
     ref = LogisticModelClass(norm_bound=1e4, fit_intercept=fit_intercept).fit_reference(X, y)
-    sk = LogisticRegression(C=np.inf, solver="newton-cholesky", tol=1e-12, max_iter=1000,
-                            fit_intercept=fit_intercept).fit(X, y)
+    sk = LogisticRegression(
+        C=np.inf, solver="newton-cholesky", tol=1e-12, max_iter=1000, fit_intercept=fit_intercept
+    ).fit(X, y)
     np.testing.assert_allclose(ref.coef_, sk.coef_.ravel(), rtol=1e-5, atol=1e-7)
     assert ref.intercept_ == pytest.approx(float(np.ravel(sk.intercept_)[0]) if fit_intercept else 0.0, abs=1e-6)
 

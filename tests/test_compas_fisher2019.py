@@ -1,4 +1,5 @@
 """The bundled COMPAS split of Fisher, Rudin & Dominici (2019, §10) reproduces the authors' reference."""
+
 import numpy as np
 import pytest
 from sklearn.kernel_ridge import KernelRidge
@@ -81,7 +82,9 @@ def test_class_reference_and_set_reproduce_the_paper_setting(split):
     ref = mc.fit_reference(split.X_train, split.y_train)
     assert ref.parametrization_.info["dictionary_size"] == 402
     assert ref.parametrization_.r == pytest.approx(s["norm"], abs=1e-3)
-    rs = rashomon.RashomonSet(mc, 0.1 * s["cv_loss"], epsilon_kind="additive", reference=ref).fit(split.X_test, split.y_test)
+    rs = rashomon.RashomonSet(mc, 0.1 * s["cv_loss"], epsilon_kind="additive", reference=ref).fit(
+        split.X_test, split.y_test
+    )
     assert rs.e_ref_ == pytest.approx(s["e_ref"], abs=1e-4)
     assert rs.epsilon_abs_ == pytest.approx(s["epsilon_abs"], abs=1e-4)
     # the reference is the class's member: its predictions equal scikit-learn's KernelRidge fit
@@ -118,7 +121,9 @@ def test_nadaraya_watson_selection_finds_the_papers_bandwidth(split):
 
     g, err = nadaraya_watson_gamma(split.X_train.to_numpy(), split.y_train.to_numpy())
     assert g == pytest.approx(split.settings["sigma"], rel=1e-6) and len(err) == 40
-    mc = rashomon.KernelModelClass(gamma="nadaraya_watson", alpha=split.settings["n_alpha"], intercept=split.settings["mu"])
+    mc = rashomon.KernelModelClass(
+        gamma="nadaraya_watson", alpha=split.settings["n_alpha"], intercept=split.settings["mu"]
+    )
     ref = mc.fit_reference(split.X_train, split.y_train)
     assert ref.gamma_ == pytest.approx(split.settings["sigma"], rel=1e-6)
     assert ref.parametrization_.r == pytest.approx(split.settings["norm"], abs=1e-3)

@@ -1,4 +1,5 @@
 """Conditional MR (exact within-stratum U-statistic, permutation, Gaussian) and conditional MCR."""
+
 import numpy as np
 import pytest
 from sklearn.ensemble import RandomForestRegressor
@@ -55,7 +56,9 @@ def test_exact_equals_brute_force_regression(group):
     fast = conditional_model_reliance(lin, X, y, group, strata=strata)
     slow = conditional_model_reliance(lin, X, y, group, strata=strata, closed_form=False)
     assert fast.closed_form and fast.e_switch == pytest.approx(slow.e_switch, rel=1e-9)
-    assert slow.e_switch == pytest.approx(brute_conditional(lin.predict, lambda a, b: (a - b) ** 2, X, y, group, strata), rel=1e-9)
+    assert slow.e_switch == pytest.approx(
+        brute_conditional(lin.predict, lambda a, b: (a - b) ** 2, X, y, group, strata), rel=1e-9
+    )
 
 
 def test_exact_equals_brute_force_classifier():
@@ -63,7 +66,9 @@ def test_exact_equals_brute_force_classifier():
     yc = (y > 0).astype(int)
     m = LogisticRegression().fit(X, yc)
     ref = brute_conditional(m.predict_proba, lambda a, pr: -np.log(pr[int(a)]), X, yc, [1], strata)
-    assert conditional_model_reliance(m, X, yc, 1, strata=strata, loss="log_loss").e_switch == pytest.approx(ref, rel=1e-9)
+    assert conditional_model_reliance(m, X, yc, 1, strata=strata, loss="log_loss").e_switch == pytest.approx(
+        ref, rel=1e-9
+    )
 
 
 def test_near_copy_conditional_is_one_marginal_large():
@@ -131,7 +136,11 @@ def test_bad_strata():
 @pytest.mark.parametrize("cls", ["linear", "kernel"])
 def test_conditional_forms_equal_conditional_estimator(cls):
     X, y, strata = _data(n=50)
-    mc = LinearModelClass(norm_bound=1.0) if cls == "linear" else KernelModelClass(gamma=0.3, norm_bound=1.0, dictionary=X[:10])
+    mc = (
+        LinearModelClass(norm_bound=1.0)
+        if cls == "linear"
+        else KernelModelClass(gamma=0.3, norm_bound=1.0, dictionary=X[:10])
+    )
     prob = mc.build(X, y, (0,), None, strata=strata)
     rng = np.random.default_rng(5)
     for _ in range(3):

@@ -1,4 +1,5 @@
 """Out-of-core / distributed fits: Dask arrays and DataFrames give the in-memory answers from O(p²) state."""
+
 from __future__ import annotations
 
 import pickle
@@ -54,11 +55,15 @@ def test_weights_norm_bound_and_reference_from_other_rows():
     w = np.random.default_rng(2).integers(0, 4, size=len(y)).astype(float)
     Xd, yd, wd = da.from_array(X, chunks=(1500, 5)), da.from_array(y, chunks=1500), da.from_array(w, chunks=1500)
     mc = LinearModelClass()
-    _close(RashomonSet(mc, 0.05).fit(X, y, w).model_class_reliance(2),
-           RashomonSet(mc, 0.05).fit(Xd, yd, wd).model_class_reliance(2))
+    _close(
+        RashomonSet(mc, 0.05).fit(X, y, w).model_class_reliance(2),
+        RashomonSet(mc, 0.05).fit(Xd, yd, wd).model_class_reliance(2),
+    )
     mc = LinearModelClass(norm_bound=3.0, standardize=False)
-    _close(RashomonSet(mc, 0.05).fit(X, y).model_class_reliance([0, 4]),
-           RashomonSet(mc, 0.05).fit(Xd, y).model_class_reliance([0, 4]))  # numpy y is chunked like X
+    _close(
+        RashomonSet(mc, 0.05).fit(X, y).model_class_reliance([0, 4]),
+        RashomonSet(mc, 0.05).fit(Xd, y).model_class_reliance([0, 4]),
+    )  # numpy y is chunked like X
     member = LinearModelClass().fit_reference(X[:2000], y[:2000])
     a = RashomonSet(LinearModelClass(), 0.1, reference=member).fit(X[2000:], y[2000:])
     b = RashomonSet(LinearModelClass(), 0.1, reference=member).fit(Xd[2000:], yd[2000:])
@@ -71,7 +76,7 @@ def test_parquet_on_local_cluster(client, tmp_path):
     X, y = _data(n=8000, p=4, seed=3)
     df = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(target=y)
     for i in range(4):
-        df.iloc[i * 2000:(i + 1) * 2000].to_parquet(tmp_path / f"part{i}.parquet")
+        df.iloc[i * 2000 : (i + 1) * 2000].to_parquet(tmp_path / f"part{i}.parquet")
     ddf = dd.read_parquet(str(tmp_path))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -87,10 +92,12 @@ def test_parquet_on_local_cluster(client, tmp_path):
 def test_queries_that_need_rows_fail_clearly():
     X, y = _data(n=500)
     rs = RashomonSet(LinearModelClass(), 0.1).fit(da.from_array(X, chunks=(100, 5)), da.from_array(y, chunks=100))
-    for call in (lambda: rs.model_class_reliance(0, conditional=True),
-                 lambda: rs.model_class_reliance(0, conditional=True, strata=np.arange(500) % 3),
-                 lambda: rs.pd_band(0),
-                 lambda: rs.reweighted(np.ones(500))):
+    for call in (
+        lambda: rs.model_class_reliance(0, conditional=True),
+        lambda: rs.model_class_reliance(0, conditional=True, strata=np.arange(500) % 3),
+        lambda: rs.pd_band(0),
+        lambda: rs.reweighted(np.ones(500)),
+    ):
         with pytest.raises(RashomonInputError, match="fitted on Dask input"):
             call()
     rs.reference_.predict(X[:3])  # members are ordinary fitted models
@@ -135,8 +142,9 @@ def test_linear_model_losses_match_all_pairs():
     X, y = _data(n=300, seed=4)
     est = Ridge(alpha=5.0).fit(X[:100], y[:100])
     groups = [(0,), (1, 3), (2,)]
-    e_orig, e_sw, _ = linear_model_losses(est.coef_, est.intercept_, da.from_array(X, chunks=(70, 5)),
-                                          da.from_array(y, chunks=70), groups)
+    e_orig, e_sw, _ = linear_model_losses(
+        est.coef_, est.intercept_, da.from_array(X, chunks=(70, 5)), da.from_array(y, chunks=70), groups
+    )
     assert e_orig == pytest.approx(np.mean((y - est.predict(X)) ** 2), rel=1e-12)
     n = len(y)
     i, j = np.where(~np.eye(n, dtype=bool))

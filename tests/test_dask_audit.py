@@ -1,5 +1,6 @@
 """audit() on a Dask DataFrame / Parquet (out of core): equal to the in-memory audit when the split and the
 ridge penalty are the same, the split rule, the ε rule's leave-one-out loss, clear errors, the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -67,8 +68,11 @@ def test_parquet_audit_equals_in_memory_with_the_same_split_and_alpha(client, ta
     assert (out.n_train, out.n_test, out.features) == (mem.n_train, mem.n_test, mem.features)
     assert out.e_ref == pytest.approx(mem.e_ref, rel=RTOL) and out.epsilon_abs == 3.0
     assert out.reference["norm"] == pytest.approx(mem.reference["norm"], rel=RTOL)
-    assert out.meta["encoding"] == mem.meta["encoding"] == {"agecat": ["25 - 45", "Greater than 45", "Less than 25"],
-                                                            "charge": ["F", "M"]}
+    assert (
+        out.meta["encoding"]
+        == mem.meta["encoding"]
+        == {"agecat": ["25 - 45", "Greater than 45", "Less than 25"], "charge": ["F", "M"]}
+    )
     assert out.meta["standardised"] == mem.meta["standardised"] == ["priors_count", "age"]
     assert out.meta["engine"] == "out-of-core (Dask)" and out.meta["n_partitions"] == 3
     assert len(out.meta["input_sha256"]) == 64 and out.meta["input_name"] == parquet_dir.name
@@ -84,8 +88,9 @@ def test_epsilon_rule_uses_the_exact_leave_one_out_loss(client, table):
     from rashomon.audit._checks import prepare
 
     small = table.iloc[:1500]
-    res = rashomon.audit(dd.from_pandas(small, npartitions=4), TARGET, GROUPS, model_class="linear",
-                         split="is_train", epsilon=0.1)
+    res = rashomon.audit(
+        dd.from_pandas(small, npartitions=4), TARGET, GROUPS, model_class="linear", split="is_train", epsilon=0.1
+    )
     # brute force: refit the ridge without each training row (the in-memory audit's preprocessing)
     prep = prepare(small, TARGET, GROUPS, None, sep=None, drop_missing=False, split="is_train")
     tr = np.flatnonzero(prep["train_mask"])
@@ -93,8 +98,12 @@ def test_epsilon_rule_uses_the_exact_leave_one_out_loss(client, table):
     assert scaled == res.meta["standardised"]
     X, y = X[tr], prep["work"][TARGET].to_numpy()[tr]
     alpha = res.reference["alpha"]
-    loo = np.mean([(y[i] - Ridge(alpha=alpha).fit(np.delete(X, i, 0), np.delete(y, i)).predict(X[i:i + 1])[0]) ** 2
-                   for i in range(len(y))])
+    loo = np.mean(
+        [
+            (y[i] - Ridge(alpha=alpha).fit(np.delete(X, i, 0), np.delete(y, i)).predict(X[i : i + 1])[0]) ** 2
+            for i in range(len(y))
+        ]
+    )
     assert res.cv_loss == pytest.approx(loo, rel=1e-9)
     assert res.epsilon_abs == pytest.approx(res.e_ref + 0.1 * loo, rel=1e-12)
     assert "leave-one-out" in res.meta["epsilon_rule"]
@@ -114,9 +123,12 @@ def test_split_rule_is_a_seeded_row_hash(client, table):
     key = table[cols].astype(str).agg("|".join, axis=1)
     assert all(len(set(u[dup & (key == k).to_numpy()])) == 1 for k in key[dup].unique()[:20])  # same row, same u
     data = table.drop(columns="is_train")
-    runs = [rashomon.audit(dd.from_pandas(frame, npartitions=k), TARGET, GROUPS, model_class="linear",
-                           train_size=0.4, random_state=5)
-            for frame, k in ((data, 2), (data.sample(frac=1.0, random_state=3), 5))]
+    runs = [
+        rashomon.audit(
+            dd.from_pandas(frame, npartitions=k), TARGET, GROUPS, model_class="linear", train_size=0.4, random_state=5
+        )
+        for frame, k in ((data, 2), (data.sample(frac=1.0, random_state=3), 5))
+    ]
     assert runs[0].n_train == runs[1].n_train
     _close(runs[0], runs[1])
     n = len(data)
@@ -126,8 +138,11 @@ def test_split_rule_is_a_seeded_row_hash(client, table):
 
 def test_unsupported_options_are_clear_errors(table):
     ddf = dd.from_pandas(table, npartitions=2)
-    with pytest.raises(RashomonInputError, match=r"'model_class' parameter of audit must be 'linear' when data is a "
-                                                 r"Dask DataFrame.*sample the table into memory"):
+    with pytest.raises(
+        RashomonInputError,
+        match=r"'model_class' parameter of audit must be 'linear' when data is a "
+        r"Dask DataFrame.*sample the table into memory",
+    ):
         rashomon.audit(ddf, TARGET, GROUPS)
     with pytest.raises(RashomonInputError, match=r"'bootstrap' parameter of audit must be 0 .*Got 20"):
         rashomon.audit(ddf, TARGET, GROUPS, model_class="linear", bootstrap=20)
@@ -137,8 +152,11 @@ def test_unsupported_options_are_clear_errors(table):
         rashomon.audit(ddf, TARGET, GROUPS, model_class="linear", split="age")
     bad = table.assign(grp=np.arange(len(table)) % 3)
     for data in (bad, dd.from_pandas(bad, npartitions=2)):
-        with pytest.raises(RashomonInputError, match=r"'split' parameter of audit must name a column of True/False or "
-                                                     r"0/1 values .*Got column 'grp' with values \['0', '1', '2'\]"):
+        with pytest.raises(
+            RashomonInputError,
+            match=r"'split' parameter of audit must name a column of True/False or "
+            r"0/1 values .*Got column 'grp' with values \['0', '1', '2'\]",
+        ):
             rashomon.audit(data, TARGET, GROUPS, model_class="linear", split="grp")
 
 
@@ -159,20 +177,47 @@ def test_missing_values_as_in_memory(table):
 def test_cli_on_a_parquet_folder(client, parquet_dir, tmp_path, capsys):
     from rashomon.audit.cli import main
 
-    base = ["audit", "--data", str(parquet_dir), "--target", TARGET, "--group", "inadmissible=race,sex",
-            "--group", "admissible=priors_count,charge,age,agecat", "--quiet"]
+    base = [
+        "audit",
+        "--data",
+        str(parquet_dir),
+        "--target",
+        TARGET,
+        "--group",
+        "inadmissible=race,sex",
+        "--group",
+        "admissible=priors_count,charge,age,agecat",
+        "--quiet",
+    ]
     assert main(base + ["--no-plots"]) == 2
     err = capsys.readouterr().err
     assert re.search(r"error: The '--model-class' option of rashomon audit must be 'linear' when data is a Dask", err)
-    code = main(base + ["--model-class", "linear", "--split", "is_train", "--out", str(tmp_path / "rep"),
-                        "--json", str(tmp_path / "r.json")])
+    code = main(
+        base
+        + [
+            "--model-class",
+            "linear",
+            "--split",
+            "is_train",
+            "--out",
+            str(tmp_path / "rep"),
+            "--json",
+            str(tmp_path / "r.json"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "inadmissible" in out and "report:" in out
     js = json.loads((tmp_path / "r.json").read_text())
     assert js["_meta"]["engine"] == "out-of-core (Dask)" and js["_meta"]["n_partitions"] == 3
     page = (tmp_path / "rep" / "report.html").read_text()
-    for text in ("out-of-core (Dask)", "3 partitions, 3 passes", "Split rule: a row fits the reference iff the column",
-                 "Skipped out of core: bootstrap intervals", "leave-one-out", "(column is_train) fitted"):
+    for text in (
+        "out-of-core (Dask)",
+        "3 partitions, 3 passes",
+        "Split rule: a row fits the reference iff the column",
+        "Skipped out of core: bootstrap intervals",
+        "leave-one-out",
+        "(column is_train) fitted",
+    ):
         assert text in page, text
 
 
@@ -189,5 +234,7 @@ def test_parquet_file_without_dask_is_read_by_pandas(table, tmp_path, monkeypatc
     assert "engine" not in res.meta and res.meta["input_name"] == "compas.parquet"
     assert res.meta["input_sha256"] == hashlib.sha256(b"compas.parquet" + path.read_bytes()).hexdigest()
     for name in mem.groups:  # the same in-memory computation
-        assert (res.groups[name].mcr_lower, res.groups[name].mcr_upper) == (mem.groups[name].mcr_lower,
-                                                                            mem.groups[name].mcr_upper)
+        assert (res.groups[name].mcr_lower, res.groups[name].mcr_upper) == (
+            mem.groups[name].mcr_lower,
+            mem.groups[name].mcr_upper,
+        )

@@ -1,4 +1,5 @@
 """model_reliance / feature_reliance on Dask input: the linear closed form out of core, equal to in memory."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -44,10 +45,9 @@ def test_model_reliance_dask_dataframe_by_name(data):
     assert r.ratio == pytest.approx(ref.ratio, rel=1e-10) and r.n_samples == 2500
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"method": "permutation"}, "method='exact'"),
-    ({"loss": "absolute_error"}, "squared"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match", [({"method": "permutation"}, "method='exact'"), ({"loss": "absolute_error"}, "squared")]
+)
 def test_dask_input_outside_the_closed_form_is_a_clear_error(data, kwargs, match):
     X, y = data
     m = LinearRegression().fit(X, y)

@@ -5,6 +5,7 @@ predict_proba -> log loss on predict_proba; classifier without it -> hinge on de
 binary, zero-one on predict otherwise; anything else (a plain function) -> squared error. The loss
 used is recorded on the result, and nothing is printed or warned.
 """
+
 import warnings
 
 import numpy as np
@@ -169,13 +170,15 @@ def test_inference_auto_loss_on_classifiers():
     li = rashomon.learner_importance(LinearSVC(), X, y, n_refits=3, n_repeats=2, random_state=0)
     lx = rashomon.learner_importance(LinearSVC(), X, y, n_refits=3, n_repeats=2, random_state=0, loss="hinge")
     assert li.loss == "hinge" and np.array_equal(li.importances, lx.importances)
-    t = rashomon.corrected_resampled_ttest(LogisticRegression(), LogisticRegression(C=0.01), X, y, n_refits=3,
-                                           random_state=0)
+    t = rashomon.corrected_resampled_ttest(
+        LogisticRegression(), LogisticRegression(C=0.01), X, y, n_refits=3, random_state=0
+    )
     assert t.loss == "log_loss" and np.isfinite(t.t_statistic)
     with pytest.raises(ValueError, match="corrected_resampled_ttest.*'log_loss' for learner_a and 'hinge'"):
         rashomon.corrected_resampled_ttest(LogisticRegression(), LinearSVC(), X, y, n_refits=3)
-    t2 = rashomon.corrected_resampled_ttest(LogisticRegression(), LinearSVC(), X, y, n_refits=3, loss="zero_one",
-                                            random_state=0)
+    t2 = rashomon.corrected_resampled_ttest(
+        LogisticRegression(), LinearSVC(), X, y, n_refits=3, loss="zero_one", random_state=0
+    )
     assert t2.loss == "zero_one"
     p = rashomon.pimp(LogisticRegression(), X, y, n_permutations=3, n_repeats=1, random_state=0)
     assert p.loss == "log_loss" and np.all((p.p_values >= 0) & (p.p_values <= 1))

@@ -1,4 +1,5 @@
 """Regression tests for the four classifier defects of issue 28."""
+
 import math
 
 import numpy as np
@@ -38,8 +39,10 @@ def test_separable_hinge_ratio_is_a_clear_error_and_difference_works():
     X, y = _separable()
     rs = RashomonSet(HingeModelClass(norm_bound=100.0), 0.1).fit(X, y)
     assert rs.e_min_ == 0.0 and rs.epsilon_abs_ == 0.0
-    with pytest.raises(RashomonInputError, match="'kind' parameter of RashomonSet.model_class_reliance must be "
-                                                 "'difference' when epsilon_abs = 0"):
+    with pytest.raises(
+        RashomonInputError,
+        match="'kind' parameter of RashomonSet.model_class_reliance must be 'difference' when epsilon_abs = 0",
+    ):
         rs.model_class_reliance(0)  # was a raw ZeroDivisionError in step_bound
     res = rs.model_class_reliance(0, kind="difference")
     assert math.isfinite(res.lower) and res.lower <= res.lower_model.mr <= res.upper

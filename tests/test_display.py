@@ -3,6 +3,7 @@
 ``test_every_result_type_is_covered`` introspects the public names: a new result class (one with
 ``to_frame``) that does not use :class:`rashomon.utils.DisplayMixin`, or has no case here, fails.
 """
+
 import importlib
 import inspect
 from html.parser import HTMLParser
@@ -118,8 +119,17 @@ def results(data, rset):
     diff = next(iter(order.differences.values()))
     out["reliance difference"] = (diff, [diff.lower, diff.upper])
     table = X.assign(y=y)
-    audit = rashomon.audit(table, "y", {"num": ["a", "b<i>"]}, train_size=90, bootstrap=0, n_jobs=1,
-                           model_class="linear", cv=3, progress=False)
+    audit = rashomon.audit(
+        table,
+        "y",
+        {"num": ["a", "b<i>"]},
+        train_size=90,
+        bootstrap=0,
+        n_jobs=1,
+        model_class="linear",
+        cv=3,
+        progress=False,
+    )
     g = audit.groups["num"]
     out["audit"] = (audit, [g.mcr_lower, g.mcr_upper, audit.epsilon_abs])
     out["group audit"] = (g, [g.mr_ref, g.mcr_upper])
@@ -179,12 +189,42 @@ def test_every_result_type_is_covered(results):
     assert not missing, missing
 
 
-@pytest.mark.parametrize("case", [
-    "unfitted set", "set", "mcr", "mcr model", "mcr step", "envelope", "prediction range", "coef range",
-    "functional range", "multiplicity", "sample", "cloud", "pd band", "bootstrap", "epsilon choice",
-    "model reliance", "feature reliance", "learner importance", "learner pd", "t-test", "pimp", "pd",
-    "pd importance", "uncertainty importance", "audit", "group audit", "disparity range", "least disparate",
-    "disparity frontier", "reliance order", "reliance difference"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "unfitted set",
+        "set",
+        "mcr",
+        "mcr model",
+        "mcr step",
+        "envelope",
+        "prediction range",
+        "coef range",
+        "functional range",
+        "multiplicity",
+        "sample",
+        "cloud",
+        "pd band",
+        "bootstrap",
+        "epsilon choice",
+        "model reliance",
+        "feature reliance",
+        "learner importance",
+        "learner pd",
+        "t-test",
+        "pimp",
+        "pd",
+        "pd importance",
+        "uncertainty importance",
+        "audit",
+        "group audit",
+        "disparity range",
+        "least disparate",
+        "disparity frontier",
+        "reliance order",
+        "reliance difference",
+    ],
+)
 def test_html_and_text_repr(results, case):
     obj, numbers = results[case]
     html_text = obj._repr_html_()
@@ -214,8 +254,15 @@ def test_range_over_many_rows_is_a_summary(results):
 def test_set_repr_fitted_or_not(results):
     assert "fitted=False" in repr(results["unfitted set"][0])
     r = repr(results["set"][0])
-    for key in ("LinearModelClass", "epsilon=0.1 (relative)", "epsilon_abs_=", "e_ref_=", "e_min_=", "n_rows=150",
-                "features=[a, b<i>, c]"):
+    for key in (
+        "LinearModelClass",
+        "epsilon=0.1 (relative)",
+        "epsilon_abs_=",
+        "e_ref_=",
+        "e_min_=",
+        "n_rows=150",
+        "features=[a, b<i>, c]",
+    ):
         assert key in r, r
 
 

@@ -4,6 +4,7 @@ decoded, and no broken internal link or anchor on them.
 Skipped when the site has not been built (``make test`` runs before ``make docs``; ``.ci/run`` runs this file
 again after ``make docs``). Screenshots are written to ``docs/_build/screenshots/`` to be looked at.
 """
+
 from __future__ import annotations
 
 import html
@@ -26,8 +27,10 @@ PAGES = {
     "API (RashomonSet)": "generated/rashomon.RashomonSet.html",
 }
 
-pytestmark = pytest.mark.skipif(not (SITE / "index.html").exists(),
-                                reason="the site is not built (make docs); .ci/run runs this test after make docs")
+pytestmark = pytest.mark.skipif(
+    not (SITE / "index.html").exists(),
+    reason="the site is not built (make docs); .ci/run runs this test after make docs",
+)
 
 
 class _Links(HTMLParser):
@@ -94,15 +97,29 @@ window.addEventListener('error', e => {
   if (!src || src.startsWith('file:')) window.__errors.push(String(e.message || src));  // local resources only
 }, true);
 document.addEventListener('DOMContentLoaded', () => {
-  // poll until every image is decoded (not 'load', which waits for the CDN's MathJax, unreachable offline)
+  // poll until every image is decoded, then wait for MathJax (served from the site's own _static) to typeset
   let waited = 0;
+  const report = () => {
+    const imgs = Array.from(document.images);
+    const maths = Array.from(document.querySelectorAll('.math'));
+    const pre = document.createElement('pre'); pre.id = 'checks';
+    pre.textContent = JSON.stringify({
+      images: imgs.map(i => ({src: i.src, ok: i.complete && i.naturalWidth > 0})),
+      errors: window.__errors,
+      maths: maths.length,
+      typeset: maths.filter(m => m.querySelector('mjx-container')).length,
+      mathjax: !!(window.MathJax && window.MathJax.version),
+    });
+    document.body.appendChild(pre);
+  };
   const done = () => {
     const imgs = Array.from(document.images);
     if (imgs.some(i => !i.complete) && waited < 8000) { waited += 100; setTimeout(done, 100); return; }
-    const pre = document.createElement('pre'); pre.id = 'checks';
-    pre.textContent = JSON.stringify({images: imgs.map(i => ({src: i.src, ok: i.complete && i.naturalWidth > 0})),
-                                      errors: window.__errors});
-    document.body.appendChild(pre);
+    const mj = window.MathJax;
+    if (document.querySelector('.math') && !(mj && mj.startup && mj.startup.promise) && waited < 8000) {
+      waited += 100; setTimeout(done, 100); return;  // MathJax's script (deferred) has not started yet
+    }
+    if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(report, report); else report();
   };
   done();
 });
@@ -124,16 +141,38 @@ def test_page_in_headless_chromium(name, tmp_path):
     page = SITE / PAGES[name]
     probe = page.with_name(f".probe-{page.name}")
     probe.write_text(page.read_text(encoding="utf-8").replace("<head>", "<head>" + _CHECK, 1), encoding="utf-8")
-    base = [binary, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-dev-shm-usage",
-            "--hide-scrollbars"]
+    base = [
+        binary,
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+    ]
     try:
-        proc = subprocess.run(base + [f"--user-data-dir={tmp_path / 'p1'}", "--virtual-time-budget=10000",
-                                      "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=180)
+        proc = subprocess.run(
+            base + [f"--user-data-dir={tmp_path / 'p1'}", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         shots = SITE.parent / "screenshots"
         shots.mkdir(exist_ok=True)
         shot = shots / (re.sub(r"[^a-z]+", "_", name.lower()).strip("_") + ".png")
-        subprocess.run(base + [f"--user-data-dir={tmp_path / 'p2'}", f"--screenshot={shot}", "--window-size=1280,1600",
-                               page.as_uri()], capture_output=True, text=True, timeout=180)
+        subprocess.run(
+            base
+            + [
+                f"--user-data-dir={tmp_path / 'p2'}",
+                "--virtual-time-budget=10000",
+                f"--screenshot={shot}",
+                "--window-size=1280,1600",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
     finally:
         probe.unlink(missing_ok=True)
     m = re.search(r'<pre id="checks"[^>]*>(.*?)</pre>', proc.stdout, flags=re.S)
@@ -142,4 +181,10 @@ def test_page_in_headless_chromium(name, tmp_path):
     bad = [im["src"] for im in checks["images"] if not im["ok"]]
     assert bad == [], f"{name}: images not decoded: {bad}"
     assert checks["errors"] == [], checks["errors"]
+    # every formula is typeset by the site's own MathJax (no network): the user guide's MCR page has maths
+    if name == "user guide (MCR)":
+        assert checks["mathjax"] and checks["maths"] > 10, (
+            f"MathJax did not typeset (a stale site? make docs): {checks}"
+        )
+    assert checks["typeset"] == checks["maths"], f"{name}: {checks['maths'] - checks['typeset']} formulas not typeset"
     assert shot.exists() and shot.stat().st_size > 10_000

@@ -1,6 +1,7 @@
 """Data-driven ε: the profile rule reproduces OLS t-intervals and logistic profile-likelihood intervals; the CV
 rules from their definitions (classifiers: scikit-learn's cross_val_score on the same folds); rules with no
 meaning for a class and constant y are errors."""
+
 import math
 
 import numpy as np
@@ -61,19 +62,25 @@ def test_cv_rules_from_their_definitions():
     assert lr.epsilon == pytest.approx(math.expm1(3.841458820694124 / 90))
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"rule": "bic"}, "'rule' parameter of select_epsilon"),
-    ({"rule": "profile", "alpha": 1.0}, "'alpha' parameter of select_epsilon"),
-    ({"rule": "cv_1se", "cv": 1}, "'cv' parameter of select_epsilon"),
-    ({"rule": "holdout_cv", "multiplier": -1.0}, "'multiplier' parameter of select_epsilon"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"rule": "bic"}, "'rule' parameter of select_epsilon"),
+        ({"rule": "profile", "alpha": 1.0}, "'alpha' parameter of select_epsilon"),
+        ({"rule": "cv_1se", "cv": 1}, "'cv' parameter of select_epsilon"),
+        ({"rule": "holdout_cv", "multiplier": -1.0}, "'multiplier' parameter of select_epsilon"),
+    ],
+)
 def test_bad_rule_arguments(kwargs, match):
     X = np.random.default_rng(0).normal(size=(20, 2))
     with pytest.raises(RashomonInputError, match=match):
         select_epsilon(LinearModelClass(), X, X[:, 0], **kwargs)
-    with pytest.raises(RashomonInputError, match=r"'rule' parameter of select_epsilon must be one of \['holdout_cv', "
-                       r"'cv_1se', 'likelihood_ratio'\] for KernelModelClass .*needs the Gaussian linear model.* Got "
-                       "'profile' instead"):
+    with pytest.raises(
+        RashomonInputError,
+        match=r"'rule' parameter of select_epsilon must be one of \['holdout_cv', "
+        r"'cv_1se', 'likelihood_ratio'\] for KernelModelClass .*needs the Gaussian linear model.* Got "
+        "'profile' instead",
+    ):
         select_epsilon(KernelModelClass(), X, X[:, 0], rule="profile")
 
 
@@ -99,8 +106,13 @@ def test_logistic_cv_losses_are_sklearn_cross_val_score(fit_intercept):
     one = select_epsilon(mc, X, y, rule="cv_1se", cv=5, random_state=3)
     hold = select_epsilon(mc, X, y, rule="holdout_cv", cv=5, multiplier=0.1, random_state=3)
     folds = StratifiedKFold(5, shuffle=True, random_state=seed_from(3, "t"))
-    sk = -cross_val_score(LogisticRegression(C=np.inf, solver="newton-cholesky", tol=1e-12, max_iter=1000,
-                                             fit_intercept=fit_intercept), X, y, cv=folds, scoring="neg_log_loss")
+    sk = -cross_val_score(
+        LogisticRegression(C=np.inf, solver="newton-cholesky", tol=1e-12, max_iter=1000, fit_intercept=fit_intercept),
+        X,
+        y,
+        cv=folds,
+        scoring="neg_log_loss",
+    )
     np.testing.assert_allclose(one.fold_losses, sk, rtol=0, atol=1e-6)
     np.testing.assert_array_equal(hold.fold_losses, one.fold_losses)
     assert one.cv_loss == pytest.approx(sk.mean(), abs=1e-6)
@@ -132,8 +144,8 @@ def test_classifier_cv_folds_use_the_class_minimiser_on_the_training_folds():
             v = cp.Variable(D.shape[1])
             marg = cp.multiply(ye[tr], D @ v)
             obj = cp.sum(cp.logistic(-marg)) if logistic else cp.sum(cp.pos(1 - marg))
-            L = np.linalg.cholesky(par.B[par.o:, par.o:])
-            prob = cp.Problem(cp.Minimize(obj / len(tr)), [cp.sum_squares(L.T @ v[par.o:]) <= par.r])
+            L = np.linalg.cholesky(par.B[par.o :, par.o :])
+            prob = cp.Problem(cp.Minimize(obj / len(tr)), [cp.sum_squares(L.T @ v[par.o :]) <= par.r])
             prob.solve(solver=cp.CLARABEL)
             assert np.mean(loss(ye[tr] * (D @ th))) == pytest.approx(prob.value, abs=1e-6)
             assert th @ par.B @ th <= par.r * (1 + 1e-9)
@@ -164,7 +176,8 @@ def _profile_intervals(y, Xc, alpha):
 
     def excess(j, b):
         fit = sm.Logit(y, np.delete(Xc, j, axis=1), offset=b * Xc[:, j]).fit(
-            start_params=np.delete(full.params, j), disp=0, method="newton", tol=1e-12, maxiter=100)
+            start_params=np.delete(full.params, j), disp=0, method="newton", tol=1e-12, maxiter=100
+        )
         return 2 * (full.llf - fit.llf) - q
 
     out = []
@@ -199,8 +212,10 @@ def test_logistic_profile_rule_ranges_are_profile_likelihood_intervals(alpha):
 
 def test_logistic_profile_rule_refuses_a_norm_bound_that_cuts_the_set():
     X, y = _binary()
-    msg = r"'rule' parameter of select_epsilon is 'profile'.*here {} on the norm bound.*larger norm_bound.*" \
-          "likelihood_ratio"
+    msg = (
+        r"'rule' parameter of select_epsilon is 'profile'.*here {} on the norm bound.*larger norm_bound.*"
+        "likelihood_ratio"
+    )
     with pytest.raises(RashomonInputError, match=msg.format("the loss minimiser lies")):  # the cheap test
         select_epsilon(LogisticModelClass(norm_bound=0.5), X, y, rule="profile")
     mle = LogisticModelClass(norm_bound=1e4).fit_reference(X, y)
@@ -209,28 +224,40 @@ def test_logistic_profile_rule_refuses_a_norm_bound_that_cuts_the_set():
         select_epsilon(LogisticModelClass(norm_bound=r), X, y, rule="profile")
 
 
-@pytest.mark.parametrize("mc, rule, allowed", [
-    (HingeModelClass(), "profile", r"\['holdout_cv', 'cv_1se'\] for HingeModelClass"),
-    (HingeModelClass(), "likelihood_ratio", r"\['holdout_cv', 'cv_1se'\] for HingeModelClass"),
-])
+@pytest.mark.parametrize(
+    "mc, rule, allowed",
+    [
+        (HingeModelClass(), "profile", r"\['holdout_cv', 'cv_1se'\] for HingeModelClass"),
+        (HingeModelClass(), "likelihood_ratio", r"\['holdout_cv', 'cv_1se'\] for HingeModelClass"),
+    ],
+)
 def test_rules_without_meaning_for_the_class_are_errors(mc, rule, allowed):
     X, y = _binary(n=40)
-    with pytest.raises(RashomonInputError, match=rf"'rule' parameter of select_epsilon must be one of {allowed} "
-                                                 rf"\(the hinge loss is not a log-likelihood.*Got '{rule}' instead"):
+    with pytest.raises(
+        RashomonInputError,
+        match=rf"'rule' parameter of select_epsilon must be one of {allowed} "
+        rf"\(the hinge loss is not a log-likelihood.*Got '{rule}' instead",
+    ):
         select_epsilon(mc, X, y, rule=rule)
 
 
-@pytest.mark.parametrize("mc, y", [
-    (LinearModelClass(), np.full(30, 2.5)),
-    (LogisticModelClass(), np.ones(30)),
-    (HingeModelClass(), np.zeros(30)),
-    (KernelModelClass(), np.zeros(30)),
-])
+@pytest.mark.parametrize(
+    "mc, y",
+    [
+        (LinearModelClass(), np.full(30, 2.5)),
+        (LogisticModelClass(), np.ones(30)),
+        (HingeModelClass(), np.zeros(30)),
+        (KernelModelClass(), np.zeros(30)),
+    ],
+)
 @pytest.mark.parametrize("rule", ["cv_1se", "holdout_cv"])
 def test_constant_y_is_an_error(mc, y, rule):
     X = np.random.default_rng(0).normal(size=(30, 2))
-    with pytest.raises(RashomonInputError, match=r"'y' parameter of select_epsilon must take at least two distinct "
-                                                 r"values.*Got y = [\d.]+ on every row"):
+    with pytest.raises(
+        RashomonInputError,
+        match=r"'y' parameter of select_epsilon must take at least two distinct "
+        r"values.*Got y = [\d.]+ on every row",
+    ):
         select_epsilon(mc, X, y, rule=rule)
 
 
@@ -238,11 +265,15 @@ def test_classifier_rule_input_errors():
     X, y = _binary(n=40)
     y[:] = 0
     y[:3] = 1
-    with pytest.raises(RashomonInputError, match=r"'cv' parameter of select_epsilon must be at most the number of rows "
-                                                 r"of the rarer label \(3\).*Got 5"):
+    with pytest.raises(
+        RashomonInputError,
+        match=r"'cv' parameter of select_epsilon must be at most the number of rows "
+        r"of the rarer label \(3\).*Got 5",
+    ):
         select_epsilon(LogisticModelClass(norm_bound=1.0), X, y, rule="cv_1se", cv=5)
     with pytest.raises(RashomonInputError, match=r"'y' parameter of select_epsilon must hold labels"):
         select_epsilon(LogisticModelClass(norm_bound=1.0), X, np.arange(40) % 3, rule="likelihood_ratio")
     with pytest.raises(RashomonInputError, match=r"'sample_weight' parameter of select_epsilon is not supported"):
-        select_epsilon(HingeModelClass(norm_bound=1.0), X, np.arange(40) % 2, rule="cv_1se", cv=3,
-                       sample_weight=np.ones(40))
+        select_epsilon(
+            HingeModelClass(norm_bound=1.0), X, np.arange(40) % 2, rule="cv_1se", cv=3, sample_weight=np.ones(40)
+        )

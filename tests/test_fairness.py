@@ -4,6 +4,7 @@ Validity: 1,000 sampled members inside every range (every metric, regression and
 linear-functional ranges against cvxpy/Clarabel (1e-6), the squared group loss and the zero-disparity member
 attained; members' metrics against fairlearn's MetricFrame (1e-12).
 """
+
 import json
 
 import cvxpy as cp
@@ -27,11 +28,23 @@ from rashomon.utils.validation import RashomonInputError
 
 SOLVER_REL = 1e-6  # agreement with cvxpy / Clarabel (its own accuracy)
 FAIRLEARN_TOL = 1e-12
-REG_METRICS = [("mean_prediction", {}), ("mean_residual", {}), ("group_loss", {}),
-               ("positive_rate", {"threshold": 0.0}), ("true_positive_rate", {"threshold": 0.0, "positive": 1.0}),
-               ("false_positive_rate", {"threshold": 0.0, "positive": 1.0})]
-CLF_METRICS = [("mean_prediction", {}), ("mean_residual", {}), ("group_loss", {}), ("positive_rate", {}),
-               ("true_positive_rate", {}), ("false_positive_rate", {}), ("mean_prediction", {"scale": "score"})]
+REG_METRICS = [
+    ("mean_prediction", {}),
+    ("mean_residual", {}),
+    ("group_loss", {}),
+    ("positive_rate", {"threshold": 0.0}),
+    ("true_positive_rate", {"threshold": 0.0, "positive": 1.0}),
+    ("false_positive_rate", {"threshold": 0.0, "positive": 1.0}),
+]
+CLF_METRICS = [
+    ("mean_prediction", {}),
+    ("mean_residual", {}),
+    ("group_loss", {}),
+    ("positive_rate", {}),
+    ("true_positive_rate", {}),
+    ("false_positive_rate", {}),
+    ("mean_prediction", {"scale": "score"}),
+]
 
 
 def _data(seed=0, n=240, classify=False):
@@ -60,8 +73,10 @@ def _cvxpy_min(rs, c, sign):
     lam, U = np.linalg.eigh(0.5 * (eo.Q + eo.Q.T))
     L = U * np.sqrt(np.clip(lam, 0.0, None))
     th = cp.Variable(len(eo.c))
-    cons = [cp.sum_squares(L.T @ th) - 2 * eo.c @ th + eo.k <= rs.epsilon_abs_,
-            cp.quad_form(th, cp.psd_wrap(par.B)) <= par.r]
+    cons = [
+        cp.sum_squares(L.T @ th) - 2 * eo.c @ th + eo.k <= rs.epsilon_abs_,
+        cp.quad_form(th, cp.psd_wrap(par.B)) <= par.r,
+    ]
     prob = cp.Problem(cp.Minimize(sign * (c @ th)), cons)
     try:
         prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
@@ -131,12 +146,19 @@ def _fairlearn_by_group(metric, y, pred, s, positive, threshold):
     if metric == "mean_prediction":
         return MetricFrame(metrics=mean_prediction, y_true=y, y_pred=pred, sensitive_features=s)
     if metric == "mean_residual":
-        return MetricFrame(metrics=lambda t, p: float(np.mean(t - p)), y_true=yb if positive is not None else y,
-                           y_pred=pred, sensitive_features=s)
+        return MetricFrame(
+            metrics=lambda t, p: float(np.mean(t - p)),
+            y_true=yb if positive is not None else y,
+            y_pred=pred,
+            sensitive_features=s,
+        )
     if metric == "group_loss":
         return MetricFrame(metrics=mean_squared_error, y_true=y, y_pred=pred, sensitive_features=s)
-    f = {"positive_rate": selection_rate, "true_positive_rate": true_positive_rate,
-         "false_positive_rate": false_positive_rate}[metric]
+    f = {
+        "positive_rate": selection_rate,
+        "true_positive_rate": true_positive_rate,
+        "false_positive_rate": false_positive_rate,
+    }[metric]
     return MetricFrame(metrics=f, y_true=yb, y_pred=(pred > threshold).astype(int), sensitive_features=s)
 
 
@@ -169,8 +191,9 @@ def test_members_metrics_equal_fairlearn_logistic(clf_set, metric, kw):
         if metric == "group_loss":
             from sklearn.metrics import log_loss
 
-            mf = MetricFrame(metrics=lambda t, q: log_loss(t, q, labels=[0, 1]), y_true=y, y_pred=p,
-                             sensitive_features=X["s"])
+            mf = MetricFrame(
+                metrics=lambda t, q: log_loss(t, q, labels=[0, 1]), y_true=y, y_pred=p, sensitive_features=X["s"]
+            )
         else:
             mf = _fairlearn_by_group(metric, y.to_numpy(), p, X["s"], 1.0, spec.threshold)
         ours = spec.group_values(th)[0]
@@ -280,15 +303,18 @@ def test_plots_and_dicts(reg_set):
     assert list(res.to_frame().columns)[:3] == ["disparity", "lower", "lower_attained"]
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"sensitive": "nope"}, "'sensitive' parameter of RashomonSet.disparity_range must be a column name"),
-    ({"sensitive": np.zeros(3)}, "1-d array of 240 group labels"),
-    ({"sensitive": np.zeros(240)}, "two or more groups"),
-    ({"sensitive": "s", "metric": "accuracy"}, "'metric' parameter of RashomonSet.disparity_range must be one of"),
-    ({"sensitive": "s", "threshold": 0.5}, "applies to positive_rate"),
-    ({"sensitive": "s", "metric": "mean_residual", "kind": "ratio"}, "must be 'difference'"),
-    ({"sensitive": "s", "scale": "probability"}, "'scale' parameter"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"sensitive": "nope"}, "'sensitive' parameter of RashomonSet.disparity_range must be a column name"),
+        ({"sensitive": np.zeros(3)}, "1-d array of 240 group labels"),
+        ({"sensitive": np.zeros(240)}, "two or more groups"),
+        ({"sensitive": "s", "metric": "accuracy"}, "'metric' parameter of RashomonSet.disparity_range must be one of"),
+        ({"sensitive": "s", "threshold": 0.5}, "applies to positive_rate"),
+        ({"sensitive": "s", "metric": "mean_residual", "kind": "ratio"}, "must be 'difference'"),
+        ({"sensitive": "s", "scale": "probability"}, "'scale' parameter"),
+    ],
+)
 def test_bad_inputs(reg_set, kwargs, match):
     rs = reg_set[0]
     with pytest.raises(RashomonInputError, match=match):

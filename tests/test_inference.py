@@ -1,4 +1,5 @@
 """Learner-PFI/PD with corrected intervals, model-PFI intervals, the corrected t-test, PIMP."""
+
 import sys
 from pathlib import Path
 
@@ -29,7 +30,9 @@ def _data(n=100, seed=0):
 def test_learner_importance_interval_formula(resampling):
     X, y = _data()
     r = learner_importance(LinearRegression(), X, y, n_refits=10, resampling=resampling, random_state=1)
-    plain = learner_importance(LinearRegression(), X, y, n_refits=10, resampling=resampling, random_state=1, correction=False)
+    plain = learner_importance(
+        LinearRegression(), X, y, n_refits=10, resampling=resampling, random_state=1, correction=False
+    )
     np.testing.assert_array_equal(r.importances, plain.importances)  # same refits
     m = 10
     s2 = r.importances.var(axis=1, ddof=1)
@@ -87,8 +90,9 @@ def test_corrected_resampled_ttest():
     X, y = _data(n=150)
     same = corrected_resampled_ttest(LinearRegression(), LinearRegression(), X, y, n_refits=8, random_state=0)
     assert same.mean_difference == 0 and same.p_value == pytest.approx(1.0)
-    res = corrected_resampled_ttest(DecisionTreeRegressor(max_depth=1, random_state=0), LinearRegression(), X, y,
-                                    n_refits=10, random_state=0)
+    res = corrected_resampled_ttest(
+        DecisionTreeRegressor(max_depth=1, random_state=0), LinearRegression(), X, y, n_refits=10, random_state=0
+    )
     d = res.differences
     t = d.mean() / np.sqrt((1 / 10 + res.correction) * d.var(ddof=1))
     assert res.t_statistic == pytest.approx(t)
@@ -103,13 +107,23 @@ def test_pimp_extrapolation_example():
     x0 = rng.normal(size=n)
     X = np.column_stack([x0, x0 + 0.01 * rng.normal(size=n), rng.normal(size=n)])
     y = 2 * X[:, 2] + 0.3 * rng.normal(size=n)
-    res = pimp(RandomForestRegressor(n_estimators=25, random_state=0), X, y, n_permutations=30, random_state=0, n_jobs=2)
+    res = pimp(
+        RandomForestRegressor(n_estimators=25, random_state=0), X, y, n_permutations=30, random_state=0, n_jobs=2
+    )
     assert res.observed[0] > 0 and res.observed[1] > 0  # PFI is non-zero ...
     assert res.p_values_adjusted[0] > 0.05 and res.p_values_adjusted[1] > 0.05  # ... yet not significant
     assert res.p_values_adjusted[2] < 0.01
     for kind in ["lognormal", "gamma", "empirical"]:
-        r2 = pimp(RandomForestRegressor(n_estimators=25, random_state=0), X, y, n_permutations=30, random_state=0,
-                  null=kind, correction="bonferroni", n_jobs=2)
+        r2 = pimp(
+            RandomForestRegressor(n_estimators=25, random_state=0),
+            X,
+            y,
+            n_permutations=30,
+            random_state=0,
+            null=kind,
+            correction="bonferroni",
+            n_jobs=2,
+        )
         np.testing.assert_array_equal(r2.null, res.null)
         if kind == "empirical":
             assert r2.p_values[2] == pytest.approx(1 / 31)  # beyond every null value: the floor 1/(S + 1)
@@ -131,7 +145,7 @@ def _holm_by_definition(p):
 
 
 def test_holm_adjustment_against_hand_computed_values():
-    from rashomon.inference._inference import _adjust_p
+    from rashomon.inference._pvalues import _adjust_p
 
     # By hand: sorted p = 0.005, 0.01, 0.03, 0.04 with multipliers 4, 3, 2, 1 give 0.02, 0.03, 0.06, 0.04;
     # the running max gives 0.02, 0.03, 0.06, 0.06; mapped back to the input order:

@@ -3,6 +3,7 @@ valid on members sampled from the set (MR by brute force from the definition), a
 by a grid over a 2-D set, and its building blocks (slab ranges, concave majorants) checked directly.
 The members attaining both ends (rashomon/sets/margin/_descent.py, _ascent.py) reach the grid's
 extremes on the 2-D set, and the whole result is deterministic (the slab bound's budget is work, not time)."""
+
 import math
 import warnings
 

@@ -1,5 +1,6 @@
 """Classifier MCR (logistic and hinge classes): valid and certified at both ends, checked on members
 sampled from the set, a closed-form case, and the RashomonSet API."""
+
 import warnings
 
 import numpy as np
@@ -145,15 +146,17 @@ def test_hinge_step_certificate_against_exact_program(gamma):
     Dsw = D[j].copy()
     Dsw[:, 1 + ms.o] = D[i, 1 + ms.o]
     t = cp.Variable(D.shape[1])
-    obj = gamma * cp.sum(cp.pos(1 - cp.multiply(y, D @ t))) / n + cp.sum(cp.pos(1 - cp.multiply(y[j], Dsw @ t))) / len(i)
-    P = ms.B[ms.o:, ms.o:]
-    cons = [cp.quad_form(t[ms.o:], 0.5 * (P + P.T)) <= ms.r, t[0] >= lo[0], t[0] <= hi[0]]
+    obj = gamma * cp.sum(cp.pos(1 - cp.multiply(y, D @ t))) / n + cp.sum(cp.pos(1 - cp.multiply(y[j], Dsw @ t))) / len(
+        i
+    )
+    P = ms.B[ms.o :, ms.o :]
+    cons = [cp.quad_form(t[ms.o :], 0.5 * (P + P.T)) <= ms.r, t[0] >= lo[0], t[0] <= hi[0]]
     exact = cp.Problem(cp.Minimize(obj), cons).solve(solver="CLARABEL")
     assert ok
     assert lb <= exact + 1e-8  # valid
     assert f - lb <= atol * (1 + 1e-6)  # tight to the requested accuracy
     assert exact <= f + 1e-8  # (sanity of the reference)
-    assert th[ms.o:] @ P @ th[ms.o:] <= ms.r * (1 + 1e-9) and lo[0] - 1e-12 <= th[0] <= hi[0] + 1e-12
+    assert th[ms.o :] @ P @ th[ms.o :] <= ms.r * (1 + 1e-9) and lo[0] - 1e-12 <= th[0] <= hi[0] + 1e-12
 
 
 def test_switch_parts_blocks_and_sharp_path(monkeypatch):
@@ -252,5 +255,7 @@ def test_same_bits_whatever_the_blas_thread_count():
         with threadpool_limits(limits=k):
             rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, c["two_year_recid"])
             r = rs.model_class_reliance("race_Asian")
-        out.append((rs.theta_min_.tobytes(), r.lower, r.upper, r.upper_model.theta.tobytes(), r.lower_model.theta.tobytes()))
+        out.append(
+            (rs.theta_min_.tobytes(), r.lower, r.upper, r.upper_model.theta.tobytes(), r.lower_model.theta.tobytes())
+        )
     assert out[0] == out[1]

@@ -1,4 +1,5 @@
 """Linear MCR under hinge, logistic and absolute losses: certified lower end, labelled inner upper value."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """Kernel MCR: exact e_switch by the Hadamard identity, KernelRidge reference, valid and attained bounds."""
+
 import numpy as np
 import pytest
 from sklearn.kernel_ridge import KernelRidge
@@ -29,10 +30,25 @@ def test_e_switch_equals_brute_force(kernel, intercept, group):
         ref = brute_e_switch(f, lambda a, b: (a - b) ** 2, X, y, list(group))
         assert prob.e_switch(th) == pytest.approx(ref, rel=1e-9)
         assert prob.e_orig(th) == pytest.approx(np.mean((y - f(X)) ** 2), rel=1e-9)
-        assert th @ prob.B @ th == pytest.approx(float(prob.to_model(th)["alpha"] @ np.exp(-0.4 * (
-            ((prob.to_model(th)["dictionary"][:, None] - prob.to_model(th)["dictionary"][None]) ** 2).sum(-1)
-            if kernel == "rbf" else np.abs(prob.to_model(th)["dictionary"][:, None] - prob.to_model(th)["dictionary"][None]).sum(-1)))
-            @ prob.to_model(th)["alpha"]), rel=1e-6)
+        assert th @ prob.B @ th == pytest.approx(
+            float(
+                prob.to_model(th)["alpha"]
+                @ np.exp(
+                    -0.4
+                    * (
+                        ((prob.to_model(th)["dictionary"][:, None] - prob.to_model(th)["dictionary"][None]) ** 2).sum(
+                            -1
+                        )
+                        if kernel == "rbf"
+                        else np.abs(
+                            prob.to_model(th)["dictionary"][:, None] - prob.to_model(th)["dictionary"][None]
+                        ).sum(-1)
+                    )
+                )
+                @ prob.to_model(th)["alpha"]
+            ),
+            rel=1e-6,
+        )
 
 
 def test_non_factorising_callable_kernel_streams_pairs():
@@ -158,7 +174,9 @@ def test_sample_weight_counts_equal_replicated_rows(cls):
     if cls == "linear":
         mc = LinearModelClass(norm_bound=1.0)
     else:
-        mc = KernelModelClass(gamma=0.3, norm_bound=1.0, dictionary=X[:8], intercept=0.2 if cls == "kernel_mean" else "free")
+        mc = KernelModelClass(
+            gamma=0.3, norm_bound=1.0, dictionary=X[:8], intercept=0.2 if cls == "kernel_mean" else "free"
+        )
     for group in [(0,), (0, 2)]:
         a = mc.build(X, y, group, None, sample_weight=w)
         b = mc.build(Xr, yr, group, None)

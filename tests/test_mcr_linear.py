@@ -1,4 +1,5 @@
 """Linear MCR: validity by sampling the Rashomon set, tightness, dense grids, envelope, invariance."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -101,7 +102,11 @@ def _grid_mcr(X, y, group, r, eps, kind, n_ang=720, n_rad=240, n_mu=41):
         uu = Z[:, g] @ Bs[:, g].T  # n × models
         rr = y[:, None] - mu[None, :] - Z[:, o] @ Bs[:, o].T
         diag = ((rr - uu) ** 2).sum(0)
-        total = n * ((rr - rr.mean(0)) ** 2).sum(0) + n * ((uu - uu.mean(0)) ** 2).sum(0) + n * n * (rr.mean(0) - uu.mean(0)) ** 2
+        total = (
+            n * ((rr - rr.mean(0)) ** 2).sum(0)
+            + n * ((uu - uu.mean(0)) ** 2).sum(0)
+            + n * n * (rr.mean(0) - uu.mean(0)) ** 2
+        )
         e_s = (total - diag) / (n * (n - 1))
         vals.append(e_s / e_o if kind == "ratio" else e_s - e_o)
     vals = np.concatenate(vals)
@@ -174,7 +179,12 @@ def test_rescaling_features_leaves_mcr_unchanged():
     # raw-coefficient penalty: X -> X/D turns coefficients β into Dβ, so M -> D⁻¹ M D⁻¹ is the same class
     M = np.diag([1.0, 2.0, 0.5])
     c = model_class_reliance(LinearModelClass(norm_bound=2.0, penalty_matrix=M, standardize=False), X, y, 1)
-    d = model_class_reliance(LinearModelClass(norm_bound=2.0, penalty_matrix=np.diag(1 / D) @ M @ np.diag(1 / D), standardize=False), X / D, y, 1)
+    d = model_class_reliance(
+        LinearModelClass(norm_bound=2.0, penalty_matrix=np.diag(1 / D) @ M @ np.diag(1 / D), standardize=False),
+        X / D,
+        y,
+        1,
+    )
     assert d.lower == pytest.approx(c.lower, rel=1e-9) and d.upper == pytest.approx(c.upper, rel=1e-9)
 
 
@@ -196,13 +206,19 @@ def test_epsilon_kinds_and_reference():
     th = rs0.theta_min_.copy()
     th[1:] *= 0.9
     inside = LinearRegression()
-    inside.coef_, inside.intercept_ = rs0.parametrization_.estimator(th).coef_, rs0.parametrization_.estimator(th).intercept_
+    inside.coef_, inside.intercept_ = (
+        rs0.parametrization_.estimator(th).coef_,
+        rs0.parametrization_.estimator(th).intercept_,
+    )
     ref = model_class_reliance(mc, X, y, 0, epsilon=0.1, reference=inside)
     assert ref.e_ref == pytest.approx(np.mean((y - inside.predict(X)) ** 2), rel=1e-12)
     assert ref.lower - 1e-9 <= ref.reference_model.mr <= ref.upper + 1e-9
     # OLS has a larger norm than the ridge bound: a clear error that says by how much
     ols = LinearRegression().fit(X, y)
-    with pytest.raises(rashomon.RashomonInputError, match=r"'reference' parameter of RashomonSet.fit lies outside the class's norm bound"):
+    with pytest.raises(
+        rashomon.RashomonInputError,
+        match=r"'reference' parameter of RashomonSet.fit lies outside the class's norm bound",
+    ):
         model_class_reliance(mc, X, y, 0, epsilon=0.1, reference=ols)
     df = pd.DataFrame(X, columns=["a", "b", "c"])
     named = model_class_reliance(mc, df, y, "a")

@@ -8,6 +8,7 @@ default-tolerance (1e-4) liblinear fit misses the optimum on COMPAS and wine. On
 comparisons are exact where the result is discrete (the fold scores and the chosen C are equal, not
 close) and 1e-6 on r.
 """
+
 import warnings
 
 import cvxpy as cp
@@ -50,7 +51,8 @@ def _clarabel(X, y, C, w=None):
     th = cp.Variable(X.shape[1] + 1)
     marg = cp.multiply(y, X @ th[:-1] + th[-1])
     cp.Problem(cp.Minimize(0.5 * cp.sum_squares(th) + C * (w @ cp.pos(1 - marg)))).solve(
-        solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+        solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12
+    )
     return th.value
 
 
@@ -135,8 +137,9 @@ def test_default_norm_bound_through_the_class():
     assert abs(r / float(beta @ beta) - 1) < 1e-12
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gs = GridSearchCV(LinearSVC(loss="hinge", max_iter=10**6, tol=1e-10, random_state=0),
-                          {"C": list(C_GRID)}, cv=5).fit(Z, y > 0)
+        gs = GridSearchCV(
+            LinearSVC(loss="hinge", max_iter=10**6, tol=1e-10, random_state=0), {"C": list(C_GRID)}, cv=5
+        ).fit(Z, y > 0)
     coef = gs.best_estimator_.coef_.ravel()
     assert abs(r / float(coef @ coef) - 1) < REL
 

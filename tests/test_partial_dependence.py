@@ -1,4 +1,5 @@
 """PD / ICE / PD importance against brute force and scikit-learn; the Rashomon PD band."""
+
 import numpy as np
 import pytest
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
@@ -113,13 +114,19 @@ def _sample_set(prob, eps, rng, centres, n=1500):
 @pytest.mark.parametrize("cls", ["linear", "kernel"])
 def test_rashomon_pd_band_contains_members_and_is_attained(cls):
     X, y = _reg(n=70, seed=2)
-    mc = LinearModelClass(norm_bound=2.0) if cls == "linear" else KernelModelClass(gamma=0.3, norm_bound=2.0, dictionary=15)
+    mc = (
+        LinearModelClass(norm_bound=2.0)
+        if cls == "linear"
+        else KernelModelClass(gamma=0.3, norm_bound=2.0, dictionary=15)
+    )
     band = rashomon_pd_band(mc, X, y, 0, epsilon=0.3, grid_resolution=6)
     assert np.all(band.lower <= band.reference + 1e-9) and np.all(band.reference <= band.upper + 1e-9)
     assert band.duality_gap.max() <= 1e-6
     prob = mc.build(X, y, (0,), None)
     A = band.pd_vectors
-    thetas = _sample_set(prob, band.epsilon_abs, np.random.default_rng(3), band.lower_models[:2] + band.upper_models[:2])
+    thetas = _sample_set(
+        prob, band.epsilon_abs, np.random.default_rng(3), band.lower_models[:2] + band.upper_models[:2]
+    )
     assert len(thetas) >= 50
     pds = thetas @ A[:, :-1].T + A[:, -1]
     assert np.all(pds >= band.lower - 1e-7) and np.all(pds <= band.upper + 1e-7)
@@ -128,7 +135,11 @@ def test_rashomon_pd_band_contains_members_and_is_attained(cls):
             assert prob.e_orig(th) <= band.epsilon_abs * (1 + 1e-9)
             # PD of the attaining model, computed by brute force from its predictions
             params = prob.to_model(th)
-            f = params["predict"] if "predict" in params else (lambda Z, c=params["coef"], b=params["intercept"]: Z @ c + b)
+            f = (
+                params["predict"]
+                if "predict" in params
+                else (lambda Z, c=params["coef"], b=params["intercept"]: Z @ c + b)
+            )
             pdv = partial_dependence(f, X, 0, grid=[band.grid[k]]).average[0, 0]
             assert pdv == pytest.approx(target, abs=1e-6 * max(1, abs(target)))
 
@@ -144,8 +155,10 @@ def test_band_agrees_with_cvxpy():
     for k in range(3):
         a, a0 = band.pd_vectors[k, :-1], band.pd_vectors[k, -1]
         th = cp.Variable(len(a))
-        cons = [cp.sum_squares(Lq.T @ th) - 2 * prob.e_orig.c @ th + prob.e_orig.k <= band.epsilon_abs,
-                cp.sum_squares(th[1:]) <= 1.5]
+        cons = [
+            cp.sum_squares(Lq.T @ th) - 2 * prob.e_orig.c @ th + prob.e_orig.k <= band.epsilon_abs,
+            cp.sum_squares(th[1:]) <= 1.5,
+        ]
         lo = cp.Problem(cp.Minimize(a @ th), cons)
         lo.solve(solver=cp.CLARABEL)
         assert band.lower[k] == pytest.approx(lo.value + a0, abs=1e-6)
@@ -159,7 +172,8 @@ def test_pd_examples_script(tmp_path, monkeypatch):
     import pd_examples
 
     # a lighter run: patch the forest size through the module's RandomForestRegressor
-    monkeypatch.setattr(pd_examples, "RandomForestRegressor",
-                        lambda **kw: RandomForestRegressor(**(kw | {"n_estimators": 10})))
+    monkeypatch.setattr(
+        pd_examples, "RandomForestRegressor", lambda **kw: RandomForestRegressor(**(kw | {"n_estimators": 10}))
+    )
     assert pd_examples.main(["--out", str(tmp_path)]) == 0
     assert (tmp_path / "bike_pd_band.png").exists() and (tmp_path / "wine_pd_band.png").exists()

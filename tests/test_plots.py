@@ -3,6 +3,7 @@
 ``test_every_plot_method_is_covered`` introspects the public classes (``rashomon.__all__`` and
 ``rashomon.plotting.__all__``): a new plot method without a test here fails the suite.
 """
+
 import inspect
 
 import matplotlib
@@ -51,9 +52,11 @@ COVERED: set = set()
 
 def covers(*names):
     """Register the ``Class.method`` names a test renders and checks."""
+
     def deco(f):
         COVERED.update(names)
         return f
+
     return deco
 
 
@@ -177,7 +180,11 @@ def test_rashomon_pd_band_plot(rset, data):
     ax2 = disp2.ax_
     # ICE (one per row) + PD of the model + rug + reference line
     assert len(ax2.lines) == len(X) + 3
-    assert _legend_texts(ax2) == ["PD of the fitted model (ICE in grey)", "Rashomon PD band", "PD of the loss minimiser"]
+    assert _legend_texts(ax2) == [
+        "PD of the fitted model (ICE in grey)",
+        "Rashomon PD band",
+        "PD of the loss minimiser",
+    ]
 
 
 # ---------------------------------------------------------------- PD / ICE, PD importance
@@ -371,8 +378,17 @@ def audit_result():
     n = 120
     df = pd.DataFrame(rng.normal(size=(n, 4)), columns=["a", "b", "c", "d"])
     df["t"] = df["a"] + 0.5 * df["c"] + 0.5 * rng.normal(size=n)
-    return rashomon.audit(df, "t", {"g1": ["a", "b"], "g2": ["c", "d"]}, model_class="linear", train_size=60, cv=3,
-                          bootstrap=5, random_state=0, n_jobs=1)
+    return rashomon.audit(
+        df,
+        "t",
+        {"g1": ["a", "b"], "g2": ["c", "d"]},
+        model_class="linear",
+        train_size=60,
+        cv=3,
+        bootstrap=5,
+        random_state=0,
+        n_jobs=1,
+    )
 
 
 @covers("AuditResult.plot", "AuditResult.plot_summary")

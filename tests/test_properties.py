@@ -5,6 +5,7 @@ members inside the bounds) or raise the library's documented RashomonInputError;
 ``make test`` runs a few examples per property; ``make repro`` runs ``--hypothesis-profile=long``
 (2,000 per property).
 """
+
 import warnings
 
 import numpy as np
@@ -38,7 +39,7 @@ def datasets(draw, max_rows=30, max_cols=4):
     if draw(st.booleans()):  # ties: a few distinct values per column
         X = np.round(X * draw(st.integers(1, 3))) / 2
     if draw(st.booleans()) and n >= 4:  # duplicate rows
-        X[n // 2:] = X[: n - n // 2]
+        X[n // 2 :] = X[: n - n // 2]
     X = X * 10.0 ** np.array([draw(st.integers(-150, 150)) for _ in range(p)])
     beta = rng.normal(size=p) / np.maximum(np.abs(X).max(axis=0), 1e-300)
     y = X @ beta + draw(st.sampled_from([0.0, 1e-6, 0.3, 1.0])) * rng.normal(size=n)
@@ -82,8 +83,11 @@ def test_feature_reliance_property(data):
 
 
 @pytest.mark.parametrize("mc", [LinearModelClass(), KernelModelClass(gamma=0.5)], ids=["linear", "kernel"])
-@given(data=datasets(max_rows=25, max_cols=3), eps=st.sampled_from([0.0, 1e-12, 0.01, 0.3]),
-       kind=st.sampled_from(["ratio", "difference"]))
+@given(
+    data=datasets(max_rows=25, max_cols=3),
+    eps=st.sampled_from([0.0, 1e-12, 0.01, 0.3]),
+    kind=st.sampled_from(["ratio", "difference"]),
+)
 def test_model_class_reliance_property(mc, data, eps, kind):
     X, y = data
     rs = _run(lambda: RashomonSet(mc, eps).fit(X, y))

@@ -4,6 +4,7 @@ Validity (no sampled member outside a range), tightness (the ends are attained b
 the set), exactness against an independent solver (cvxpy, one problem per row), ambiguity against
 its brute-force count, on linear and kernel classes.
 """
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -70,8 +71,8 @@ def test_validity_by_sampling_on_random_problems(kind):
                 # predict and the range's map sum the same terms in another order ((K W) θ vs K (W θ)):
                 # equal to 1e-12 of the value, or to 1e-15 of the sum of the terms' magnitudes where
                 # they cancel (kernel rows whose terms reach 1e5 for a prediction of 1)
-                tol = max(1e-12, 1e-15 * _term_scale(rs, Xn[i:i + 1], m.theta_))
-                assert m.predict(Xn[i:i + 1])[0] == pytest.approx(val, rel=1e-12, abs=tol)
+                tol = max(1e-12, 1e-15 * _term_scale(rs, Xn[i : i + 1], m.theta_))
+                assert m.predict(Xn[i : i + 1])[0] == pytest.approx(val, rel=1e-12, abs=tol)
         gap = pr.gap
         # certified gap: 1e-8 of the range (the kernel problems here reach cond(Q) ~ 1e9, and members are
         # moved inside the set as evaluated in θ, which costs up to cond(Q)·eps of the objective)
@@ -97,8 +98,10 @@ def test_ranges_match_cvxpy_per_row(kind):
         for i in range(len(Xn)):
             for sign, mine in ((1.0, pr.lower[i]), (-1.0, pr.upper[i])):
                 th = cp.Variable(len(eo.c))
-                cons = [cp.sum_squares(L.T @ th) - 2 * eo.c @ th + eo.k <= rs.epsilon_abs_,
-                        cp.quad_form(th, cp.psd_wrap(par.B)) <= par.r]
+                cons = [
+                    cp.sum_squares(L.T @ th) - 2 * eo.c @ th + eo.k <= rs.epsilon_abs_,
+                    cp.quad_form(th, cp.psd_wrap(par.B)) <= par.r,
+                ]
                 prob = cp.Problem(cp.Minimize(sign * (P[i] @ th)), cons)
                 try:
                     prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)

@@ -231,7 +231,13 @@ def test_bad_input_names_the_argument(kw, match):
     m = LinearRegression().fit(X, y)
     args = dict(X=X, y=y, features=0) | kw
     with pytest.raises(ValueError, match=match):
-        model_reliance(m, args["X"], args["y"], args["features"], **{k: v for k, v in kw.items() if k not in ("X", "y", "features")})
+        model_reliance(
+            m,
+            args["X"],
+            args["y"],
+            args["features"],
+            **{k: v for k, v in kw.items() if k not in ("X", "y", "features")},
+        )
 
 
 def test_proba_loss_without_predict_proba():

@@ -4,6 +4,7 @@ References: the brute-force all-pairs loop (tests/_brute.py), the generic stream
 (closed_form=False), the previous per-feature formula (linear_squared_e_switch) and, for
 ill-conditioned data, the U-statistic in exact rational arithmetic.
 """
+
 from fractions import Fraction
 
 import numpy as np
@@ -51,8 +52,9 @@ def test_all_features_and_groups_match_brute_force():
         assert r.e_switch == pytest.approx(ref, rel=1e-10)
 
 
-@pytest.mark.parametrize("model", [LinearRegression(), make_pipeline(StandardScaler(), Ridge(alpha=3.0))],
-                         ids=["ols", "scaled-ridge"])
+@pytest.mark.parametrize(
+    "model", [LinearRegression(), make_pipeline(StandardScaler(), Ridge(alpha=3.0))], ids=["ols", "scaled-ridge"]
+)
 def test_matches_per_feature_formula_and_generic_path(model):
     X, y = _data(n=300)
     m = model.fit(X, y)
@@ -78,7 +80,7 @@ def _dyadic_data(n, offset, seed):
     X[:, 3] = rng.integers(0, 3, size=n)
     X[:, 4] = X[:, 0] + np.round(rng.normal(size=n) * 2**4) / 2**10  # nearly collinear with column 0
     X = X + offset
-    beta = np.array([1.0, -2.0**-10, 32.0, 0.75, 0.5])
+    beta = np.array([1.0, -(2.0**-10), 32.0, 0.75, 0.5])
     y = X @ beta + 2.0 + np.round(rng.normal(size=n) * 2**8) / 2**8
     return X, y, beta
 
@@ -119,7 +121,9 @@ def test_named_groups_dataframe_and_dict():
     m = LinearRegression().fit(df, y)
     fr = feature_reliance(m, df, y, features={"a": "a", "bcd": ["b", "c", "d"]})
     assert fr.names == ["a", "bcd"]
-    assert fr.e_switch[1] == pytest.approx(model_reliance(m, df, y, ["b", "c", "d"], closed_form=False).e_switch, rel=1e-9)
+    assert fr.e_switch[1] == pytest.approx(
+        model_reliance(m, df, y, ["b", "c", "d"], closed_form=False).e_switch, rel=1e-9
+    )
     allf = feature_reliance(m, df, y)
     assert allf.e_switch[0] == pytest.approx(fr.e_switch[0], rel=1e-12)
 
@@ -238,7 +242,8 @@ def test_badly_centred_data(x_offset, y_offset):
         assert r.e_switch == pytest.approx(_exact_rational(Xt, yt, pred, m.coef_, g), rel=1e-10)
         assert r.e_switch == pytest.approx(s.e_switch, rel=1e-9)
         assert linear_squared_e_switch(Xt, yt, pred, m.coef_, g)[1] == pytest.approx(
-            _exact_rational(Xt, yt, pred, m.coef_, g), rel=1e-10)
+            _exact_rational(Xt, yt, pred, m.coef_, g), rel=1e-10
+        )
     assert fr.e_orig == pytest.approx(float(np.mean((yt - pred) ** 2)), rel=1e-12)
 
 
@@ -259,7 +264,7 @@ def test_the_linear_path_validates_x_in_its_own_pass(monkeypatch):
     # Clean data: no separate check of X (the statistics' pass proves it finite and bounded). A NaN,
     # inf or too large value anywhere (the first rows, which the model is probed on, or deep in X)
     # is the same clear error as before, naming the column.
-    import rashomon.reliance._reliance as rel
+    import rashomon.reliance._prepared as rel
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20_000, 3))
@@ -271,8 +276,11 @@ def test_the_linear_path_validates_x_in_its_own_pass(monkeypatch):
     assert [r.exact_algorithm for r in fr.results] == ["linear"] * 3
     monkeypatch.setattr(rel, "check_finite", real)
     for row in (3, 12_345):
-        for bad, match in [(np.nan, r"NaN or inf in column\(s\) \['b'\]"), (-np.inf, r"NaN or inf in column\(s\) \['b'\]"),
-                           (3e150, "of magnitude at most 1e\\+150")]:
+        for bad, match in [
+            (np.nan, r"NaN or inf in column\(s\) \['b'\]"),
+            (-np.inf, r"NaN or inf in column\(s\) \['b'\]"),
+            (3e150, "of magnitude at most 1e\\+150"),
+        ]:
             Xb = X.copy()
             Xb[row, 1] = bad
             with pytest.raises(ValueError, match=match):

@@ -1,4 +1,5 @@
 """Reliance differences MR(a) - MR(b) over a Rashomon set and the certified order of features (issue 29)."""
+
 import json
 
 import numpy as np
@@ -170,8 +171,10 @@ def test_classifier_critical_epsilon_certified_below_refuted_above():
     assert rd_lo.lower > 0  # still holds (certified)
     ms = at_lo._margin  # and 200 members sampled from the set at lo all have MR(a) > MR(d)
     Ta, Td = MarginTerms(ms.D, ms.y, np.array([0]) + ms.o), MarginTerms(ms.D, ms.y, np.array([3]) + ms.o)
-    v = [(Ta.e_switch(t, ms.loss) - Td.e_switch(t, ms.loss)) / Ta.e_orig(t, ms.loss)
-         for t in at_lo.sample(200, random_state=0).thetas]
+    v = [
+        (Ta.e_switch(t, ms.loss) - Td.e_switch(t, ms.loss)) / Ta.e_orig(t, ms.loss)
+        for t in at_lo.sample(200, random_state=0).thetas
+    ]
     assert min(v) >= rd_lo.lower > 0
     at_hi = RashomonSet(LogisticModelClass(), hi, epsilon_kind="absolute").fit(X, y)
     rd = at_hi.reliance_difference("a", "d")

@@ -7,6 +7,7 @@ and any error (``window.onerror``, failed resources, ``console.error``) into a
 ``<pre id="checks">``. It is skipped only when no Chromium binary exists
 (``.ci/run`` installs the Debian package ``chromium``).
 """
+
 import dataclasses
 import html
 import json
@@ -33,8 +34,9 @@ from compas_audit import GROUPS, compas_frame  # noqa: E402
 @pytest.fixture(scope="module")
 def result():
     df = compas_frame().sample(n=400, random_state=0).reset_index(drop=True)
-    return rashomon.audit(df, "v_decile_score", GROUPS, model_class="linear", train_size=120, cv=3, bootstrap=5,
-                          random_state=0, n_jobs=1)
+    return rashomon.audit(
+        df, "v_decile_score", GROUPS, model_class="linear", train_size=120, cv=3, bootstrap=5, random_state=0, n_jobs=1
+    )
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +89,12 @@ def test_report_states_what_was_done(result, report):
     assert text.count("Both ends are tight: a model of the set attains each bound within 2−20") == 2
     # how to read it
     assert "How to read this" in text
-    for s in ("MR = 1: scrambling changes nothing", "MR > 1: the model relies on the group",
-              "MR < 1: scrambling the variables improves the loss", "not relying on the group in a helpful way"):
+    for s in (
+        "MR = 1: scrambling changes nothing",
+        "MR > 1: the model relies on the group",
+        "MR < 1: scrambling the variables improves the loss",
+        "not relying on the group in a helpful way",
+    ):
         assert s in text
 
 
@@ -96,16 +102,24 @@ def test_report_sentences_follow_the_results(result, tmp_path):
     g = result.groups["admissible"]
     loose = dataclasses.replace(g.mcr, upper_tight=False, upper_gap=0.0123)
     groups = {**result.groups, "admissible": dataclasses.replace(g, mcr=loose)}
-    meta = {**result.meta, "n_rows_input": 410, "n_rows_used": 400, "n_rows_dropped": 10,
-            "missing_by_column": {"age": 7, "race": 3, "sex": 0}, "n_bootstrap": 0,
-            "encoding": {"charge": ["F", "M"]}}
+    meta = {
+        **result.meta,
+        "n_rows_input": 410,
+        "n_rows_used": 400,
+        "n_rows_dropped": 10,
+        "missing_by_column": {"age": 7, "race": 3, "sex": 0},
+        "n_bootstrap": 0,
+        "encoding": {"charge": ["F", "M"]},
+    }
     res = dataclasses.replace(result, groups=groups, bootstrap=0, meta=meta)
     figs = {"summary": ""}  # figures are not what is checked here
     res.to_html(tmp_path / "r.html", figures=figs)
     text = _text((tmp_path / "r.html").read_text(encoding="utf-8"))
     assert text.count("Both ends are tight") == 1
-    assert (f"MCR+ is not tight: the certified bound is {g.mcr_upper:.4f}, the best model found has MR "
-            f"{g.mcr_upper - 0.0123:.4f} (0.0123 below)") in text
+    assert (
+        f"MCR+ is not tight: the certified bound is {g.mcr_upper:.4f}, the best model found has MR "
+        f"{g.mcr_upper - 0.0123:.4f} (0.0123 below)"
+    ) in text
     assert "MCR− is tight within 2−20" in text
     assert "10 rows with missing values were dropped (missing values: age 7, race 3)" in text
     assert "No bootstrap was run" in text and "bootstrap resamples" not in text
@@ -132,8 +146,9 @@ def test_figures_are_large_self_contained_and_safely_named(result, report, tmp_p
         assert w >= 1000
         assert (report.parent / f"{stem}.svg").stat().st_size > 1000
     # group names that are not file names
-    res = dataclasses.replace(result, groups={"race / sex": result.groups["inadmissible"],
-                                              "Race  Sex": result.groups["admissible"]})
+    res = dataclasses.replace(
+        result, groups={"race / sex": result.groups["inadmissible"], "Race  Sex": result.groups["admissible"]}
+    )
     figs = _report.write_figures(res, tmp_path)
     assert list(figs) == ["envelope_race_sex", "envelope_Race_Sex_2", "summary"]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{k}.{e}" for k in figs for e in ("png", "svg"))
@@ -189,8 +204,19 @@ def _chromium() -> str | None:
 
 
 def _run_chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [binary, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-dev-shm-usage",
-           "--hide-scrollbars", "--enable-logging=stderr", "--v=0", f"--user-data-dir={profile}", *args]
+    cmd = [
+        binary,
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+        f"--user-data-dir={profile}",
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
 
 
@@ -204,8 +230,9 @@ def test_report_in_headless_chromium(result, report, tmp_path):
 
     t0 = time.perf_counter()
     shot = tmp_path / "report.png"
-    proc = _run_chromium(binary, tmp_path / "profile1", f"--screenshot={shot}", "--window-size=1280,4000",
-                         report.as_uri())
+    proc = _run_chromium(
+        binary, tmp_path / "profile1", f"--screenshot={shot}", "--window-size=1280,4000", report.as_uri()
+    )
     assert shot.exists(), proc.stderr[-2000:]
     assert _png_size(shot) == (1280, 4000)
     keep = os.environ.get("RASHOMON_REPORT_SCREENSHOT")
@@ -223,7 +250,9 @@ def test_report_in_headless_chromium(result, report, tmp_path):
     for im in checks["images"]:
         assert im["complete"] and im["naturalWidth"] >= 1000, im
     assert checks["errors"] == []
-    console_errors = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln and ("ERROR" in ln or "error" in ln.lower())]
+    console_errors = [
+        ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln and ("ERROR" in ln or "error" in ln.lower())
+    ]
     assert console_errors == []
     # the key numbers, formatted as in the table, are in the rendered text
     text = _text(dom)

@@ -1,4 +1,5 @@
 """Slow reproductions, run by `make repro` (skipped by `make test`)."""
+
 import json
 import sys
 import time
@@ -16,12 +17,18 @@ def test_compas_audit_1000_bootstraps(tmp_path):
     import compas_audit
 
     t0 = time.perf_counter()
-    assert compas_audit.main(["--bootstrap", "1000", "--n-jobs", "2", "--json", str(tmp_path / "c.json"),
-                              "--out", str(tmp_path / "out")]) == 0
+    assert (
+        compas_audit.main(
+            ["--bootstrap", "1000", "--n-jobs", "2", "--json", str(tmp_path / "c.json"), "--out", str(tmp_path / "out")]
+        )
+        == 0
+    )
     elapsed = time.perf_counter() - t0
     js = json.loads((tmp_path / "c.json").read_text())
-    print(f"\nCOMPAS audit with 1,000 bootstraps of both groups: {elapsed:.0f} s "
-          f"(bootstrap part {js['_meta']['timings']['bootstrap_s']:.0f} s)")
+    print(
+        f"\nCOMPAS audit with 1,000 bootstraps of both groups: {elapsed:.0f} s "
+        f"(bootstrap part {js['_meta']['timings']['bootstrap_s']:.0f} s)"
+    )
     for g in ("inadmissible", "admissible"):
         r = js[g]
         assert r["mcr_lower"] <= r["mr_ref"] <= r["mcr_upper"]

@@ -1,4 +1,5 @@
 """The two exact trust-region subproblem solvers agree; the Cholesky one declines the hard case."""
+
 import numpy as np
 import pytest
 
@@ -29,7 +30,9 @@ def test_cholesky_and_eigendecomposition_give_the_same_minimum(seed):
         assert z @ z <= r * (1 + 1e-12)
         # a factorisation succeeded at ν: S + νI ≻ 0, so (z, ν) is a global minimiser (KKT + PSD)
         assert np.all(np.linalg.eigvalsh(S + nu * np.eye(m)) > -1e-10 * max(1.0, np.abs(S).max()))
-        assert np.linalg.norm((S + nu * np.eye(m)) @ z - c) <= 1e-10 * (np.abs(S).max() + nu + 1) * (np.linalg.norm(z) + 1)
+        assert np.linalg.norm((S + nu * np.eye(m)) @ z - c) <= 1e-10 * (np.abs(S).max() + nu + 1) * (
+            np.linalg.norm(z) + 1
+        )
         assert _objective(S, c, z) == pytest.approx(_objective(S, c, ref[0]), rel=1e-10, abs=1e-12)
         assert nu == pytest.approx(ref[1], rel=1e-8, abs=1e-10)
     assert n_chol >= 140  # only near-hard instances may be declined
@@ -68,8 +71,13 @@ def test_no_overflow_warning_near_a_singular_shift():
 
     from rashomon import KernelModelClass, RashomonSet
 
-    X = np.array([[34.55841921, 82.16181435, 0.33043708], [-130.31572316, 90.53558667, 0.44637457],
-                  [-53.69532354, 58.11181042, 0.3645724]])
+    X = np.array(
+        [
+            [34.55841921, 82.16181435, 0.33043708],
+            [-130.31572316, 90.53558667, 0.44637457],
+            [-53.69532354, 58.11181042, 0.3645724],
+        ]
+    )
     y = np.array([0.50850886, 0.28100273, 0.34357176])
     with warnings.catch_warnings():
         warnings.simplefilter("error")

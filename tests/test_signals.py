@@ -12,6 +12,7 @@ Checked: exit status 130 (SIGINT) or 143 (SIGTERM), one line on stderr and no tr
 process of the run's session alive 5 s later (psutil), no temporary file, no report.html, and every
 file present whole.
 """
+
 import json
 import os
 import signal
@@ -28,10 +29,16 @@ psutil = pytest.importorskip("psutil")
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and sessions")
 
 PHASES = {"fit": "tick fitting reference*", "bootstrap": "tick bootstrap*", "report": "write envelope_*"}
-MESSAGES = {signal.SIGINT: (130, "rashomon audit: interrupted (SIGINT); stopped before the end (workers ended, no "
-                                 "file left half-written)"),
-            signal.SIGTERM: (143, "rashomon audit: terminated (SIGTERM); stopped before the end (workers ended, no "
-                                  "file left half-written)")}
+MESSAGES = {
+    signal.SIGINT: (
+        130,
+        "rashomon audit: interrupted (SIGINT); stopped before the end (workers ended, no file left half-written)",
+    ),
+    signal.SIGTERM: (
+        143,
+        "rashomon audit: terminated (SIGTERM); stopped before the end (workers ended, no file left half-written)",
+    ),
+}
 
 
 @pytest.fixture(scope="module")
@@ -60,14 +67,40 @@ def _default_sigint():  # a test runner started in the background may ignore SIG
 def _run(tmp_path: Path, data: Path, phase: str, sig: int, whole_group: bool = False):
     out, marker = tmp_path / "out", tmp_path / "paused"
     env = {**os.environ, "MPLBACKEND": "Agg", "RASHOMON_TEST_PAUSE": f"{PHASES[phase]}={marker}"}
-    cmd = [sys.executable, "-m", "rashomon.audit.cli", "audit", "--data", str(data), "--target", "strength",
-           "--group", "binder=cement,slag", "--group", "mix=water,age", "--model-class", "linear",
-           "--cv", "3", "--bootstrap", "8", "--n-jobs", "2", "--seed", "0", "--quiet", "--out", str(out),
-           "--json", str(out / "results.json")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rashomon.audit.cli",
+        "audit",
+        "--data",
+        str(data),
+        "--target",
+        "strength",
+        "--group",
+        "binder=cement,slag",
+        "--group",
+        "mix=water,age",
+        "--model-class",
+        "linear",
+        "--cv",
+        "3",
+        "--bootstrap",
+        "8",
+        "--n-jobs",
+        "2",
+        "--seed",
+        "0",
+        "--quiet",
+        "--out",
+        str(out),
+        "--json",
+        str(out / "results.json"),
+    ]
     err_path = tmp_path / "stderr.txt"
     with open(err_path, "wb") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, env=env,
-                                preexec_fn=_default_sigint)
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, env=env, preexec_fn=_default_sigint
+        )
     try:
         deadline = time.monotonic() + 240
         while not marker.exists():

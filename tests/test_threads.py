@@ -1,5 +1,6 @@
 """BLAS threads of the package's own loops (``rashomon.utils._threads``): one thread in a scoped limit that
 restores the caller's setting, and the same bits whatever the caller's thread count or ``n_jobs``."""
+
 import numpy as np
 import pytest
 from joblib import Parallel, delayed
@@ -122,8 +123,13 @@ def test_distinct_rows_agrees_with_numpy_unique():
     from rashomon.model_classes._linear import distinct_rows, ridge_loo
 
     rng = np.random.default_rng(0)
-    cases = [rng.normal(size=(500, 4)), rng.integers(0, 3, size=(500, 3)).astype(float),
-             np.array([[0.0, 1.0], [-0.0, 1.0]]), np.arange(20.0).reshape(10, 2), np.ones((1, 3))]
+    cases = [
+        rng.normal(size=(500, 4)),
+        rng.integers(0, 3, size=(500, 3)).astype(float),
+        np.array([[0.0, 1.0], [-0.0, 1.0]]),
+        np.arange(20.0).reshape(10, 2),
+        np.ones((1, 3)),
+    ]
     dup = rng.normal(size=(300, 3))
     dup[7] = dup[200]
     for Z in cases + [dup]:

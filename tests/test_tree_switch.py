@@ -4,6 +4,7 @@ Every accelerated value is compared with the generic exact path over distinct va
 (closed_form=False, itself tested against the brute-force loop in test_reliance.py) at
 relative 1e-9, and on the smallest data with the brute-force loop directly.
 """
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -51,7 +52,9 @@ REGRESSORS = [
     RandomForestRegressor(n_estimators=7, random_state=0),
     ExtraTreesRegressor(n_estimators=6, max_depth=6, random_state=0),
     GradientBoostingRegressor(n_estimators=15, max_depth=3, random_state=0),
-    GradientBoostingRegressor(n_estimators=10, loss="absolute_error", init=DummyRegressor(strategy="median"), random_state=0),
+    GradientBoostingRegressor(
+        n_estimators=10, loss="absolute_error", init=DummyRegressor(strategy="median"), random_state=0
+    ),
     HistGradientBoostingRegressor(max_iter=15, random_state=0),
     HistGradientBoostingRegressor(max_iter=10, max_bins=7, random_state=0),
 ]
@@ -95,8 +98,14 @@ def test_classifiers_equal_generic_exact(model, n_classes, loss):
         assert f.e_switch == pytest.approx(s.e_switch, rel=RTOL, abs=1e-15)
 
 
-@pytest.mark.parametrize("model", [RandomForestRegressor(n_estimators=3, max_depth=4, random_state=0),
-                                   HistGradientBoostingRegressor(max_iter=5, random_state=0)], ids=_ids)
+@pytest.mark.parametrize(
+    "model",
+    [
+        RandomForestRegressor(n_estimators=3, max_depth=4, random_state=0),
+        HistGradientBoostingRegressor(max_iter=5, random_state=0),
+    ],
+    ids=_ids,
+)
 @pytest.mark.parametrize("group", [[0], [2], [1, 3]], ids=str)
 def test_brute_force(model, group):
     X, y = _data(n=30)
@@ -111,8 +120,11 @@ def test_models_fitted_with_sample_weight_and_dataframes():
     X, y = _data(seed=2)
     w = np.random.default_rng(0).integers(0, 4, size=len(y)).astype(float)
     df = pd.DataFrame(X, columns=list("abcd"))
-    for model in [RandomForestRegressor(n_estimators=5, random_state=0), HistGradientBoostingRegressor(max_iter=10),
-                  GradientBoostingRegressor(n_estimators=10, random_state=0)]:
+    for model in [
+        RandomForestRegressor(n_estimators=5, random_state=0),
+        HistGradientBoostingRegressor(max_iter=10),
+        GradientBoostingRegressor(n_estimators=10, random_state=0),
+    ]:
         m = model.fit(df, y, sample_weight=w)
         fast = model_reliance(m, df, y, ["a", "c"])
         slow = model_reliance(m, df, y, ["a", "c"], closed_form=False)

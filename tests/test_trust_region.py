@@ -1,4 +1,5 @@
 """The exact QCQP engine: certificates on >= 1,000 random instances, cvxpy, dense grids."""
+
 import numpy as np
 import pytest
 
@@ -101,7 +102,9 @@ def test_convex_instances_agree_with_cvxpy():
         A, b, B, r = random_instance(rng, "convex", p)
         res = solve_qcqp(A, b, B, r)
         x = cp.Variable(p)
-        prob = cp.Problem(cp.Minimize(cp.quad_form(x, cp.psd_wrap(A)) - 2 * b @ x), [cp.quad_form(x, cp.psd_wrap(B)) <= r])
+        prob = cp.Problem(
+            cp.Minimize(cp.quad_form(x, cp.psd_wrap(A)) - 2 * b @ x), [cp.quad_form(x, cp.psd_wrap(B)) <= r]
+        )
         prob.solve(solver=cp.CLARABEL)
         assert res.objective == pytest.approx(prob.value, rel=1e-6, abs=1e-7)
         # cvxpy's point may violate x'Bx <= r by its own tolerance: scale it back inside, then the

@@ -1,5 +1,6 @@
 """Two-constraint (CDT) solves: the solver against brute force and an SDP relaxation, and squared-loss MCR
 ends where the γ-search's Lagrangian path jumps (a duality gap) now attained and certified."""
+
 import numpy as np
 import pytest
 from scipy.optimize import brentq

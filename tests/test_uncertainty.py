@@ -1,4 +1,5 @@
 """Likelihood- and entropy-based importance, entropy/likelihood PD and ICE."""
+
 import numpy as np
 import pytest
 from sklearn.ensemble import RandomForestRegressor
@@ -81,7 +82,10 @@ def test_predictive_distribution_sources():
     emp = predictive_distribution(rf, summary="empirical")(X[:5])
     h = 1.06 * members.std(1, ddof=1) * members.shape[1] ** (-0.2)
     yy = y[:5]
-    manual = [np.log(np.mean(np.exp(-0.5 * ((yy[i] - members[i]) / h[i]) ** 2)) / (np.sqrt(2 * np.pi) * h[i])) for i in range(5)]
+    manual = [
+        np.log(np.mean(np.exp(-0.5 * ((yy[i] - members[i]) / h[i]) ** 2)) / (np.sqrt(2 * np.pi) * h[i]))
+        for i in range(5)
+    ]
     np.testing.assert_allclose(emp.log_prob(yy), manual, rtol=1e-10)
     samples = lambda Z: np.column_stack([Z[:, 0] + k for k in np.linspace(-1, 1, 9)])  # noqa: E731
     assert np.all(np.isfinite(likelihood_importance(samples, X, y, n_repeats=2, random_state=0).importances))

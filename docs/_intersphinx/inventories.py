@@ -5,6 +5,7 @@ The docs are built offline (CI machines reach package registries only), so inter
 on the official sites, and :func:`write_inventories` writes them in Sphinx's inventory format (version 2)
 at build time. A name missing here is a nitpicky warning, so the list grows with the docstrings.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -72,8 +73,10 @@ def write_inventories(folder: Path) -> dict[str, str]:
     out = {}
     for key, (project, version, _) in SITES.items():
         body = "".join(f"{name} {role} 1 {uri} -\n" for name, role, uri in ENTRIES[key])
-        head = (f"# Sphinx inventory version 2\n# Project: {project}\n# Version: {version}\n"
-                "# The remainder of this file is compressed using zlib.\n")
+        head = (
+            f"# Sphinx inventory version 2\n# Project: {project}\n# Version: {version}\n"
+            "# The remainder of this file is compressed using zlib.\n"
+        )
         path = folder / f"{key}.inv"
         data = head.encode() + zlib.compress(body.encode())
         if not path.exists() or path.read_bytes() != data:

@@ -2,10 +2,9 @@
 
 Names load on first use (``rashomon.utils.lazy.lazy_exports``).
 """
+
 from ..utils.lazy import lazy_exports
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    "audit": "._audit",
-    "AuditResult": "._results",
-    "GroupAudit": "._results",
-})
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__, {"audit": "._audit", "AuditResult": "._results", "GroupAudit": "._results"}
+)

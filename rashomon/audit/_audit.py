@@ -32,9 +32,9 @@ space, starting with a letter or digit; no two names may give the same file
 name (``group_slug``: spaces become ``_``, compared case-insensitively).
 Figure files are named from the slug, never from the raw name.
 """
+
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -53,20 +53,21 @@ from ..utils.validation import (
     validate_params,
 )
 from ._audit_binary import audit_binary as _audit_binary
-from ._audit_binary import compare_user_model
-from ._audit_classifier import check_classifier_options, resample_weights
-from ._audit_fairness import check_sensitive, check_sensitive_rows, fairness_audit
+from ._audit_classifier import check_classifier_options
+from ._audit_fairness import check_sensitive, check_sensitive_rows
+from ._audit_regression import audit_regression
 from ._checks import _check_train_size, _Progress, check_split_train_size, check_writable_dir, group_slug, prepare
 from ._estimator import check_estimator
-from ._fit import MCR_TOL as _TOL
-from ._fit import _fit_reference, _preprocess, class_set, group_mcrs
-from ._results import AuditResult, GroupAudit, audit_meta
+from ._fit import _preprocess
+from ._results import AuditResult, GroupAudit
 from ._target import CLASSIFIER_CLASSES
 
 __all__ = ["audit", "AuditResult", "GroupAudit", "group_slug", "check_writable_dir"]
 
 
-@validate_params({"random_state": RandomStateLike(), "n_jobs": NJobs(), "progress": Boolean(), "drop_missing": Boolean()})
+@validate_params(
+    {"random_state": RandomStateLike(), "n_jobs": NJobs(), "progress": Boolean(), "drop_missing": Boolean()}
+)
 def audit(
     data: Any,
     target: str,
@@ -240,16 +241,35 @@ def audit(
         if is_parquet_path(data):
             data, digest, input_name = read_parquet(data, func)
     dask_input = callable(getattr(data, "__dask_graph__", None))
-    if dask_input and (model_class in CLASSIFIER_CLASSES or positive_label is not None or estimator is not None
-                       or sensitive is not None):
-        raise RashomonInputError(f"The 'data' parameter of {func} is a Dask DataFrame, which is audited out of core with "
-                                 "model_class='linear' only (no classifier class, positive_label, estimator or "
-                                 "sensitive). Got "
-                                 f"model_class={model_class!r} instead.")
+    if dask_input and (
+        model_class in CLASSIFIER_CLASSES
+        or positive_label is not None
+        or estimator is not None
+        or sensitive is not None
+    ):
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} is a Dask DataFrame, which is audited out of core with "
+            "model_class='linear' only (no classifier class, positive_label, estimator or "
+            "sensitive). Got "
+            f"model_class={model_class!r} instead."
+        )
     model_class = "kernel" if (dask_input and model_class is None) else model_class
-    prep: dict = {} if dask_input else prepare(data, target, groups, features, sep=sep, drop_missing=drop_missing,
-                                           func=func, split=split, model_class=model_class,
-                                           positive_label=positive_label)
+    prep: dict = (
+        {}
+        if dask_input
+        else prepare(
+            data,
+            target,
+            groups,
+            features,
+            sep=sep,
+            drop_missing=drop_missing,
+            func=func,
+            split=split,
+            model_class=model_class,
+            positive_label=positive_label,
+        )
+    )
     model_class = model_class if dask_input else prep["model_class"]
     classifier = model_class in CLASSIFIER_CLASSES
     # ---------------------------------------------------------------- scalar options
@@ -260,7 +280,9 @@ def audit(
         check_estimator(estimator, prep["raw"], list(prep["groups_raw_features"]), func)
     fair = None if dask_input else check_sensitive(prep, sensitive, benchmark_column, model_class, target, func)
     if not isinstance(bootstrap_mcr, (bool, np.bool_)):
-        raise RashomonInputError(f"The 'bootstrap_mcr' parameter of {func} must be True or False. Got {bootstrap_mcr!r} instead.")
+        raise RashomonInputError(
+            f"The 'bootstrap_mcr' parameter of {func} must be True or False. Got {bootstrap_mcr!r} instead."
+        )
     check_choice(epsilon_kind, ("cv", "absolute"), "epsilon_kind", func)
     epsilon = check_float(epsilon, "epsilon", func, low=0.0, strict=epsilon_kind == "absolute")
     if epsilon_kind == "cv":  # a multiple of the CV loss: 10 is most likely 10 % (a RashomonWarning)
@@ -273,25 +295,44 @@ def audit(
     if dask_input:
         from ._dask_audit import audit_dask
 
-        return audit_dask(data, target, groups, features=features, model_class=model_class, epsilon=epsilon,
-                          epsilon_kind=epsilon_kind, train_size=train_size, bootstrap=bootstrap,
-                          confidence_level=confidence_level, random_state=random_state, progress=_Progress(progress),
-                          provenance=provenance, drop_missing=drop_missing, split=split, digest=digest,
-                          input_name=input_name or "Dask DataFrame", t_start=t_start, func=func)
+        return audit_dask(
+            data,
+            target,
+            groups,
+            features=features,
+            model_class=model_class,
+            epsilon=epsilon,
+            epsilon_kind=epsilon_kind,
+            train_size=train_size,
+            bootstrap=bootstrap,
+            confidence_level=confidence_level,
+            random_state=random_state,
+            progress=_Progress(progress),
+            provenance=provenance,
+            drop_missing=drop_missing,
+            split=split,
+            digest=digest,
+            input_name=input_name or "Dask DataFrame",
+            t_start=t_start,
+            func=func,
+        )
     if digest is not None:  # a Parquet file read by pandas: its checksum and name, not the frame's
         prep["digest"], prep["input_name"] = digest, input_name
-    work, features, groups, encoding = prep["work"], prep["features"], prep["groups"], prep["encoding"]
-    n_input, missing_by_column, digest, input_name = prep["n_input"], prep["missing_by_column"], prep["digest"], prep["input_name"]
+    work, features = prep["work"], prep["features"]
     n = len(work)
     mask = prep["train_mask"]
     check_split_train_size(split if mask is not None else None, train_size, func)
     if mask is not None and min(mask.sum(), (~mask).sum()) < 10:
-        raise RashomonInputError(f"The 'split' parameter of {func} must leave at least 10 rows on each side (n = {n} "
-                                 f"usable rows). Got {split!r} instead: {int(mask.sum())} training and "
-                                 f"{int((~mask).sum())} held-out rows.")
+        raise RashomonInputError(
+            f"The 'split' parameter of {func} must leave at least 10 rows on each side (n = {n} "
+            f"usable rows). Got {split!r} instead: {int(mask.sum())} training and "
+            f"{int((~mask).sum())} held-out rows."
+        )
     train_count = _check_train_size(train_size, n, func) if mask is None else int(mask.sum())
     if cv > train_count:
-        raise RashomonInputError(f"The 'cv' parameter of {func} must be at most the number of training rows ({train_count}). Got {cv} instead.")
+        raise RashomonInputError(
+            f"The 'cv' parameter of {func} must be at most the number of training rows ({train_count}). Got {cv} instead."
+        )
     pg = _Progress(progress)
     # ---------------------------------------------------------------- computing
     rng = np.random.RandomState(seed_from(random_state, func))
@@ -303,82 +344,57 @@ def audit(
     X, scaled = _preprocess(work, features, tr)
     y = work[target].to_numpy(dtype=float)
     if classifier:
-        return _audit_binary(prep, X, y, tr, te, scaled, target=target, model_class=model_class, epsilon=epsilon,
-                             epsilon_kind=epsilon_kind, cv=cv, bootstrap=bootstrap, bootstrap_mcr=bootstrap_mcr,
-                             confidence_level=confidence_level, rng=rng, pg=pg, threshold=ambiguity_threshold,
-                             amb_rows=ambiguity_rows, estimator=estimator, random_state=random_state,
-                             provenance=provenance, split=split, mask=mask, t_start=t_start, func=func, fair=fair)
-    Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
-    timings = {}
-    t0 = time.perf_counter()
-    with pg.phase(f"fitting reference ({model_class}, {cv}-fold CV, {len(tr)} rows)") as tick:
-        reference, mc, cv_loss, ref_info = _fit_reference(Xtr, ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
-        tick(1)
-    ref_info["standardised_features"] = scaled
-    timings["reference_fit_s"] = time.perf_counter() - t0
-    rs = class_set(mc, reference, epsilon, epsilon_kind, cv_loss, Xte, yte, features)
-    e_ref, eps_abs = rs.e_ref_, rs.epsilon_abs_
-
-    def refit(keep):
-        if not keep:
-            return float(np.mean((yte - ytr.mean()) ** 2)) / e_ref
-        ref_wo, _, _, _ = _fit_reference(Xtr[:, keep], ytr, model_class, cv, int(rng.randint(2**31 - 1)), n_jobs)
-        return float(np.mean((yte - ref_wo.predict(Xte[:, keep])) ** 2)) / e_ref
-
-    t0 = time.perf_counter()
-    gidx, results = group_mcrs(rs, features, groups, pg, refit)
-    timings["mr_mcr_s"] = time.perf_counter() - t0
-    draws: dict = {name: {"mr_ref": [], "mcr_lower": [], "mcr_upper": []} for name in gidx}
-    if bootstrap:
-        from ..sets import bootstrap_mcr as _bootstrap_mcr  # the parameter bootstrap_mcr is a bool
-
-        t0 = time.perf_counter()
-        # resamples as row weights on the set's cached statistics, γ-searches warm-started at the
-        # full-data γ; seeds drawn from rng as before (same resamples), identical for any n_jobs
-        with pg.phase("bootstrap resamples", total=bootstrap) as tick:
-            boot = _bootstrap_mcr(rs, {name: list(g) for name, g in gidx.items()}, bootstrap, random_state=rng,
-                                 n_jobs=n_jobs, tol=_TOL, callback=tick)
-        for name in gidx:
-            for key, src in (("mr_ref", "mr_ref"), ("mcr_lower", "lower"), ("mcr_upper", "upper")):
-                draws[name][key] = list(boot.draws[name][src])
-        timings["bootstrap_s"] = time.perf_counter() - t0
-    a = (1 - confidence_level) / 2
-    groups_out = {}
-    for name, g in gidx.items():
-        r = results[name]
-        ci = {}
-        if bootstrap:
-            for k, v in draws[name].items():
-                v = np.asarray(v, dtype=float)
-                ci[k] = (float(np.quantile(v, a)), float(np.quantile(v, 1 - a)))
-        groups_out[name] = GroupAudit(name, tuple(features[j] for j in g), float(r["mr"]), r["mcr"].lower, r["mcr"].upper,
-                                      r["refit"], r["mcr"], ci, {k: np.asarray(v) for k, v in draws[name].items()})
-    user_meta = None
-    if estimator is not None:  # the user's model beside the class, on the same held-out rows and resamples
-        weights = resample_weights(rng, len(te), bootstrap)
-        user, user_meta = compare_user_model(estimator, prep["raw"], te, list(prep["groups_raw_features"]), target, y,
-                                             prep["groups_raw"], groups_out, weights, float(confidence_level),
-                                             "squared_error", pg, func)
-        groups_out = {name: dataclasses.replace(g, extra=user[name]) for name, g in groups_out.items()}
-        timings["user_model_s"] = user_meta["seconds"]
-    fairness = None if fair is None else fairness_audit(rs, fair, te, model_class=model_class, threshold=0.5,
-                                                        group_audits=groups_out, estimator=estimator, prep=prep, pg=pg)
-    timings.update({} if fairness is None else {"fairness_s": fairness["seconds"]["total_s"]})
-    timings["total_s"] = time.perf_counter() - t_start
-    if model_class == "kernel":
-        hyper = {"kernel": "rbf", "gamma": ref_info["gamma"], "penalty_alpha": ref_info["alpha"],
-                 "dictionary_size": ref_info["dictionary_size"], "norm_bound": ref_info["rkhs_norm"]}
-    else:
-        hyper = {"kernel": "linear", "gamma": None, "penalty_alpha": ref_info["alpha"], "dictionary_size": None,
-                 "norm_bound": ref_info["norm"]}
-    meta = audit_meta(epsilon, epsilon_kind, f"{cv}-fold", hyper, encoding, scaled, n_input, n, missing_by_column,
-                      len(tr), digest, input_name, bootstrap)
-    meta.update({"notes": prep["notes"]} if prep["notes"] else {})  # e.g. repeated header names merged
-    if mask is not None:
-        meta.update(split_rule=f"a row fits the reference iff the column {split!r} is True (or 1)",
-                    split_rule_short=f"column {split}")
-    meta.update({"user_model": user_meta} if user_meta is not None else {})
-    meta.update({"fairness": fairness} if fairness is not None else {})
-    return AuditResult(groups_out, target, tuple(features), model_class, len(tr), len(te), float(eps_abs), e_ref, cv_loss,
-                       ref_info, int(random_state) if isinstance(random_state, (int, np.integer)) else -1, bootstrap,
-                       float(confidence_level), timings, provenance, rs, meta)
+        return _audit_binary(
+            prep,
+            X,
+            y,
+            tr,
+            te,
+            scaled,
+            target=target,
+            model_class=model_class,
+            epsilon=epsilon,
+            epsilon_kind=epsilon_kind,
+            cv=cv,
+            bootstrap=bootstrap,
+            bootstrap_mcr=bootstrap_mcr,
+            confidence_level=confidence_level,
+            rng=rng,
+            pg=pg,
+            threshold=ambiguity_threshold,
+            amb_rows=ambiguity_rows,
+            estimator=estimator,
+            random_state=random_state,
+            provenance=provenance,
+            split=split,
+            mask=mask,
+            t_start=t_start,
+            func=func,
+            fair=fair,
+        )
+    return audit_regression(
+        prep,
+        X,
+        y,
+        tr,
+        te,
+        scaled,
+        target=target,
+        model_class=model_class,
+        epsilon=epsilon,
+        epsilon_kind=epsilon_kind,
+        cv=cv,
+        bootstrap=bootstrap,
+        confidence_level=confidence_level,
+        rng=rng,
+        pg=pg,
+        estimator=estimator,
+        random_state=random_state,
+        provenance=provenance,
+        split=split,
+        mask=mask,
+        t_start=t_start,
+        func=func,
+        fair=fair,
+        n_jobs=n_jobs,
+    )

@@ -1,6 +1,7 @@
 """The classifier branch of :func:`rashomon.audit` (binary target, logistic or hinge class): fits, MCR per
 group, the reference's metrics, ambiguity, sign stability and bootstrap intervals; and the comparison of
 a user's fitted model with the class (both branches)."""
+
 from __future__ import annotations
 
 import time
@@ -30,15 +31,36 @@ def quantile_ci(draws: Any, confidence_level: float) -> tuple[float, float]:
     return (float(np.quantile(v, a)), float(np.quantile(v, 1 - a))) if len(v) else (float("nan"), float("nan"))
 
 
-def run_classifier(X, y, tr, te, features, groups, *, model_class, epsilon, epsilon_kind, cv, weights, bootstrap_mcr,
-                   confidence_level, rng, pg, threshold, amb_rows, func) -> dict:
+def run_classifier(
+    X,
+    y,
+    tr,
+    te,
+    features,
+    groups,
+    *,
+    model_class,
+    epsilon,
+    epsilon_kind,
+    cv,
+    weights,
+    bootstrap_mcr,
+    confidence_level,
+    rng,
+    pg,
+    threshold,
+    amb_rows,
+    func,
+) -> dict:
     """Everything the classifier audit computes; returns a dict of the pieces :func:`audit` assembles."""
     X, features, groups, dropped = drop_constant_columns(X, features, groups, tr, func)
     Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
     timings: dict = {}
     t0 = time.perf_counter()
     with pg.phase(f"fitting reference ({model_class}, {cv}-fold CV, {len(tr)} rows)") as tick:
-        ref, mc, cv_loss, info = fit_classifier_reference(Xtr, ytr, features, model_class, cv, int(rng.randint(2**31 - 1)))
+        ref, mc, cv_loss, info = fit_classifier_reference(
+            Xtr, ytr, features, model_class, cv, int(rng.randint(2**31 - 1))
+        )
         tick(1)
     timings["reference_fit_s"] = time.perf_counter() - t0
     margin = epsilon * cv_loss if epsilon_kind == "cv" else None
@@ -76,21 +98,52 @@ def run_classifier(X, y, tr, te, features, groups, *, model_class, epsilon, epsi
         if bootstrap_mcr:
             t0 = time.perf_counter()
             with pg.phase("bootstrap: MCR on each resample", total=len(weights)) as tick:
-                mcr_draws, secs = bootstrap_classifier_mcr(mc, ref, margin, Xte, yte, features, gidx, weights, MCR_TOL,
-                                                           tick) if margin is not None else ({}, [])
+                mcr_draws, secs = (
+                    bootstrap_classifier_mcr(mc, ref, margin, Xte, yte, features, gidx, weights, MCR_TOL, tick)
+                    if margin is not None
+                    else ({}, [])
+                )
             for name, d in mcr_draws.items():
                 draws[name].update({k: np.asarray(v) for k, v in d.items()})
             boot_info["seconds_per_resample"] = float(np.mean(secs)) if secs else None
             timings["bootstrap_mcr_s"] = time.perf_counter() - t0
     boot_info["mcr_search_seconds"] = timings["mr_mcr_s"]
-    return dict(X=X, features=features, groups=groups, dropped=dropped, rs=rs, ref=ref, e_ref=e_ref, eps_abs=eps_abs,
-                cv_loss=cv_loss, info=info, results=results, gidx=gidx, metrics=metrics, extras=extras, draws=draws,
-                timings=timings, bootstrap=boot_info)
+    return dict(
+        X=X,
+        features=features,
+        groups=groups,
+        dropped=dropped,
+        rs=rs,
+        ref=ref,
+        e_ref=e_ref,
+        eps_abs=eps_abs,
+        cv_loss=cv_loss,
+        info=info,
+        results=results,
+        gidx=gidx,
+        metrics=metrics,
+        extras=extras,
+        draws=draws,
+        timings=timings,
+        bootstrap=boot_info,
+    )
 
 
-def compare_user_model(estimator, raw: pd.DataFrame, te: np.ndarray, raw_features: list, target: str, y01, groups_raw: dict,
-                       group_audits: dict, weights: np.ndarray, confidence_level: float, class_loss: str, pg,
-                       func: str) -> tuple[dict, dict]:
+def compare_user_model(
+    estimator,
+    raw: pd.DataFrame,
+    te: np.ndarray,
+    raw_features: list,
+    target: str,
+    y01,
+    groups_raw: dict,
+    group_audits: dict,
+    weights: np.ndarray,
+    confidence_level: float,
+    class_loss: str,
+    pg,
+    func: str,
+) -> tuple[dict, dict]:
     """MR of the user's model per group on the held-out rows (and on each resample), beside the class's MCR.
 
     Returns ``({group: figures}, meta)``."""
@@ -105,21 +158,56 @@ def compare_user_model(estimator, raw: pd.DataFrame, te: np.ndarray, raw_feature
             g = group_audits[name]
             lo_att = g.mcr.lower_model.mr if g.mcr.lower_model is not None else g.mcr_lower
             up_att = g.mcr.upper_model.mr if g.mcr.upper_model is not None else g.mcr_upper
-            d: dict[str, Any] = {"model_mr": mr, "bracketed": bool(g.mcr_lower <= mr <= g.mcr_upper),
-                 "within_attained": bool(lo_att <= mr <= up_att)}
+            d: dict[str, Any] = {
+                "model_mr": mr,
+                "bracketed": bool(g.mcr_lower <= mr <= g.mcr_upper),
+                "within_attained": bool(lo_att <= mr <= up_att),
+            }
             if len(weights):
                 d["model_mr_ci"] = quantile_ci(vals[1:], confidence_level)
                 d["model_mr_draws"] = vals[1:]
             out[name] = d
             tick(1)
-    meta = {"name": fm.name, "loss": fm.loss, "columns": list(fm.frame.columns), "n_rows": int(len(te)),
-            "same_loss_as_class": fm.loss == class_loss, "seconds": time.perf_counter() - t0}
+    meta = {
+        "name": fm.name,
+        "loss": fm.loss,
+        "columns": list(fm.frame.columns),
+        "n_rows": int(len(te)),
+        "same_loss_as_class": fm.loss == class_loss,
+        "seconds": time.perf_counter() - t0,
+    }
     return out, meta
 
 
-def audit_binary(prep: dict, X, y, tr, te, scaled, *, target, model_class, epsilon, epsilon_kind, cv, bootstrap,
-                 bootstrap_mcr, confidence_level, rng, pg, threshold, amb_rows, estimator, random_state, provenance,
-                 split, mask, t_start, func, fair=None):
+def audit_binary(
+    prep: dict,
+    X,
+    y,
+    tr,
+    te,
+    scaled,
+    *,
+    target,
+    model_class,
+    epsilon,
+    epsilon_kind,
+    cv,
+    bootstrap,
+    bootstrap_mcr,
+    confidence_level,
+    rng,
+    pg,
+    threshold,
+    amb_rows,
+    estimator,
+    random_state,
+    provenance,
+    split,
+    mask,
+    t_start,
+    func,
+    fair=None,
+):
     """:func:`audit` for a classifier class, from the checked and split table to the :class:`AuditResult`."""
     import dataclasses
 
@@ -127,10 +215,26 @@ def audit_binary(prep: dict, X, y, tr, te, scaled, *, target, model_class, epsil
     from ._results import AuditResult, GroupAudit, audit_meta
 
     weights = resample_weights(rng, len(te), bootstrap)  # drawn first: the same resamples for every figure
-    out = run_classifier(X, y, tr, te, list(prep["features"]), dict(prep["groups"]), model_class=model_class,
-                         epsilon=epsilon, epsilon_kind=epsilon_kind, cv=cv, weights=weights,
-                         bootstrap_mcr=bootstrap_mcr, confidence_level=confidence_level, rng=rng, pg=pg,
-                         threshold=threshold, amb_rows=amb_rows, func=func)
+    out = run_classifier(
+        X,
+        y,
+        tr,
+        te,
+        list(prep["features"]),
+        dict(prep["groups"]),
+        model_class=model_class,
+        epsilon=epsilon,
+        epsilon_kind=epsilon_kind,
+        cv=cv,
+        weights=weights,
+        bootstrap_mcr=bootstrap_mcr,
+        confidence_level=confidence_level,
+        rng=rng,
+        pg=pg,
+        threshold=threshold,
+        amb_rows=amb_rows,
+        func=func,
+    )
     features, timings = out["features"], out["timings"]
     groups_out = {}
     for name, g in out["gidx"].items():
@@ -138,47 +242,118 @@ def audit_binary(prep: dict, X, y, tr, te, scaled, *, target, model_class, epsil
         m = r["mcr"]
         draws = out["draws"][name]
         ci = {k: quantile_ci(v, confidence_level) for k, v in draws.items()}
-        extra = {"mcr_lower_attained": float(m.lower_model.mr) if m.lower_model is not None else None,
-                 "mcr_upper_attained": float(m.upper_model.mr) if m.upper_model is not None else None,
-                 "upper_certified": bool(getattr(m, "upper_certified", True)),
-                 "lower_certified": bool(getattr(m, "lower_certified", True))}
-        groups_out[name] = GroupAudit(name, tuple(features[j] for j in g), r["mr"], m.lower, m.upper, r["refit"], m, ci,
-                                      {k: np.asarray(v) for k, v in draws.items()}, extra)
+        extra = {
+            "mcr_lower_attained": float(m.lower_model.mr) if m.lower_model is not None else None,
+            "mcr_upper_attained": float(m.upper_model.mr) if m.upper_model is not None else None,
+            "upper_certified": bool(getattr(m, "upper_certified", True)),
+            "lower_certified": bool(getattr(m, "lower_certified", True)),
+        }
+        groups_out[name] = GroupAudit(
+            name,
+            tuple(features[j] for j in g),
+            r["mr"],
+            m.lower,
+            m.upper,
+            r["refit"],
+            m,
+            ci,
+            {k: np.asarray(v) for k, v in draws.items()},
+            extra,
+        )
     user_meta = None
     if estimator is not None:
-        user, user_meta = compare_user_model(estimator, prep["raw"], te, list(prep["groups_raw_features"]), target, y,
-                                             prep["groups_raw"], groups_out, weights, float(confidence_level),
-                                             "log_loss" if model_class == "logistic" else "hinge", pg, func)
+        user, user_meta = compare_user_model(
+            estimator,
+            prep["raw"],
+            te,
+            list(prep["groups_raw_features"]),
+            target,
+            y,
+            prep["groups_raw"],
+            groups_out,
+            weights,
+            float(confidence_level),
+            "log_loss" if model_class == "logistic" else "hinge",
+            pg,
+            func,
+        )
         groups_out = {name: dataclasses.replace(g, extra={**g.extra, **user[name]}) for name, g in groups_out.items()}
         timings["user_model_s"] = user_meta["seconds"]
     fairness = None
     if fair is not None:
         from ._audit_fairness import fairness_audit
 
-        fairness = fairness_audit(out["rs"], fair, te, model_class=model_class, threshold=threshold,
-                                  group_audits=groups_out, estimator=estimator, prep=prep, pg=pg)
+        fairness = fairness_audit(
+            out["rs"],
+            fair,
+            te,
+            model_class=model_class,
+            threshold=threshold,
+            group_audits=groups_out,
+            estimator=estimator,
+            prep=prep,
+            pg=pg,
+        )
         timings["fairness_s"] = fairness["seconds"]["total_s"]
     timings["total_s"] = time.perf_counter() - t_start
     info = out["info"]
     hyper = {"norm_bound": info["norm"], "cv": cv}
-    meta = audit_meta(epsilon, epsilon_kind, f"{cv}-fold", hyper, prep["encoding"], scaled, prep["n_input"], len(y),
-                      prep["missing_by_column"], len(tr), prep["digest"], prep["input_name"], bootstrap)
+    meta = audit_meta(
+        epsilon,
+        epsilon_kind,
+        f"{cv}-fold",
+        hyper,
+        prep["encoding"],
+        scaled,
+        prep["n_input"],
+        len(y),
+        prep["missing_by_column"],
+        len(tr),
+        prep["digest"],
+        prep["input_name"],
+        bootstrap,
+    )
     meta["loss"] = "log loss" if model_class == "logistic" else "hinge"
     if bootstrap:
-        meta["ci_method"] = ("percentile bootstrap over held-out rows (MR of the reference" +
-                             (", MCR−/MCR+" if bootstrap_mcr else "") + (", your model's MR" if estimator is not None else "")
-                             + ")")
-    meta["classifier"] = {"labels": prep["labels"], "reference_metrics": out["metrics"], **out["extras"],
-                          "dropped_constant_columns": out["dropped"], "bootstrap": out["bootstrap"],
-                          "cv_rule": info["cv_rule"]}
+        meta["ci_method"] = (
+            "percentile bootstrap over held-out rows (MR of the reference"
+            + (", MCR−/MCR+" if bootstrap_mcr else "")
+            + (", your model's MR" if estimator is not None else "")
+            + ")"
+        )
+    meta["classifier"] = {
+        "labels": prep["labels"],
+        "reference_metrics": out["metrics"],
+        **out["extras"],
+        "dropped_constant_columns": out["dropped"],
+        "bootstrap": out["bootstrap"],
+        "cv_rule": info["cv_rule"],
+    }
     if mask is not None:
-        meta.update(split_rule=f"a row fits the reference iff the column {split!r} is True (or 1)",
-                    split_rule_short=f"column {split}")
+        meta.update(
+            split_rule=f"a row fits the reference iff the column {split!r} is True (or 1)",
+            split_rule_short=f"column {split}",
+        )
     if user_meta is not None:
         meta["user_model"] = user_meta
     if fairness is not None:
         meta["fairness"] = fairness
-    return AuditResult(groups_out, target, tuple(features), model_class, len(tr), len(te), float(out["eps_abs"]),
-                       float(out["e_ref"]), float(out["cv_loss"]), info,
-                       int(random_state) if isinstance(random_state, (int, np.integer)) else -1, bootstrap,
-                       float(confidence_level), timings, provenance, out["rs"], meta)
+    return AuditResult(
+        groups_out,
+        target,
+        tuple(features),
+        model_class,
+        len(tr),
+        len(te),
+        float(out["eps_abs"]),
+        float(out["e_ref"]),
+        float(out["cv_loss"]),
+        info,
+        int(random_state) if isinstance(random_state, (int, np.integer)) else -1,
+        bootstrap,
+        float(confidence_level),
+        timings,
+        provenance,
+        out["rs"],
+        meta,
+    )

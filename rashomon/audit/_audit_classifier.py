@@ -13,6 +13,7 @@
    reference's MR always (cheap: :mod:`._estimator`), of MCR only on request (each resample refits the set and
    reruns every MCR search; its measured cost is reported).
 """
+
 from __future__ import annotations
 
 import time
@@ -25,8 +26,13 @@ from ..sets import RashomonSet
 from ..utils.validation import RashomonInputError
 from ._estimator import FixedModel
 
-__all__ = ["drop_constant_columns", "fit_classifier_reference", "classifier_extras", "reference_model",
-           "bootstrap_classifier_mcr"]
+__all__ = [
+    "drop_constant_columns",
+    "fit_classifier_reference",
+    "classifier_extras",
+    "reference_model",
+    "bootstrap_classifier_mcr",
+]
 
 
 def _class(model_class: str):
@@ -47,9 +53,11 @@ def drop_constant_columns(X: np.ndarray, features: list, groups: dict, tr: np.nd
     new_groups = {name: [c for c in cols if c not in dropped] for name, cols in groups.items()}
     empty = [name for name, cols in new_groups.items() if not cols]
     if empty:
-        raise RashomonInputError(f"The 'groups' parameter of {func} must name columns that vary on the training rows. "
-                                 f"Got group {empty[0]!r}, all of whose columns {groups[empty[0]]} are constant there, "
-                                 "instead.")
+        raise RashomonInputError(
+            f"The 'groups' parameter of {func} must name columns that vary on the training rows. "
+            f"Got group {empty[0]!r}, all of whose columns {groups[empty[0]]} are constant there, "
+            "instead."
+        )
     return X[:, keep], [features[j] for j in keep], new_groups, dropped
 
 
@@ -70,13 +78,18 @@ def fit_classifier_reference(Xtr, ytr, columns: list, model_class: str, cv: int,
     ref = rs_tr.reference_
     par = rs_tr.parametrization_
     losses = []
-    for a, b in (StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed).split(Xtr, ytr) if cv else ()):
+    for a, b in StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed).split(Xtr, ytr) if cv else ():
         fold = RashomonSet(mc, 0.0, epsilon_kind="additive", reference=ref).fit(frame.iloc[a], ytr[a])
         losses.append(_scores_loss(par.estimator(fold.theta_min_), Xtr[b], ytr[b], columns))
-    info = {"kind": f"{model_class} regression (the class's loss minimiser)" if model_class == "logistic"
-            else "linear SVM (hinge; the class's loss minimiser)",
-            "norm": float(par.r), "training_loss": float(rs_tr.e_min_), "cv_folds": int(cv),
-            "cv_rule": "stratified folds of the training rows, each refitted by the class over the same ball"}
+    info = {
+        "kind": f"{model_class} regression (the class's loss minimiser)"
+        if model_class == "logistic"
+        else "linear SVM (hinge; the class's loss minimiser)",
+        "norm": float(par.r),
+        "training_loss": float(rs_tr.e_min_),
+        "cv_folds": int(cv),
+        "cv_rule": "stratified folds of the training rows, each refitted by the class over the same ball",
+    }
     return ref, mc, float(np.mean(losses)) if losses else float("nan"), info
 
 
@@ -101,15 +114,27 @@ def reference_metrics(ref, X: np.ndarray, y01: np.ndarray, columns: list) -> dic
 
     s = np.asarray(ref.predict(pd.DataFrame(X, columns=columns)), dtype=float)
     logistic = ref.parametrization_.info["margin_loss"].name == "logistic"
-    out = {"accuracy": float(accuracy_score(y01, s > 0)), "auc": float(roc_auc_score(y01, s)),
-           "log_loss": float(log_loss(y01, expit(s), labels=[0, 1])) if logistic else None,
-           "hinge_loss": None if logistic else float(np.mean(np.maximum(0.0, 1.0 - (2 * y01 - 1) * s))),
-           "positive_rate": float(np.mean(y01)), "n": int(len(y01))}
+    out = {
+        "accuracy": float(accuracy_score(y01, s > 0)),
+        "auc": float(roc_auc_score(y01, s)),
+        "log_loss": float(log_loss(y01, expit(s), labels=[0, 1])) if logistic else None,
+        "hinge_loss": None if logistic else float(np.mean(np.maximum(0.0, 1.0 - (2 * y01 - 1) * s))),
+        "positive_rate": float(np.mean(y01)),
+        "n": int(len(y01)),
+    }
     return out
 
 
-def classifier_extras(rs: RashomonSet, Xte: np.ndarray, columns: list, model_class: str, threshold: float,
-                      n_rows: int | None, seed: int, pg) -> dict:
+def classifier_extras(
+    rs: RashomonSet,
+    Xte: np.ndarray,
+    columns: list,
+    model_class: str,
+    threshold: float,
+    n_rows: int | None,
+    seed: int,
+    pg,
+) -> dict:
     """Ambiguity at ``threshold`` (probability for logistic, score 0 for hinge) on a seeded sample of ``n_rows``
     held-out rows (None: all), and the coefficient ranges with their sign stability."""
     out: dict = {}
@@ -127,24 +152,38 @@ def classifier_extras(rs: RashomonSet, Xte: np.ndarray, columns: list, model_cla
             scale, threshold = "score", 0.0
         tick(1)
     summ = mult.summary()
-    out["ambiguity"] = {"threshold": float(threshold), "scale": scale, "n_rows": int(len(rows)), "n_held_out": int(n),
-                        "ambiguity": float(summ["ambiguity"]), "n_flippable": int(summ["n_flippable"]),
-                        "discrepancy_lower": float(summ["discrepancy_lower"]),
-                        "discrepancy_upper": float(summ["discrepancy_upper"]),
-                        "seconds": time.perf_counter() - t0}
+    out["ambiguity"] = {
+        "threshold": float(threshold),
+        "scale": scale,
+        "n_rows": int(len(rows)),
+        "n_held_out": int(n),
+        "ambiguity": float(summ["ambiguity"]),
+        "n_flippable": int(summ["n_flippable"]),
+        "discrepancy_lower": float(summ["discrepancy_lower"]),
+        "discrepancy_upper": float(summ["discrepancy_upper"]),
+        "seconds": time.perf_counter() - t0,
+    }
     t0 = time.perf_counter()
     with pg.phase("coefficient ranges") as tick:
         cr = rs.coef_range()
         tick(1)
     df = cr.to_frame()
-    out["coefficients"] = [{"coefficient": str(r["coefficient"]), "lower": float(r["lower"]), "upper": float(r["upper"]),
-                            "sign_stable": bool(r["sign_stable"])} for _, r in df.iterrows()]
+    out["coefficients"] = [
+        {
+            "coefficient": str(r["coefficient"]),
+            "lower": float(r["lower"]),
+            "upper": float(r["upper"]),
+            "sign_stable": bool(r["sign_stable"]),
+        }
+        for _, r in df.iterrows()
+    ]
     out["coefficients_seconds"] = time.perf_counter() - t0
     return out
 
 
-def bootstrap_classifier_mcr(mc, ref, epsilon_margin: float, Xte, yte, columns: list, gidx: dict, weights: np.ndarray,
-                             tol: float, tick) -> tuple[dict, list]:
+def bootstrap_classifier_mcr(
+    mc, ref, epsilon_margin: float, Xte, yte, columns: list, gidx: dict, weights: np.ndarray, tol: float, tick
+) -> tuple[dict, list]:
     """MCR on each resample (rows of ``weights``: counts): the set refitted on the resampled rows with the same
     reference, class and ε margin, every group's search rerun. Returns ``({group: {"lower": [...], "upper":
     [...]}}, seconds per resample)``."""
@@ -154,7 +193,8 @@ def bootstrap_classifier_mcr(mc, ref, epsilon_margin: float, Xte, yte, columns: 
         t0 = time.perf_counter()
         idx = np.repeat(np.arange(len(w)), w.astype(int))
         rs_b = RashomonSet(mc, epsilon_margin, epsilon_kind="additive", reference=ref).fit(
-            pd.DataFrame(Xte[idx], columns=columns), yte[idx])
+            pd.DataFrame(Xte[idx], columns=columns), yte[idx]
+        )
         for name, g in gidx.items():
             m = rs_b.model_class_reliance(list(g), tol=tol)
             draws[name]["mcr_lower"].append(m.lower)
@@ -167,8 +207,11 @@ def bootstrap_classifier_mcr(mc, ref, epsilon_margin: float, Xte, yte, columns: 
 def resample_weights(rng: np.random.RandomState, n: int, B: int) -> np.ndarray:
     """B bootstrap count vectors over n rows (seeds drawn from ``rng``)."""
     seeds = rng.randint(2**31 - 1, size=B)
-    return np.vstack([np.bincount(np.random.RandomState(s).randint(0, n, n), minlength=n) for s in seeds]) \
-        if B else np.zeros((0, n))
+    return (
+        np.vstack([np.bincount(np.random.RandomState(s).randint(0, n, n), minlength=n) for s in seeds])
+        if B
+        else np.zeros((0, n))
+    )
 
 
 def check_classifier_options(threshold: Any, n_rows: Any, func: str) -> tuple[float, int | None]:

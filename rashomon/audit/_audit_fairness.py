@@ -18,6 +18,7 @@ column (which need not be a feature: COMPAS's race can sit in the inadmissible g
 
 Every input is checked before any computing (:func:`check_sensitive`, :func:`check_sensitive_rows`).
 """
+
 from __future__ import annotations
 
 import math
@@ -47,8 +48,9 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
-def check_sensitive(prep: dict, sensitive: Any, benchmark_column: Any, model_class: str, target: str,
-                    func: str = "audit") -> dict | None:
+def check_sensitive(
+    prep: dict, sensitive: Any, benchmark_column: Any, model_class: str, target: str, func: str = "audit"
+) -> dict | None:
     """The sensitive column and the benchmark column, checked on the table's kept rows (before any computing).
 
     Returns None without ``sensitive``, else ``{"column", "labels" (one per kept row), "benchmark_column",
@@ -56,53 +58,72 @@ def check_sensitive(prep: dict, sensitive: Any, benchmark_column: Any, model_cla
     raw = prep["raw"]
     if sensitive is None:
         if benchmark_column is not None:
-            raise RashomonInputError(f"The 'benchmark_column' parameter of {func} needs 'sensitive' (the groups its "
-                                     f"disparity is measured between). Got benchmark_column={benchmark_column!r} "
-                                     "and sensitive=None instead.")
+            raise RashomonInputError(
+                f"The 'benchmark_column' parameter of {func} needs 'sensitive' (the groups its "
+                f"disparity is measured between). Got benchmark_column={benchmark_column!r} "
+                "and sensitive=None instead."
+            )
         return None
     shown = list(map(str, raw.columns[:12])) + (["..."] if raw.shape[1] > 12 else [])
     if not isinstance(sensitive, str) or sensitive not in raw.columns:
-        raise RashomonInputError(f"The 'sensitive' parameter of {func} must name a column of the data (it need not be "
-                                 f"a feature). Got {sensitive!r} instead; columns are {shown}.")
+        raise RashomonInputError(
+            f"The 'sensitive' parameter of {func} must name a column of the data (it need not be "
+            f"a feature). Got {sensitive!r} instead; columns are {shown}."
+        )
     if sensitive == target:
-        raise RashomonInputError(f"The 'sensitive' parameter of {func} must not be the target. Got the target column "
-                                 f"{target!r} instead.")
+        raise RashomonInputError(
+            f"The 'sensitive' parameter of {func} must not be the target. Got the target column {target!r} instead."
+        )
     s = raw[sensitive]
     if s.isna().any():
-        raise RashomonInputError(f"The 'sensitive' parameter of {func} must name a column without missing values on "
-                                 f"the audited rows. Got {int(s.isna().sum())} missing value(s) in {sensitive!r} "
-                                 "instead; fill them (e.g. with a level 'unknown') or drop those rows.")
+        raise RashomonInputError(
+            f"The 'sensitive' parameter of {func} must name a column without missing values on "
+            f"the audited rows. Got {int(s.isna().sum())} missing value(s) in {sensitive!r} "
+            "instead; fill them (e.g. with a level 'unknown') or drop those rows."
+        )
     if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
         labels = s.to_numpy()
     else:
         labels = s.astype(str).to_numpy(dtype=object)
     levels = pd.unique(labels)
     if len(levels) < 2:
-        raise RashomonInputError(f"The 'sensitive' parameter of {func} must name a column with two or more groups. "
-                                 f"Got {sensitive!r} with the single value {levels[0]!r} instead.")
+        raise RashomonInputError(
+            f"The 'sensitive' parameter of {func} must name a column with two or more groups. "
+            f"Got {sensitive!r} with the single value {levels[0]!r} instead."
+        )
     if len(levels) > MAX_SENSITIVE_LEVELS:
-        raise RashomonInputError(f"The 'sensitive' parameter of {func} must name a group column with at most "
-                                 f"{MAX_SENSITIVE_LEVELS} levels. Got {sensitive!r} with {len(levels)} distinct values "
-                                 "instead (a continuous column? bin it first).")
+        raise RashomonInputError(
+            f"The 'sensitive' parameter of {func} must name a group column with at most "
+            f"{MAX_SENSITIVE_LEVELS} levels. Got {sensitive!r} with {len(levels)} distinct values "
+            "instead (a continuous column? bin it first)."
+        )
     bench = None
     if benchmark_column is not None:
         if not isinstance(benchmark_column, str) or benchmark_column not in raw.columns:
-            raise RashomonInputError(f"The 'benchmark_column' parameter of {func} must name a column of the data (a "
-                                     f"deployed score). Got {benchmark_column!r} instead; columns are {shown}.")
+            raise RashomonInputError(
+                f"The 'benchmark_column' parameter of {func} must name a column of the data (a "
+                f"deployed score). Got {benchmark_column!r} instead; columns are {shown}."
+            )
         b = raw[benchmark_column]
         if pd.api.types.is_bool_dtype(b) or not pd.api.types.is_numeric_dtype(b):
-            raise RashomonInputError(f"The 'benchmark_column' parameter of {func} must name a numeric score column. "
-                                     f"Got {benchmark_column!r} with dtype {b.dtype} instead.")
+            raise RashomonInputError(
+                f"The 'benchmark_column' parameter of {func} must name a numeric score column. "
+                f"Got {benchmark_column!r} with dtype {b.dtype} instead."
+            )
         bench = b.to_numpy(dtype=float)
         if not np.all(np.isfinite(bench)):
-            raise RashomonInputError(f"The 'benchmark_column' parameter of {func} must name a column of finite "
-                                     f"values on the audited rows. Got {int(np.sum(~np.isfinite(bench)))} missing or "
-                                     f"infinite value(s) in {benchmark_column!r} instead.")
+            raise RashomonInputError(
+                f"The 'benchmark_column' parameter of {func} must name a column of finite "
+                f"values on the audited rows. Got {int(np.sum(~np.isfinite(bench)))} missing or "
+                f"infinite value(s) in {benchmark_column!r} instead."
+            )
         if model_class == "logistic" and (bench.min() < 0 or bench.max() > 1):
-            raise RashomonInputError(f"The 'benchmark_column' parameter of {func} must name probabilities in [0, 1] for "
-                                     "model_class='logistic' (the set's mean prediction is on the probability scale). "
-                                     f"Got {benchmark_column!r} with values in [{bench.min():g}, {bench.max():g}] "
-                                     "instead; rescale it first (e.g. a decile score d as (d - 0.5) / 10).")
+            raise RashomonInputError(
+                f"The 'benchmark_column' parameter of {func} must name probabilities in [0, 1] for "
+                "model_class='logistic' (the set's mean prediction is on the probability scale). "
+                f"Got {benchmark_column!r} with values in [{bench.min():g}, {bench.max():g}] "
+                "instead; rescale it first (e.g. a decile score d as (d - 0.5) / 10)."
+            )
     return {"column": sensitive, "labels": labels, "benchmark_column": benchmark_column, "benchmark": bench}
 
 
@@ -110,16 +131,19 @@ def check_sensitive_rows(fair: dict | None, te: np.ndarray, func: str = "audit")
     """Every group of the sensitive column needs ``MIN_GROUP_ROWS`` held-out rows (after the split, before fitting)."""
     if fair is None:
         return
-    vals, counts = np.unique(fair["labels"][te].astype(str) if fair["labels"].dtype == object else fair["labels"][te],
-                             return_counts=True)
+    vals, counts = np.unique(
+        fair["labels"][te].astype(str) if fair["labels"].dtype == object else fair["labels"][te], return_counts=True
+    )
     all_levels = pd.unique(fair["labels"])
     if len(vals) < len(all_levels) or counts.min() < MIN_GROUP_ROWS:
         held = dict(zip(map(str, vals), map(int, counts)))
         small = next(str(v) for v in all_levels if held.get(str(v), 0) < MIN_GROUP_ROWS)
-        raise RashomonInputError(f"The 'sensitive' parameter of {func} must have at least {MIN_GROUP_ROWS} held-out "
-                                 f"rows in every group. Got group {small!r} of {fair['column']!r} with "
-                                 f"{held.get(small, 0)} held-out row(s) instead (held-out rows per group: {held}); "
-                                 "merge or drop the rare groups.")
+        raise RashomonInputError(
+            f"The 'sensitive' parameter of {func} must have at least {MIN_GROUP_ROWS} held-out "
+            f"rows in every group. Got group {small!r} of {fair['column']!r} with "
+            f"{held.get(small, 0)} held-out row(s) instead (held-out rows per group: {held}); "
+            "merge or drop the rare groups."
+        )
 
 
 def _user_predictions(estimator: Any, prep: dict, te: np.ndarray, model_class: str) -> tuple[np.ndarray | None, str]:
@@ -156,11 +180,23 @@ def _placement(pred: np.ndarray, dr, threshold: float | None = None) -> dict:
     rows = []
     for name, d, lo, hi, la, ua in zip(dr.names, disp, dr.lower, dr.upper, dr.lower_attained, dr.upper_attained):
         pos = "below" if d < lo else ("above" if d > hi else "inside")
-        rows.append({"disparity": name, "value": float(d), "lower": float(lo), "upper": float(hi), "position": pos,
-                     "lower_attained": float(la), "upper_attained": float(ua)})
-    return {"rows": rows, "group_values": [float(v) for v in gv],
-            "more_disparate_than_every_member": bool(disp[-1] > dr.upper[-1]),
-            "more_disparate_than_every_member_found": bool(disp[-1] > dr.upper_attained[-1])}
+        rows.append(
+            {
+                "disparity": name,
+                "value": float(d),
+                "lower": float(lo),
+                "upper": float(hi),
+                "position": pos,
+                "lower_attained": float(la),
+                "upper_attained": float(ua),
+            }
+        )
+    return {
+        "rows": rows,
+        "group_values": [float(v) for v in gv],
+        "more_disparate_than_every_member": bool(disp[-1] > dr.upper[-1]),
+        "more_disparate_than_every_member_found": bool(disp[-1] > dr.upper_attained[-1]),
+    }
 
 
 def _classifier_order(group_audits: dict) -> dict:
@@ -168,23 +204,45 @@ def _classifier_order(group_audits: dict) -> dict:
     names = list(group_audits)
     rels, diffs = [], []
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             ga, gb = group_audits[a], group_audits[b]
             lo, hi = ga.mcr_lower - gb.mcr_upper, ga.mcr_upper - gb.mcr_lower
             diffs.append({"a": a, "b": b, "lower": lo, "upper": hi, "exact": False})
             for x, y, low in ((a, b, lo), (b, a, -hi)):
                 if low > 0:
-                    rels.append({"a": x, "b": y, "lower": low, "critical_epsilon_abs_lower": None,
-                                 "critical_epsilon_abs_upper": None,
-                                 "note": "critical ε not computed in the audit (two classifier MCRs per "
-                                         "step; RashomonSet.reliance_order brackets it)"})
-    return {"features": names, "kind": "ratio", "relations": rels, "differences": diffs,
-            "method": "outer bounds from the audit's two certified MCR intervals [MCR−(a) − MCR+(b), MCR+(a) − "
-                      "MCR−(b)] (no search rerun; what reliance_difference gives for a classifier class)"}
+                    rels.append(
+                        {
+                            "a": x,
+                            "b": y,
+                            "lower": low,
+                            "critical_epsilon_abs_lower": None,
+                            "critical_epsilon_abs_upper": None,
+                            "note": "critical ε not computed in the audit (two classifier MCRs per "
+                            "step; RashomonSet.reliance_order brackets it)",
+                        }
+                    )
+    return {
+        "features": names,
+        "kind": "ratio",
+        "relations": rels,
+        "differences": diffs,
+        "method": "outer bounds from the audit's two certified MCR intervals [MCR−(a) − MCR+(b), MCR+(a) − "
+        "MCR−(b)] (no search rerun; what reliance_difference gives for a classifier class)",
+    }
 
 
-def fairness_audit(rs, fair: dict, te: np.ndarray, *, model_class: str, threshold: float, group_audits: dict,
-                   estimator: Any, prep: dict, pg) -> dict:
+def fairness_audit(
+    rs,
+    fair: dict,
+    te: np.ndarray,
+    *,
+    model_class: str,
+    threshold: float,
+    group_audits: dict,
+    estimator: Any,
+    prep: dict,
+    pg,
+) -> dict:
     """The report's "Fairness over the Rashomon set" section as a JSON-ready dict (see the module's docs)."""
     t_all = time.perf_counter()
     sens = fair["labels"][te]
@@ -204,8 +262,10 @@ def fairness_audit(rs, fair: dict, te: np.ndarray, *, model_class: str, threshol
             tick(1)
         seconds["mean_prediction_and_least_disparate_s"] = time.perf_counter() - t0
     else:
-        skipped.append(f"mean probability and least disparate member: the logistic class ranges them row by row "
-                       f"(certified per-row score ranges), skipped above {ROWWISE_MAX_ROWS:,} held-out rows ({n:,})")
+        skipped.append(
+            f"mean probability and least disparate member: the logistic class ranges them row by row "
+            f"(certified per-row score ranges), skipped above {ROWWISE_MAX_ROWS:,} held-out rows ({n:,})"
+        )
     ranges = {}
     if ld is not None:
         ranges["mean_prediction"] = ld.range
@@ -217,7 +277,9 @@ def fairness_audit(rs, fair: dict, te: np.ndarray, *, model_class: str, threshol
             tick(1)
         seconds["positive_rate_s"] = time.perf_counter() - t0
     elif classifier:
-        skipped.append(f"positive rate: combinatorial, ranged row by row; skipped above {ROWWISE_MAX_ROWS:,} held-out rows")
+        skipped.append(
+            f"positive rate: combinatorial, ranged row by row; skipped above {ROWWISE_MAX_ROWS:,} held-out rows"
+        )
     out["disparity"] = {k: v.to_dict() for k, v in ranges.items()}
     if ld is not None:
         d = ld.to_dict()
@@ -228,7 +290,9 @@ def fairness_audit(rs, fair: dict, te: np.ndarray, *, model_class: str, threshol
         dr = ld.range
         out["groups"] = [_jsonable(v) for v in dr.groups]
         out["reference_group"] = _jsonable(dr.reference_group)
-        out["group_rows"] = [{"group": _jsonable(g), "n_rows": int(k)} for g, k in zip(dr.groups, dr.group_values["n_rows"])]
+        out["group_rows"] = [
+            {"group": _jsonable(g), "n_rows": int(k)} for g, k in zip(dr.groups, dr.group_values["n_rows"])
+        ]
     # ------------------------------------------------------------ the deployed score and the user's model
     benches = []
     cands = []
@@ -264,8 +328,10 @@ def fairness_audit(rs, fair: dict, te: np.ndarray, *, model_class: str, threshol
             order = rs.reliance_order(feats, critical=True)
             tick(1)
         d = order.to_dict()
-        d["differences"] = [{**rd.to_dict(), "a": na, "b": nb, "a_features": list(map(str, rd.a)),
-                             "b_features": list(map(str, rd.b))} for (na, nb), rd in order.differences.items()]
+        d["differences"] = [
+            {**rd.to_dict(), "a": na, "b": nb, "a_features": list(map(str, rd.a)), "b_features": list(map(str, rd.b))}
+            for (na, nb), rd in order.differences.items()
+        ]
         d["method"] = "exact γ-searches of MR(a) − MR(b) (reliance_order), critical ε by bisection over ε"
         out["order"] = d
         seconds["order_s"] = time.perf_counter() - t0

@@ -1,10 +1,10 @@
-"""Input checks of :func:`rashomon.audit`, all run before any computing: reading the CSV (separator
-sniffing, binary/empty files, repeated header names), group names and their file-name slugs, writable output folders, missing
+"""Input checks of :func:`rashomon.audit`, all run before any computing: reading the CSV (``_read_csv.py``:
+separator sniffing, binary/empty files, repeated header names), group names and their file-name slugs, writable output folders, missing
 values, one-hot encoding of categorical columns, ``train_size``; and the progress reporter.
 """
+
 from __future__ import annotations
 
-import csv
 import hashlib
 import numbers
 import os
@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..utils import checkpoint
 from ..utils.validation import RashomonInputError
+from ._read_csv import _read_table, _roles, merge_duplicate_columns
 
 __all__ = ["group_slug", "check_group_names", "check_writable_dir", "prepare"]
 
@@ -40,19 +41,24 @@ def check_group_names(names: list, func: str = "audit", param: str = "groups") -
         if not isinstance(name, str) or not _NAME_RE.match(name) or name != name.strip():
             raise RashomonInputError(
                 f"The '{param}' parameter of {func} must have names of 1-64 letters, digits, '_', '-', '.' or spaces, "
-                f"starting with a letter or digit (they name output files). Got {name!r} instead.")
+                f"starting with a letter or digit (they name output files). Got {name!r} instead."
+            )
         key = group_slug(name).lower()
         if key in seen:
             what = "twice" if seen[key] == name else f"and {seen[key]!r} (same file name {group_slug(name)!r})"
-            raise RashomonInputError(f"The '{param}' parameter of {func} must have distinct group names. Got {name!r} {what} instead.")
+            raise RashomonInputError(
+                f"The '{param}' parameter of {func} must have distinct group names. Got {name!r} {what} instead."
+            )
         seen[key] = name
 
 
 def check_split_train_size(split: Any, train_size: Any, func: str) -> None:
     """A ``split`` column names the training rows: ``train_size`` must then be left to None."""
     if split is not None and train_size is not None:
-        raise RashomonInputError(f"The 'train_size' parameter of {func} must be None when 'split' names the training "
-                                 f"rows. Got {train_size!r} instead.")
+        raise RashomonInputError(
+            f"The 'train_size' parameter of {func} must be None when 'split' names the training "
+            f"rows. Got {train_size!r} instead."
+        )
 
 
 def check_writable_dir(path: str | Path, func: str = "audit", param: str = "out") -> Path:
@@ -64,127 +70,11 @@ def check_writable_dir(path: str | Path, func: str = "audit", param: str = "out"
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
-        raise RashomonInputError(f"The '{param}' parameter of {func} must be a writable folder. Got {str(path)!r} "
-                                 f"instead ({exc.strerror or exc}).") from None
+        raise RashomonInputError(
+            f"The '{param}' parameter of {func} must be a writable folder. Got {str(path)!r} "
+            f"instead ({exc.strerror or exc})."
+        ) from None
     return path
-
-
-def _sniff_sep(head: str) -> str:
-    lines = [ln for ln in head.splitlines() if ln.strip()][:20]
-    if not lines:
-        return ","
-    try:
-        return csv.Sniffer().sniff("\n".join(lines), delimiters=",;\t|").delimiter
-    except csv.Error:
-        return ","
-
-
-def _read_table(path: Any, sep: str | None, func: str) -> tuple[pd.DataFrame, str, str, str]:
-    """Read a CSV path; returns (frame, sha256 of the file bytes, file name, separator used)."""
-    path = Path(path)
-    if not path.is_file():
-        raise RashomonInputError(f"The 'data' parameter of {func} must be an existing CSV file. Got {str(path)!r} instead "
-                                 f"({'a folder' if path.is_dir() else 'no such file'}).")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise RashomonInputError(f"The 'data' parameter of {func} must be a readable CSV file. Got {str(path)!r} instead ({exc.strerror}).") from None
-    digest = hashlib.sha256(raw).hexdigest()
-    if not raw.strip():
-        raise RashomonInputError(f"The 'data' parameter of {func} must be a CSV file with a header and rows. Got an empty file {path.name!r} instead.")
-    head = raw[:8192]
-    if path.suffix in (".gz", ".zip", ".bz2", ".xz"):
-        head = b""  # compressed: let pandas decompress, sniff from its first lines below
-    elif b"\x00" in head:
-        raise RashomonInputError(f"The 'data' parameter of {func} must be a text CSV file. Got {path.name!r}, which looks binary "
-                                 f"(NUL bytes in its first {len(head)} bytes) instead.")
-    if sep is None:
-        if head:
-            sep = _sniff_sep(head.decode("utf-8", errors="replace"))
-        else:
-            try:
-                sep = _sniff_sep("\n".join(pd.read_csv(path, sep="\x1f", header=None, nrows=20, engine="python").iloc[:, 0].astype(str)))
-            except Exception:  # noqa: BLE001 - fall back to the default separator
-                sep = ","
-    elif not isinstance(sep, str) or not sep:
-        raise RashomonInputError(f"The 'sep' parameter of {func} must be a non-empty string or None (sniffed). Got {sep!r} instead.")
-    try:
-        df = pd.read_csv(path, sep=sep)
-        header = (_header_names(raw, sep) if head else
-                  [None if pd.isna(v) else str(v) for v in pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str).iloc[0]])
-    except UnicodeDecodeError as exc:
-        raise RashomonInputError(f"The 'data' parameter of {func} must be a UTF-8 text CSV file. Got {path.name!r}, which could not be decoded ({exc.reason}) instead.") from None
-    except (OSError, ValueError, pd.errors.ParserError) as exc:  # EmptyDataError is a ValueError
-        raise RashomonInputError(f"The 'data' parameter of {func} could not be read as CSV (sep={sep!r}): {exc}") from None
-    if header is not None and len(header) == df.shape[1]:
-        # pandas renames a repeated header name (a, a -> a, a.1): keep the names as written, so that the
-        # copies are merged or refused by merge_duplicate_columns, never audited under an invented name
-        counts = pd.Series([h for h in header if h]).value_counts()
-        df.columns = [h if h and counts[h] > 1 else c for h, c in zip(header, df.columns)]
-    return df, digest, path.name, sep
-
-
-def _header_names(raw: bytes, sep: str) -> list | None:
-    """The header row as written (the csv module on the first record), or None if it cannot be parsed."""
-    import io
-
-    text = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8-sig", errors="replace", newline="")
-    try:
-        return next(csv.reader(text, delimiter=sep)) if len(sep) == 1 else text.readline().rstrip("\r\n").split(sep)
-    except (csv.Error, StopIteration):
-        return None
-
-
-def _roles(target: Any, groups: Any, features: Any, split: Any) -> dict:
-    """{column: what the audit uses it as}, from the arguments before they are checked (for error messages)."""
-    roles: dict = {}
-
-    def add(cols: Any, role: str) -> None:
-        for c in [cols] if isinstance(cols, str) else cols if isinstance(cols, (list, tuple)) else []:
-            if isinstance(c, str):
-                roles[c] = role
-
-    add(split, "the split column")
-    add(features, "a feature")
-    for name, cols in (groups.items() if isinstance(groups, dict) else []):
-        add(cols, f"a column of group {name!r}")
-    add(target, "the target")
-    return roles
-
-
-def merge_duplicate_columns(data: pd.DataFrame, roles: dict, func: str = "audit") -> tuple[pd.DataFrame, list]:
-    """Columns sharing a name: identical copies are merged into one (with a note); copies that differ are an
-    error if the audit uses the name (``roles``: {column: its role}), else left out. Returns ``(data, notes)``."""
-    cols = pd.Index(data.columns)
-    repeated = list(dict.fromkeys(c for c in cols[cols.duplicated()]))
-    if not repeated:
-        return data, []
-    keep = np.ones(len(cols), dtype=bool)
-    notes = []
-    for name in repeated:
-        loc = cols.get_loc(name)  # a boolean mask or a slice for a repeated name
-        pos = np.flatnonzero(loc) if isinstance(loc, np.ndarray) else np.arange(len(cols))[loc]
-        first = data.iloc[:, pos[0]]
-        n_diff = max(_rows_differing(first, data.iloc[:, p]) for p in pos[1:])
-        where = f"{len(pos)} columns named {name!r} (columns {', '.join(str(p + 1) for p in pos)})"
-        if n_diff and name in roles:
-            raise RashomonInputError(f"The 'data' parameter of {func} must not repeat the name of a column the audit uses "
-                                     f"({name!r} is {roles[name]}) with different values. Got {where} that differ in "
-                                     f"{n_diff} of {len(data)} rows instead; rename or drop the copies.")
-        keep[pos[1:] if not n_diff else pos] = False
-        notes.append(f"The header repeats {name!r}: {where}; " +
-                     ("the copies are identical and were merged into one." if not n_diff else
-                      f"the copies differ in {n_diff} rows and the audit does not use them, so they were left out."))
-    return data.loc[:, keep], notes
-
-
-def _rows_differing(a: pd.Series, b: pd.Series) -> int:
-    """Rows where two columns differ (missing in both counts as equal; values of incomparable types differ)."""
-    try:
-        same = (a.to_numpy() == b.to_numpy()) | (a.isna().to_numpy() & b.isna().to_numpy())
-    except (TypeError, ValueError):
-        return len(a)
-    return int(len(a) - np.count_nonzero(same))
 
 
 def _check_train_size(train_size: Any, n: int, func: str) -> int:
@@ -192,16 +82,22 @@ def _check_train_size(train_size: Any, n: int, func: str) -> int:
     if train_size is None:
         count = min(500, n // 2)
     elif isinstance(train_size, (bool, np.bool_)) or not isinstance(train_size, numbers.Real):
-        raise RashomonInputError(f"The 'train_size' parameter of {func} must be a fraction in (0, 1) or a row count >= 10. Got {train_size!r} instead.")
+        raise RashomonInputError(
+            f"The 'train_size' parameter of {func} must be a fraction in (0, 1) or a row count >= 10. Got {train_size!r} instead."
+        )
     elif isinstance(train_size, numbers.Integral) or (float(train_size).is_integer() and float(train_size) >= 1):
         count = int(train_size) if isinstance(train_size, numbers.Integral) else int(float(train_size))
     elif 0 < float(train_size) < 1:
         count = int(round(float(train_size) * n))
     else:
-        raise RashomonInputError(f"The 'train_size' parameter of {func} must be a fraction in (0, 1) or a row count >= 10. Got {train_size!r} instead.")
+        raise RashomonInputError(
+            f"The 'train_size' parameter of {func} must be a fraction in (0, 1) or a row count >= 10. Got {train_size!r} instead."
+        )
     if not 10 <= count <= n - 10:
-        raise RashomonInputError(f"The 'train_size' parameter of {func} must leave at least 10 rows on each side (n = {n} usable rows). "
-                                 f"Got {train_size!r} ({count} training rows) instead.")
+        raise RashomonInputError(
+            f"The 'train_size' parameter of {func} must leave at least 10 rows on each side (n = {n} usable rows). "
+            f"Got {train_size!r} ({count} training rows) instead."
+        )
     return count
 
 
@@ -220,6 +116,7 @@ class _Progress:
             def tick(k=1):
                 update(k)
                 checkpoint(f"tick {desc}")
+
             return tick
 
         if not self.enabled:
@@ -244,39 +141,61 @@ def _frame_sha256(df: pd.DataFrame) -> str:
     return hashlib.sha256(df.to_csv(index=False).encode("utf-8")).hexdigest()
 
 
-def check_columns(data: Any, target: Any, groups: Any, features: Any, func: str, cols_hint: str = "",
-                  split: Any = None, labels_ok: bool = False) -> tuple[dict, list]:
+def check_columns(
+    data: Any,
+    target: Any,
+    groups: Any,
+    features: Any,
+    func: str,
+    cols_hint: str = "",
+    split: Any = None,
+    labels_ok: bool = False,
+) -> tuple[dict, list]:
     """Check the target, groups, features (and the ``split`` column) against the columns of ``data`` (a pandas
     or Dask DataFrame: only its column names and dtypes are read); returns ``(groups, features)`` normalised."""
     ncols = len(data.columns)
-    repeated = sorted(set(map(str, data.columns[data.columns.duplicated()])) & set(_roles(target, groups, features, split)))
+    repeated = sorted(
+        set(map(str, data.columns[data.columns.duplicated()])) & set(_roles(target, groups, features, split))
+    )
     if repeated:  # out of core (a Dask frame): the copies are not compared, which would take a pass over the data
-        raise RashomonInputError(f"The 'data' parameter of {func} must not repeat the names of the columns the audit "
-                                 f"uses. Got {repeated} more than once instead; drop or rename the copies.")
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must not repeat the names of the columns the audit "
+            f"uses. Got {repeated} more than once instead; drop or rename the copies."
+        )
 
     def unknown(param, c, extra=""):
         shown = list(map(str, data.columns[:12])) + (["..."] if ncols > 12 else [])
-        return RashomonInputError(f"The '{param}' parameter of {func} must name columns of the data{extra}. "
-                                  f"Got unknown column {c!r} instead; columns are {shown}{cols_hint}.")
+        return RashomonInputError(
+            f"The '{param}' parameter of {func} must name columns of the data{extra}. "
+            f"Got unknown column {c!r} instead; columns are {shown}{cols_hint}."
+        )
 
     # ---------------------------------------------------------------- target, groups, features
     if not isinstance(target, str) or target not in data.columns:
         raise unknown("target", target)
     if not isinstance(groups, dict) or not groups:
-        raise RashomonInputError(f"The 'groups' parameter of {func} must be a non-empty dict of name -> list of columns. Got {groups!r} instead.")
+        raise RashomonInputError(
+            f"The 'groups' parameter of {func} must be a non-empty dict of name -> list of columns. Got {groups!r} instead."
+        )
     check_group_names(list(groups), func)
     groups = {name: ([cols] if isinstance(cols, str) else list(cols)) for name, cols in groups.items()}
     for name, cols in groups.items():
         if not cols:
-            raise RashomonInputError(f"The 'groups' parameter of {func} must have non-empty groups. Got an empty group {name!r} instead.")
+            raise RashomonInputError(
+                f"The 'groups' parameter of {func} must have non-empty groups. Got an empty group {name!r} instead."
+            )
         for c in cols:
             if c not in data.columns:
                 raise unknown("groups", c, f" (group {name!r})")
             if c == target:
-                raise RashomonInputError(f"The 'groups' parameter of {func} must not contain the target. Got the target "
-                                         f"column {target!r} in group {name!r} instead.")
+                raise RashomonInputError(
+                    f"The 'groups' parameter of {func} must not contain the target. Got the target "
+                    f"column {target!r} in group {name!r} instead."
+                )
         if len(set(cols)) != len(cols):
-            raise RashomonInputError(f"The 'groups' parameter of {func} must not repeat a column within a group. Got {cols} in group {name!r} instead.")
+            raise RashomonInputError(
+                f"The 'groups' parameter of {func} must not repeat a column within a group. Got {cols} in group {name!r} instead."
+            )
     if features is None:
         features = list(dict.fromkeys(c for cols in groups.values() for c in cols))
     else:
@@ -285,22 +204,34 @@ def check_columns(data: Any, target: Any, groups: Any, features: Any, func: str,
             if c not in data.columns:
                 raise unknown("features", c)
             if c == target:
-                raise RashomonInputError(f"The 'features' parameter of {func} must not contain the target. Got the target column {target!r} instead.")
+                raise RashomonInputError(
+                    f"The 'features' parameter of {func} must not contain the target. Got the target column {target!r} instead."
+                )
         missing_f = [c for cols in groups.values() for c in cols if c not in features]
         if missing_f:
-            raise RashomonInputError(f"The 'groups' parameter of {func} must use columns among the features. Got {missing_f}, "
-                                     f"which are not in 'features', instead.")
+            raise RashomonInputError(
+                f"The 'groups' parameter of {func} must use columns among the features. Got {missing_f}, "
+                f"which are not in 'features', instead."
+            )
         if len(set(features)) != len(features):
-            raise RashomonInputError(f"The 'features' parameter of {func} must not repeat a column. Got {features} instead.")
-    if not labels_ok and not (pd.api.types.is_numeric_dtype(data.dtypes[target]) or pd.api.types.is_bool_dtype(data.dtypes[target])):
-        raise RashomonInputError(f"The 'target' parameter of {func} must name a numeric column (or a binary one with "
-                                 f"model_class 'logistic' or 'hinge'). Got {target!r} with dtype {data.dtypes[target]} instead.")
+            raise RashomonInputError(
+                f"The 'features' parameter of {func} must not repeat a column. Got {features} instead."
+            )
+    if not labels_ok and not (
+        pd.api.types.is_numeric_dtype(data.dtypes[target]) or pd.api.types.is_bool_dtype(data.dtypes[target])
+    ):
+        raise RashomonInputError(
+            f"The 'target' parameter of {func} must name a numeric column (or a binary one with "
+            f"model_class 'logistic' or 'hinge'). Got {target!r} with dtype {data.dtypes[target]} instead."
+        )
     if split is not None:
         if not isinstance(split, str) or split not in data.columns:
             raise unknown("split", split)
         if split == target or split in features:
-            raise RashomonInputError(f"The 'split' parameter of {func} must name a column that is neither the target "
-                                     f"nor a feature. Got {split!r} instead.")
+            raise RashomonInputError(
+                f"The 'split' parameter of {func} must name a column that is neither the target "
+                f"nor a feature. Got {split!r} instead."
+            )
     return groups, features
 
 
@@ -310,14 +241,26 @@ def split_mask(values: Any, column: str, func: str) -> np.ndarray:
     ok = pd.api.types.is_bool_dtype(s) or (pd.api.types.is_numeric_dtype(s) and bool(s.isin([0, 1]).all()))
     if not ok:
         shown = sorted(map(str, pd.unique(s.astype(str))))[:4]
-        raise RashomonInputError(f"The 'split' parameter of {func} must name a column of True/False or 0/1 values (True: "
-                                 f"a training row). Got column {column!r} with values {shown} instead.")
+        raise RashomonInputError(
+            f"The 'split' parameter of {func} must name a column of True/False or 0/1 values (True: "
+            f"a training row). Got column {column!r} with values {shown} instead."
+        )
     return s.to_numpy(dtype=bool)
 
 
-def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep: str | None, drop_missing: bool,
-            func: str = "audit", split: str | None = None, model_class: str | None = "kernel",
-            positive_label: Any = None) -> dict:
+def prepare(
+    data: Any,
+    target: str,
+    groups: dict,
+    features: list | None,
+    *,
+    sep: str | None,
+    drop_missing: bool,
+    func: str = "audit",
+    split: str | None = None,
+    model_class: str | None = "kernel",
+    positive_label: Any = None,
+) -> dict:
     """Read and check the table, the target, the groups and the features; one-hot encode; handle missing values.
 
     Returns a dict: ``work`` (numeric frame: encoded features then the target), ``features`` and ``groups``
@@ -335,28 +278,37 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
     elif isinstance(data, pd.DataFrame):
         digest, input_name, sep_used = None, "DataFrame", None
     else:
-        raise RashomonInputError(f"The 'data' parameter of {func} must be a DataFrame or a CSV path. Got {type(data).__name__} instead.")
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must be a DataFrame or a CSV path. Got {type(data).__name__} instead."
+        )
     if data.shape[0] == 0 or data.shape[1] == 0:
-        raise RashomonInputError(f"The 'data' parameter of {func} must have rows and columns. Got a table of shape {data.shape} instead.")
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must have rows and columns. Got a table of shape {data.shape} instead."
+        )
     data = data.rename(columns=lambda c: str(c).strip() if isinstance(c, str) else c)
     data, notes = merge_duplicate_columns(data, _roles(target, groups, features, split), func)
     cols_hint = ""
     if sep_used is not None and data.shape[1] == 1:
         cols_hint = f" (the file was read as a single column with separator {sep_used!r}; pass sep / --sep)"
 
-    groups, features = check_columns(data, target, groups, features, func, cols_hint, split,
-                                     labels_ok=model_class not in REGRESSION_CLASSES)
+    groups, features = check_columns(
+        data, target, groups, features, func, cols_hint, split, labels_ok=model_class not in REGRESSION_CLASSES
+    )
     if not isinstance(drop_missing, (bool, np.bool_)):
-        raise RashomonInputError(f"The 'drop_missing' parameter of {func} must be True or False. Got {drop_missing!r} instead.")
+        raise RashomonInputError(
+            f"The 'drop_missing' parameter of {func} must be True or False. Got {drop_missing!r} instead."
+        )
     df = data[features + [target] + ([split] if split is not None else [])].copy()
     n_input = len(df)
     na = df.isna()
     missing_by_column = {str(c): int(k) for c, k in na.sum().items() if k}
     rows_na = int(na.any(axis=1).sum())
     if rows_na and not drop_missing:
-        raise RashomonInputError(f"The 'data' parameter of {func} must have no missing values in the target and features "
-                                 f"(or pass drop_missing=True / --drop-missing). Got {rows_na} of {n_input} rows with missing "
-                                 f"values; per column: {missing_by_column} instead.")
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must have no missing values in the target and features "
+            f"(or pass drop_missing=True / --drop-missing). Got {rows_na} of {n_input} rows with missing "
+            f"values; per column: {missing_by_column} instead."
+        )
     keep = ~na.any(axis=1).to_numpy()
     raw = data.iloc[np.flatnonzero(keep)].reset_index(drop=True)  # the kept rows, every column (a user's model)
     if rows_na:
@@ -364,8 +316,10 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
     train_mask = None if split is None else split_mask(df[split], split, func)
     y_all, model_class, labels = resolve_target(df[target], target, model_class, positive_label, func)
     if not np.all(np.isfinite(y_all)):
-        raise RashomonInputError(f"The 'target' parameter of {func} must name a finite column. Got {int(np.sum(~np.isfinite(y_all)))} "
-                                 f"infinite value(s) in {target!r} instead.")
+        raise RashomonInputError(
+            f"The 'target' parameter of {func} must name a finite column. Got {int(np.sum(~np.isfinite(y_all)))} "
+            f"infinite value(s) in {target!r} instead."
+        )
     encoding: dict = {}
     expanded: dict = {}
     num_cols = {}
@@ -377,16 +331,20 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
         elif pd.api.types.is_numeric_dtype(s):
             v = s.to_numpy(dtype=float)
             if not np.all(np.isfinite(v)):
-                raise RashomonInputError(f"The 'features' parameter of {func} must name finite columns. Got {int(np.sum(~np.isfinite(v)))} "
-                                         f"infinite value(s) in {c!r} instead.")
+                raise RashomonInputError(
+                    f"The 'features' parameter of {func} must name finite columns. Got {int(np.sum(~np.isfinite(v)))} "
+                    f"infinite value(s) in {c!r} instead."
+                )
             num_cols[c] = v
             expanded[c] = [c]
         else:
             levels = sorted(map(str, s.astype(str).unique()))
             if len(levels) > _MAX_LEVELS:
-                raise RashomonInputError(f"The 'features' parameter of {func} must name numeric columns or categorical ones with at most "
-                                         f"{_MAX_LEVELS} levels (one-hot encoded). Got {c!r} with {len(levels)} levels "
-                                         f"(e.g. {levels[:3]}) instead; drop it or encode it first.")
+                raise RashomonInputError(
+                    f"The 'features' parameter of {func} must name numeric columns or categorical ones with at most "
+                    f"{_MAX_LEVELS} levels (one-hot encoded). Got {c!r} with {len(levels)} levels "
+                    f"(e.g. {levels[:3]}) instead; drop it or encode it first."
+                )
             encoding[str(c)] = levels
             sv = s.astype(str)
             expanded[c] = []
@@ -396,17 +354,34 @@ def prepare(data: Any, target: str, groups: dict, features: list | None, *, sep:
                 expanded[c].append(name)
     enc_features = [e for c in features for e in expanded[c]]
     if len(set(enc_features)) != len(enc_features):
-        raise RashomonInputError(f"The 'features' parameter of {func} must give distinct columns after one-hot encoding. Got {enc_features} instead.")
+        raise RashomonInputError(
+            f"The 'features' parameter of {func} must give distinct columns after one-hot encoding. Got {enc_features} instead."
+        )
     groups_enc = {name: [e for c in cols for e in expanded[c]] for name, cols in groups.items()}
     work = pd.DataFrame({c: num_cols[c] for c in enc_features})
     work[target] = y_all
     n = len(work)
     if n < 20:
-        raise RashomonInputError(f"The 'data' parameter of {func} must have at least 20 usable rows (10 to fit, 10 held out). Got {n} "
-                                 f"(of {n_input}; {rows_na} with missing values dropped) instead.")
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must have at least 20 usable rows (10 to fit, 10 held out). Got {n} "
+            f"(of {n_input}; {rows_na} with missing values dropped) instead."
+        )
     if digest is None:
         digest = _frame_sha256(original)
-    return {"work": work, "features": enc_features, "groups": groups_enc, "encoding": encoding, "n_input": n_input,
-            "missing_by_column": missing_by_column, "digest": digest, "input_name": input_name,
-            "train_mask": train_mask, "notes": notes, "model_class": model_class, "labels": labels, "raw": raw,
-            "groups_raw": groups, "groups_raw_features": features}
+    return {
+        "work": work,
+        "features": enc_features,
+        "groups": groups_enc,
+        "encoding": encoding,
+        "n_input": n_input,
+        "missing_by_column": missing_by_column,
+        "digest": digest,
+        "input_name": input_name,
+        "train_mask": train_mask,
+        "notes": notes,
+        "model_class": model_class,
+        "labels": labels,
+        "raw": raw,
+        "groups_raw": groups,
+        "groups_raw_features": features,
+    }

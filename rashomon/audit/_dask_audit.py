@@ -16,6 +16,7 @@ fit's; its reference is the training loss minimiser over that ball (``fit_refere
 and is passed as ``reference=`` to the set on the held-out statistics; MR, MCR− and MCR+ per group as in
 memory. No bootstrap (the resamples would need the held-out rows in memory).
 """
+
 from __future__ import annotations
 
 import time
@@ -50,24 +51,46 @@ def _check_supported(model_class: str, bootstrap: int, func: str) -> None:
             f"read through Dask): out of core, only the linear class reduces to sums over rows; the kernel class needs "
             f"every pair of training rows in memory. Got {model_class!r} instead; pass model_class='linear' "
             "(--model-class linear), or sample the table into memory (data.sample(frac=...).compute()) for a kernel "
-            "audit.")
+            "audit."
+        )
     if bootstrap:
         raise RashomonInputError(
             f"The 'bootstrap' parameter of {func} must be 0 when data is a Dask DataFrame: bootstrap intervals resample "
             f"the held-out rows, which an out-of-core audit never holds. Got {bootstrap} instead; pass bootstrap=0, or "
-            "run the bootstrap on an in-memory sample of the table.")
+            "run the bootstrap on an in-memory sample of the table."
+        )
 
 
-def audit_dask(ddf: Any, target: Any, groups: Any, *, features: Any, model_class: str, epsilon: float,
-               epsilon_kind: str, train_size: Any, bootstrap: int, confidence_level: float, random_state: Any,
-               progress: Any, provenance: str, drop_missing: bool, split: str | None, digest: str | None,
-               input_name: str, t_start: float, func: str = "audit") -> AuditResult:
+def audit_dask(
+    ddf: Any,
+    target: Any,
+    groups: Any,
+    *,
+    features: Any,
+    model_class: str,
+    epsilon: float,
+    epsilon_kind: str,
+    train_size: Any,
+    bootstrap: int,
+    confidence_level: float,
+    random_state: Any,
+    progress: Any,
+    provenance: str,
+    drop_missing: bool,
+    split: str | None,
+    digest: str | None,
+    input_name: str,
+    t_start: float,
+    func: str = "audit",
+) -> AuditResult:
     """The body of :func:`~rashomon.audit` for a Dask DataFrame (options already checked)."""
     import dask.dataframe as dd
 
     if not isinstance(ddf, dd.DataFrame):
-        raise RashomonInputError(f"The 'data' parameter of {func} must be a DataFrame, a Dask DataFrame or a CSV or "
-                                 f"Parquet path. Got {type(ddf).__name__} instead.")
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must be a DataFrame, a Dask DataFrame or a CSV or "
+            f"Parquet path. Got {type(ddf).__name__} instead."
+        )
     _check_supported(model_class, bootstrap, func)
     check_split_train_size(split, train_size, func)
     timings: dict = {}
@@ -78,25 +101,35 @@ def audit_dask(ddf: Any, target: Any, groups: Any, *, features: Any, model_class
     timings["checks_s"] = time.perf_counter() - t0
     n, features, gidx_names = tab["n_used"], tab["features"], tab["groups"]
     seed = seed_from(random_state, func)
-    fraction = None if split is not None else _check_train_size(n // 2 if train_size is None else train_size, n, func) / n
-    meta = pd.DataFrame({**{c: pd.Series(dtype=float) for c in features}, TARGET: pd.Series(dtype=float),
-                         MASK: pd.Series(dtype=float)})
-    enc = tab["frame"].map_partitions(encode_partition, tab["raw_features"], tab["kinds"], tab["encoding"], target,
-                                      split, seed, fraction, meta=meta)
+    fraction = (
+        None if split is not None else _check_train_size(n // 2 if train_size is None else train_size, n, func) / n
+    )
+    meta = pd.DataFrame(
+        {**{c: pd.Series(dtype=float) for c in features}, TARGET: pd.Series(dtype=float), MASK: pd.Series(dtype=float)}
+    )
+    enc = tab["frame"].map_partitions(
+        encode_partition, tab["raw_features"], tab["kinds"], tab["encoding"], target, split, seed, fraction, meta=meta
+    )
 
     def enough(n_tr: int, n_te: int) -> None:
         if min(n_tr, n_te) < 10:
-            what = (f"the column {split!r} marks {n_tr} training and {n_te} held-out rows" if split is not None else
-                    f"the split rule gave {n_tr} training and {n_te} held-out rows")
+            what = (
+                f"the column {split!r} marks {n_tr} training and {n_te} held-out rows"
+                if split is not None
+                else f"the split rule gave {n_tr} training and {n_te} held-out rows"
+            )
             param = "split" if split is not None else "train_size"
-            raise RashomonInputError(f"The '{param}' parameter of {func} must leave at least 10 rows on each side "
-                                     f"(n = {n} usable rows). Got {train_size if split is None else split!r} instead: "
-                                     f"{what}.")
+            raise RashomonInputError(
+                f"The '{param}' parameter of {func} must leave at least 10 rows on each side "
+                f"(n = {n} usable rows). Got {train_size if split is None else split!r} instead: "
+                f"{what}."
+            )
 
     t0 = time.perf_counter()
     with progress.phase(f"train/held-out statistics (pass 2 of 3, {n:,} rows)") as tick:
-        st_tr, st_te, data, _ = dask_split_statistics(enc[features], enc[TARGET], enc[MASK], func=func,
-                                                      on_counts=enough)
+        st_tr, st_te, data, _ = dask_split_statistics(
+            enc[features], enc[TARGET], enc[MASK], func=func, on_counts=enough
+        )
         tick(1)
     p = len(features)
     sd_tr = np.sqrt(np.diag(st_tr.comoment)[:p] / st_tr.weight_sum)
@@ -104,8 +137,9 @@ def audit_dask(ddf: Any, target: Any, groups: Any, *, features: Any, model_class
     for j, c in enumerate(features):
         if not tab["binary"][c]:
             if sd_tr[j] == 0:
-                raise RashomonInputError(f"The 'features' parameter of audit names a column ({c!r}) that is constant "
-                                         "on the training part.")
+                raise RashomonInputError(
+                    f"The 'features' parameter of audit names a column ({c!r}) that is constant on the training part."
+                )
             shift[j], scale[j] = st_tr.mean[j], sd_tr[j]
             scaled.append(c)
     gidx = {name: tuple(sorted(features.index(c) for c in cols)) for name, cols in gidx_names.items()}
@@ -121,8 +155,12 @@ def audit_dask(ddf: Any, target: Any, groups: Any, *, features: Any, model_class
     reference = reference_from_statistics(mc, full["statistics"], func, features)
     cv_loss = float(full["loo_mse"])
     st_te_z = transform_statistics(st_te, None, shift, scale)
-    rs = RashomonSet(mc, epsilon * cv_loss if epsilon_kind == "cv" else float(epsilon),
-                     epsilon_kind="additive" if epsilon_kind == "cv" else "absolute", reference=reference)
+    rs = RashomonSet(
+        mc,
+        epsilon * cv_loss if epsilon_kind == "cv" else float(epsilon),
+        epsilon_kind="additive" if epsilon_kind == "cv" else "absolute",
+        reference=reference,
+    )
     fit_statistics(rs, st_te_z, features, func)
     timings["reference_fit_s"] = time.perf_counter() - t0
     e_ref, eps_abs = rs.e_ref_, rs.epsilon_abs_
@@ -133,37 +171,101 @@ def audit_dask(ddf: Any, target: Any, groups: Any, *, features: Any, model_class
             tick(1)
             if keeps[name]:
                 fit = next(refits)
-                mc_g = LinearModelClass(norm_bound=max(float(fit["coef"] @ fit["coef"]), 1e-12), standardize=False,
-                                        penalty_matrix=np.eye(len(keeps[name])))
+                mc_g = LinearModelClass(
+                    norm_bound=max(float(fit["coef"] @ fit["coef"]), 1e-12),
+                    standardize=False,
+                    penalty_matrix=np.eye(len(keeps[name])),
+                )
                 ref_g = reference_from_statistics(mc_g, fit["statistics"], func)
                 st_g = transform_statistics(st_te, keeps[name], shift, scale)
                 loss = ref_g.parametrization_.e_orig(st_g, st_g)(ref_g.theta_)
             else:  # the training mean predicts every row
                 loss = st_te.comoment[p, p] / st_te.weight_sum + (st_te.mean[p] - st_tr.mean[p]) ** 2
             tick(1)
-        results[name] = GroupAudit(name, tuple(features[j] for j in g), float(mcr.reference_model.mr), mcr.lower,
-                                   mcr.upper, float(loss) / e_ref, mcr, {}, {})
+        results[name] = GroupAudit(
+            name,
+            tuple(features[j] for j in g),
+            float(mcr.reference_model.mr),
+            mcr.lower,
+            mcr.upper,
+            float(loss) / e_ref,
+            mcr,
+            {},
+            {},
+        )
     timings["mr_mcr_s"] = time.perf_counter() - t0
     timings["total_s"] = time.perf_counter() - t_start
     n_tr, n_te = int(round(st_tr.weight_sum)), int(round(st_te.weight_sum))
-    ref_info = {"kind": "ridge", "alpha": full["alpha"], "norm": norm, "loo_mse": cv_loss, "standardised_features": scaled}
-    hyper = {"kernel": "linear", "gamma": None, "penalty_alpha": full["alpha"], "dictionary_size": None,
-             "norm_bound": norm}
-    rule = (f"a row fits the reference iff the column {split!r} is True (or 1)" if split is not None else
-            f"a row fits the reference iff u < {fraction:.6g}, u in [0, 1) a 64-bit hash of its values (numeric "
-            f"columns as float64, categorical ones as strings) mixed with the seed {seed} (SplitMix64): the same "
-            f"seed gives the same split whatever the partitioning or row order, identical rows fall on the same side")
-    meta = audit_meta(epsilon, epsilon_kind, "leave-one-out", hyper, tab["encoding"], scaled, tab["n_input"], n,
-                      tab["missing_by_column"], n_tr, digest, input_name, 0)
-    meta.update({
-        "engine": "out-of-core (Dask)", "n_partitions": tab["n_partitions"], "n_passes": 3,
-        "split_rule": rule, "split_rule_short": f"column {split}" if split is not None else "seeded row hash",
-        "cv_rule": (f"ridge penalty α among {len(alphas)} values from {alphas[0]:g} to {alphas[-1]:g} by exact "
-                    "leave-one-out MSE on the training part (each row its own "
-                    "leave-out unit), in place of k-fold cross-validation; that MSE is the CV loss of the ε rule"),
-        "skipped": ["bootstrap intervals (they resample held-out rows in memory)",
-                    "the kernel class (it needs all pairs of training rows)"],
-    })
-    return AuditResult(results, target, tuple(features), "linear", n_tr, n_te, float(eps_abs), float(e_ref), cv_loss,
-                       ref_info, int(random_state) if isinstance(random_state, (int, np.integer)) else -1, 0,
-                       float(confidence_level), timings, provenance, rs, meta)
+    ref_info = {
+        "kind": "ridge",
+        "alpha": full["alpha"],
+        "norm": norm,
+        "loo_mse": cv_loss,
+        "standardised_features": scaled,
+    }
+    hyper = {
+        "kernel": "linear",
+        "gamma": None,
+        "penalty_alpha": full["alpha"],
+        "dictionary_size": None,
+        "norm_bound": norm,
+    }
+    rule = (
+        f"a row fits the reference iff the column {split!r} is True (or 1)"
+        if split is not None
+        else f"a row fits the reference iff u < {fraction:.6g}, u in [0, 1) a 64-bit hash of its values (numeric "
+        f"columns as float64, categorical ones as strings) mixed with the seed {seed} (SplitMix64): the same "
+        f"seed gives the same split whatever the partitioning or row order, identical rows fall on the same side"
+    )
+    meta = audit_meta(
+        epsilon,
+        epsilon_kind,
+        "leave-one-out",
+        hyper,
+        tab["encoding"],
+        scaled,
+        tab["n_input"],
+        n,
+        tab["missing_by_column"],
+        n_tr,
+        digest,
+        input_name,
+        0,
+    )
+    meta.update(
+        {
+            "engine": "out-of-core (Dask)",
+            "n_partitions": tab["n_partitions"],
+            "n_passes": 3,
+            "split_rule": rule,
+            "split_rule_short": f"column {split}" if split is not None else "seeded row hash",
+            "cv_rule": (
+                f"ridge penalty α among {len(alphas)} values from {alphas[0]:g} to {alphas[-1]:g} by exact "
+                "leave-one-out MSE on the training part (each row its own "
+                "leave-out unit), in place of k-fold cross-validation; that MSE is the CV loss of the ε rule"
+            ),
+            "skipped": [
+                "bootstrap intervals (they resample held-out rows in memory)",
+                "the kernel class (it needs all pairs of training rows)",
+            ],
+        }
+    )
+    return AuditResult(
+        results,
+        target,
+        tuple(features),
+        "linear",
+        n_tr,
+        n_te,
+        float(eps_abs),
+        float(e_ref),
+        cv_loss,
+        ref_info,
+        int(random_state) if isinstance(random_state, (int, np.integer)) else -1,
+        0,
+        float(confidence_level),
+        timings,
+        provenance,
+        rs,
+        meta,
+    )

@@ -16,6 +16,7 @@ Everything here runs partition by partition; nothing gathers the rows.
 - :func:`encode_partition`: the numeric design of one partition (one-hot dummies with all levels), the
   target and the 0/1 training mask.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -55,8 +56,10 @@ def read_parquet(data: Any, func: str) -> tuple[Any, str, str]:
     """``(frame, sha256 of the files, name)``: a Dask DataFrame, or a pandas one when Dask is not installed."""
     path = Path(data)
     if not path.exists():
-        raise RashomonInputError(f"The 'data' parameter of {func} must be an existing CSV or Parquet file (or a folder "
-                                 f"of Parquet files). Got {str(path)!r} instead (no such file).")
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must be an existing CSV or Parquet file (or a folder "
+            f"of Parquet files). Got {str(path)!r} instead (no such file)."
+        )
     files = _parquet_files(path)
     digest = hashlib.sha256()
     try:
@@ -66,8 +69,10 @@ def read_parquet(data: Any, func: str) -> tuple[Any, str, str]:
                 for chunk in iter(lambda: fh.read(1 << 20), b""):
                     digest.update(chunk)
     except OSError as exc:
-        raise RashomonInputError(f"The 'data' parameter of {func} must be readable Parquet. Got {str(path)!r} instead "
-                                 f"({exc.strerror or exc}).") from None
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must be readable Parquet. Got {str(path)!r} instead "
+            f"({exc.strerror or exc})."
+        ) from None
     try:
         try:
             import dask.dataframe as dd
@@ -76,11 +81,14 @@ def read_parquet(data: Any, func: str) -> tuple[Any, str, str]:
         else:
             frame = dd.read_parquet(str(path))
     except ImportError as exc:
-        raise RashomonInputError(f"The 'data' parameter of {func} is a Parquet path, which needs pyarrow (pip install "
-                                 f"'rashomon[dask]'). Got {exc} instead.") from None
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} is a Parquet path, which needs pyarrow (pip install "
+            f"'rashomon[dask]'). Got {exc} instead."
+        ) from None
     except (OSError, ValueError, TypeError) as exc:
-        raise RashomonInputError(f"The 'data' parameter of {func} could not be read as Parquet ({str(path)!r}): "
-                                 f"{exc}") from None
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} could not be read as Parquet ({str(path)!r}): {exc}"
+        ) from None
     return frame, digest.hexdigest(), path.name
 
 
@@ -119,8 +127,16 @@ def _partition_summary(pdf: pd.DataFrame, features: list, kinds: dict, target: s
     na = pdf.isna()
     bad_rows = na.any(axis=1)
     d = pdf[~bad_rows] if bool(bad_rows.any()) else pdf
-    out = {"n_input": len(pdf), "na": na.sum().to_dict(), "rows_na": int(bad_rows.sum()), "n": len(d),
-           "inf": {}, "binary": {}, "levels": {}, "split_bad": []}
+    out = {
+        "n_input": len(pdf),
+        "na": na.sum().to_dict(),
+        "rows_na": int(bad_rows.sum()),
+        "n": len(d),
+        "inf": {},
+        "binary": {},
+        "levels": {},
+        "split_bad": [],
+    }
     for c in features + [target]:
         if kinds[c] != "cat":
             v = d[c].to_numpy(dtype=float)
@@ -128,7 +144,7 @@ def _partition_summary(pdf: pd.DataFrame, features: list, kinds: dict, target: s
             if c != target:
                 out["binary"][c] = bool(np.all((v == 0.0) | (v == 1.0)))
         else:
-            out["levels"][c] = set(sorted(map(str, d[c].astype(str).unique()))[:_MAX_LEVELS + 1])
+            out["levels"][c] = set(sorted(map(str, d[c].astype(str).unique()))[: _MAX_LEVELS + 1])
     if split is not None:
         try:
             split_mask(d[split], split, "audit")
@@ -137,8 +153,9 @@ def _partition_summary(pdf: pd.DataFrame, features: list, kinds: dict, target: s
     return out
 
 
-def check_table(ddf: Any, target: Any, groups: Any, features: Any, *, drop_missing: bool, split: str | None,
-                func: str) -> dict:
+def check_table(
+    ddf: Any, target: Any, groups: Any, features: Any, *, drop_missing: bool, split: str | None, func: str
+) -> dict:
     """The in-memory audit's checks on a Dask DataFrame: metadata first, then one pass over the partitions.
 
     Returns ``frame`` (the used columns, rows with missing values dropped if asked), ``features`` and
@@ -151,9 +168,13 @@ def check_table(ddf: Any, target: Any, groups: Any, features: Any, *, drop_missi
     cols = pd.Index(ddf.columns)
     dup = sorted({str(c) for c in cols[cols.duplicated()]})
     if dup:
-        raise RashomonInputError(f"The 'data' parameter of {func} must have distinct column names. Got duplicated {dup} instead.")
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must have distinct column names. Got duplicated {dup} instead."
+        )
     if len(cols) == 0:
-        raise RashomonInputError(f"The 'data' parameter of {func} must have rows and columns. Got a table with no columns instead.")
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must have rows and columns. Got a table with no columns instead."
+        )
     groups, features = check_columns(ddf, target, groups, features, func, "", split)
     used = features + [target] + ([split] if split is not None else [])
     kinds = {c: _kind(ddf.dtypes[c]) for c in features + [target]}
@@ -162,28 +183,38 @@ def check_table(ddf: Any, target: Any, groups: Any, features: Any, *, drop_missi
     summaries = dask.compute(*[dask.delayed(_partition_summary)(p, features, kinds, target, split) for p in parts])
     n_input = sum(s["n_input"] for s in summaries)
     if n_input == 0:
-        raise RashomonInputError(f"The 'data' parameter of {func} must have rows and columns. Got a table with 0 rows instead.")
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must have rows and columns. Got a table with 0 rows instead."
+        )
     missing = {str(c): int(sum(s["na"].get(c, 0) for s in summaries)) for c in used}
     missing_by_column = {c: k for c, k in missing.items() if k}
     rows_na = sum(s["rows_na"] for s in summaries)
     if rows_na and not drop_missing:
-        raise RashomonInputError(f"The 'data' parameter of {func} must have no missing values in the target and features "
-                                 f"(or pass drop_missing=True / --drop-missing). Got {rows_na} of {n_input} rows with missing "
-                                 f"values; per column: {missing_by_column} instead.")
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must have no missing values in the target and features "
+            f"(or pass drop_missing=True / --drop-missing). Got {rows_na} of {n_input} rows with missing "
+            f"values; per column: {missing_by_column} instead."
+        )
     if rows_na:
         frame = frame.dropna()
     inf = {c: sum(s["inf"].get(c, 0) for s in summaries) for c in features + [target] if kinds[c] != "cat"}
     if inf.get(target):
-        raise RashomonInputError(f"The 'target' parameter of {func} must name a finite column. Got {inf[target]} "
-                                 f"infinite value(s) in {target!r} instead.")
+        raise RashomonInputError(
+            f"The 'target' parameter of {func} must name a finite column. Got {inf[target]} "
+            f"infinite value(s) in {target!r} instead."
+        )
     for c in features:
         if inf.get(c):
-            raise RashomonInputError(f"The 'features' parameter of {func} must name finite columns. Got {inf[c]} "
-                                     f"infinite value(s) in {c!r} instead.")
+            raise RashomonInputError(
+                f"The 'features' parameter of {func} must name finite columns. Got {inf[c]} "
+                f"infinite value(s) in {c!r} instead."
+            )
     bad_split = [v for s in summaries for v in s["split_bad"]]
     if bad_split:
-        raise RashomonInputError(f"The 'split' parameter of {func} must name a column of True/False or 0/1 values (True: "
-                                 f"a training row). Got column {split!r} with values {sorted(set(bad_split))[:4]} instead.")
+        raise RashomonInputError(
+            f"The 'split' parameter of {func} must name a column of True/False or 0/1 values (True: "
+            f"a training row). Got column {split!r} with values {sorted(set(bad_split))[:4]} instead."
+        )
     encoding, expanded, binary = {}, {}, {}
     for c in features:
         if kinds[c] != "cat":
@@ -192,26 +223,50 @@ def check_table(ddf: Any, target: Any, groups: Any, features: Any, *, drop_missi
             continue
         levels = sorted(set().union(*(s["levels"].get(c, set()) for s in summaries)))
         if len(levels) > _MAX_LEVELS:
-            raise RashomonInputError(f"The 'features' parameter of {func} must name numeric columns or categorical ones with at most "
-                                     f"{_MAX_LEVELS} levels (one-hot encoded). Got {c!r} with more than {_MAX_LEVELS} levels "
-                                     f"(e.g. {levels[:3]}) instead; drop it or encode it first.")
+            raise RashomonInputError(
+                f"The 'features' parameter of {func} must name numeric columns or categorical ones with at most "
+                f"{_MAX_LEVELS} levels (one-hot encoded). Got {c!r} with more than {_MAX_LEVELS} levels "
+                f"(e.g. {levels[:3]}) instead; drop it or encode it first."
+            )
         encoding[str(c)] = levels
         expanded[c] = [f"{c}={lv}" for lv in levels]
         binary.update({e: True for e in expanded[c]})
     enc_features = [e for c in features for e in expanded[c]]
     if len(set(enc_features)) != len(enc_features):
-        raise RashomonInputError(f"The 'features' parameter of {func} must give distinct columns after one-hot encoding. Got {enc_features} instead.")
+        raise RashomonInputError(
+            f"The 'features' parameter of {func} must give distinct columns after one-hot encoding. Got {enc_features} instead."
+        )
     n = sum(s["n"] for s in summaries)
     if n < 20:
-        raise RashomonInputError(f"The 'data' parameter of {func} must have at least 20 usable rows (10 to fit, 10 held out). Got {n} "
-                                 f"(of {n_input}; {rows_na} with missing values dropped) instead.")
-    return {"frame": frame, "features": enc_features, "groups": {g: [e for c in cs for e in expanded[c]] for g, cs in groups.items()},
-            "raw_features": features, "kinds": kinds, "encoding": encoding, "binary": binary, "n_input": n_input,
-            "n_used": n, "missing_by_column": missing_by_column, "n_partitions": len(parts)}
+        raise RashomonInputError(
+            f"The 'data' parameter of {func} must have at least 20 usable rows (10 to fit, 10 held out). Got {n} "
+            f"(of {n_input}; {rows_na} with missing values dropped) instead."
+        )
+    return {
+        "frame": frame,
+        "features": enc_features,
+        "groups": {g: [e for c in cs for e in expanded[c]] for g, cs in groups.items()},
+        "raw_features": features,
+        "kinds": kinds,
+        "encoding": encoding,
+        "binary": binary,
+        "n_input": n_input,
+        "n_used": n,
+        "missing_by_column": missing_by_column,
+        "n_partitions": len(parts),
+    }
 
 
-def encode_partition(pdf: pd.DataFrame, raw_features: list, kinds: dict, encoding: dict, target: str,
-                     split: str | None, seed: int, fraction: float) -> pd.DataFrame:
+def encode_partition(
+    pdf: pd.DataFrame,
+    raw_features: list,
+    kinds: dict,
+    encoding: dict,
+    target: str,
+    split: str | None,
+    seed: int,
+    fraction: float,
+) -> pd.DataFrame:
     """One partition's encoded features (float), the target (column ``TARGET``) and the 0/1 training mask
     (column ``MASK``: the split column, else the hash rule ``u < fraction``)."""
     out = {}

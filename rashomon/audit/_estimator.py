@@ -13,6 +13,7 @@ same predictions, streamed over the distinct values (memory: a block of them tim
 called on DataFrames with the table's own columns and dtypes (strings for a OneHotEncoder pipeline, NaN
 where the model accepts it).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -32,8 +33,15 @@ _BLOCK_ROWS = 200_000  # switched rows predicted per call
 class FixedModel:
     """A fixed model on a frame of its input columns: ``predict(frame)`` and ``loss_from(y, predictions)``."""
 
-    def __init__(self, predict: Callable[[pd.DataFrame], np.ndarray], loss_from: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                 frame: pd.DataFrame, y_rows: np.ndarray, loss: str, name: str):
+    def __init__(
+        self,
+        predict: Callable[[pd.DataFrame], np.ndarray],
+        loss_from: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        frame: pd.DataFrame,
+        y_rows: np.ndarray,
+        loss: str,
+        name: str,
+    ):
         self.predict, self.loss_from = predict, loss_from
         self.frame, self.y_rows, self.loss, self.name = frame, y_rows, loss, name
 
@@ -48,8 +56,10 @@ def _model_columns(estimator: Any, raw: pd.DataFrame, features: list, func: str)
     names = [str(c) for c in names]
     missing = [c for c in names if c not in raw.columns]
     if missing:
-        raise RashomonInputError(f"The 'estimator' parameter of {func} was fitted on columns the data does not have: "
-                                 f"{missing[:5]}. Got a model with feature_names_in_ = {names[:8]} instead.")
+        raise RashomonInputError(
+            f"The 'estimator' parameter of {func} was fitted on columns the data does not have: "
+            f"{missing[:5]}. Got a model with feature_names_in_ = {names[:8]} instead."
+        )
     return names
 
 
@@ -62,27 +72,40 @@ def _encode_labels(estimator: Any, y_raw: np.ndarray, y01: np.ndarray, func: str
     for cand in (y_raw, y01, y01.astype(bool)):
         if set(pd.unique(cand).tolist()) <= cls:
             return np.asarray(cand)
-    raise RashomonInputError(f"The 'estimator' parameter of {func} must predict the target's classes. Got a model with "
-                             f"classes_ = {sorted(map(str, cls))[:5]}, and the target has {sorted(map(str, pd.unique(y_raw)))} "
-                             "instead.")
+    raise RashomonInputError(
+        f"The 'estimator' parameter of {func} must predict the target's classes. Got a model with "
+        f"classes_ = {sorted(map(str, cls))[:5]}, and the target has {sorted(map(str, pd.unique(y_raw)))} "
+        "instead."
+    )
 
 
 def check_estimator(estimator: Any, raw: pd.DataFrame, features: list, func: str = "audit") -> None:
     """Before any computing: a fitted model with predict / predict_proba whose input columns the table has."""
     if not any(hasattr(estimator, m) for m in ("predict", "predict_proba")):
-        raise RashomonInputError(f"The 'estimator' parameter of {func} must be a fitted model with predict or "
-                                 f"predict_proba. Got {type(estimator).__name__} instead.")
+        raise RashomonInputError(
+            f"The 'estimator' parameter of {func} must be a fitted model with predict or "
+            f"predict_proba. Got {type(estimator).__name__} instead."
+        )
     _model_columns(estimator, raw, features, func)
 
 
-def estimator_model(estimator: Any, raw: pd.DataFrame, rows: np.ndarray, features: list, y_raw: np.ndarray,
-                    y01: np.ndarray | None, func: str = "audit") -> FixedModel:
+def estimator_model(
+    estimator: Any,
+    raw: pd.DataFrame,
+    rows: np.ndarray,
+    features: list,
+    y_raw: np.ndarray,
+    y01: np.ndarray | None,
+    func: str = "audit",
+) -> FixedModel:
     """The user's fitted model on the held-out ``rows`` of ``raw``: log loss on ``predict_proba`` for a
     classifier that has it, squared error on ``predict`` otherwise (``rashomon.utils.losses.default_loss``,
     as :func:`rashomon.model_reliance` chooses), labels encoded as the model's ``classes_``."""
     if not any(hasattr(estimator, m) for m in ("predict", "predict_proba")):
-        raise RashomonInputError(f"The 'estimator' parameter of {func} must be a fitted model with predict or "
-                                 f"predict_proba. Got {type(estimator).__name__} instead.")
+        raise RashomonInputError(
+            f"The 'estimator' parameter of {func} must be a fitted model with predict or "
+            f"predict_proba. Got {type(estimator).__name__} instead."
+        )
     cols = _model_columns(estimator, raw, features, func)
     frame = raw.iloc[rows][cols].reset_index(drop=True)
     loss = get_loss(default_loss(estimator), func)
@@ -99,8 +122,10 @@ def estimator_model(estimator: Any, raw: pd.DataFrame, rows: np.ndarray, feature
         try:
             out = np.asarray(pred.method(f))
         except Exception as exc:  # the user's model refused its inputs: say which model and why
-            raise RashomonInputError(f"The 'estimator' parameter of {func} failed to predict on the held-out rows "
-                                     f"(columns {cols[:8]}): {type(exc).__name__}: {exc}") from None
+            raise RashomonInputError(
+                f"The 'estimator' parameter of {func} failed to predict on the held-out rows "
+                f"(columns {cols[:8]}): {type(exc).__name__}: {exc}"
+            ) from None
         if loss.response != "predict_proba" and out.ndim == 2 and out.shape[1] == 1:
             out = out[:, 0]
         return out.astype(float)

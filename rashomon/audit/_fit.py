@@ -1,4 +1,5 @@
 """The audit's fits: standardisation and the reference (hyper-parameters by CV, fitted by the class)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,12 @@ def class_set(mc, reference, epsilon: float, epsilon_kind: str, cv_loss: float, 
     from ..sets import RashomonSet
 
     cv = epsilon_kind == "cv"
-    return RashomonSet(mc, epsilon * cv_loss if cv else float(epsilon), epsilon_kind="additive" if cv else "absolute",
-                       reference=reference).fit(pd.DataFrame(Xte, columns=features), yte)
+    return RashomonSet(
+        mc,
+        epsilon * cv_loss if cv else float(epsilon),
+        epsilon_kind="additive" if cv else "absolute",
+        reference=reference,
+    ).fit(pd.DataFrame(Xte, columns=features), yte)
 
 
 def group_mcrs(rs, features: list, groups: dict, pg, refit) -> tuple[dict, dict]:
@@ -50,7 +55,9 @@ def _preprocess(df: pd.DataFrame, features: list[str], train_idx: np.ndarray):
         if not (len(vals) <= 2 and set(vals.tolist()) <= {0.0, 1.0}):
             mu, sd = X[train_idx, j].mean(), X[train_idx, j].std()
             if sd == 0:
-                raise RashomonInputError(f"The 'features' parameter of audit names a column ({c!r}) that is constant on the training part.")
+                raise RashomonInputError(
+                    f"The 'features' parameter of audit names a column ({c!r}) that is constant on the training part."
+                )
             X[:, j] = (X[:, j] - mu) / sd
             scaled.append(c)
     return X, scaled
@@ -77,14 +84,21 @@ def _fit_reference(Xtr, ytr, model_class, cv, seed, n_jobs=None):
         gamma, alpha, cv_loss = float(gammas[j]), float(alphas[i]), float(mse[i, j])
         mc = KernelModelClass(kernel="rbf", gamma=gamma, alpha=alpha, intercept=ybar)
         ref = mc.fit_reference(Xtr, ytr)
-        info = {"kind": "kernel ridge (rbf)", "gamma": gamma, "alpha": alpha,
-                "rkhs_norm": ref.parametrization_.r, "intercept": ybar,
-                "dictionary_size": int(ref.parametrization_.info["dictionary_size"])}
+        info = {
+            "kind": "kernel ridge (rbf)",
+            "gamma": gamma,
+            "alpha": alpha,
+            "rkhs_norm": ref.parametrization_.r,
+            "intercept": ybar,
+            "dictionary_size": int(ref.parametrization_.info["dictionary_size"]),
+        }
     else:
         from sklearn.linear_model import Ridge
         from sklearn.model_selection import GridSearchCV
 
-        gs = GridSearchCV(Ridge(), {"alpha": list(RIDGE_ALPHAS)}, cv=folds, scoring="neg_mean_squared_error", n_jobs=n_jobs).fit(Xtr, ytr)
+        gs = GridSearchCV(
+            Ridge(), {"alpha": list(RIDGE_ALPHAS)}, cv=folds, scoring="neg_mean_squared_error", n_jobs=n_jobs
+        ).fit(Xtr, ytr)
         ref = gs.best_estimator_
         norm = float(ref.coef_ @ ref.coef_)
         info = {"kind": "ridge", "alpha": float(ref.alpha), "norm": norm}

@@ -6,6 +6,7 @@ version, date, input checksum) in sentences generated from the result, so that
 the page can be handed on without the code. It reads the run's bookkeeping from
 ``result.meta`` and falls back on the result's own fields when a key is absent.
 """
+
 from __future__ import annotations
 
 import base64
@@ -48,13 +49,27 @@ def plot_summary(result, *, ax: Any = None):
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 0.9 * len(result.groups) + 1.5), layout="constrained")
     for k, g in enumerate(result.groups.values()):
-        ax.plot([g.mcr_lower, g.mcr_upper], [k, k], color="#4c72b0", lw=8, alpha=0.5, solid_capstyle="butt",
-                label=("MCR (certified bounds)" if "mcr_upper_attained" in (getattr(g, "extra", None) or {})
-                       else "MCR") if k == 0 else None)
+        ax.plot(
+            [g.mcr_lower, g.mcr_upper],
+            [k, k],
+            color="#4c72b0",
+            lw=8,
+            alpha=0.5,
+            solid_capstyle="butt",
+            label=("MCR (certified bounds)" if "mcr_upper_attained" in (getattr(g, "extra", None) or {}) else "MCR")
+            if k == 0
+            else None,
+        )
         x = getattr(g, "extra", None) or {}
         if x.get("mcr_upper_attained") is not None:  # classifier: the members found, inside the certified bounds
-            ax.plot([x["mcr_lower_attained"], x["mcr_upper_attained"]], [k, k], color="#27408b", lw=3,
-                    solid_capstyle="butt", label="attained by members found" if k == 0 else None)
+            ax.plot(
+                [x["mcr_lower_attained"], x["mcr_upper_attained"]],
+                [k, k],
+                color="#27408b",
+                lw=3,
+                solid_capstyle="butt",
+                label="attained by members found" if k == 0 else None,
+            )
         ax.plot([g.mr_ref], [k], "o", color="#dd8452", label="MR of reference" if k == 0 else None)
         if "model_mr" in x:
             ax.plot([x["model_mr"]], [k + 0.2], "D", color="#2a9d4b", label="MR of your model" if k == 0 else None)
@@ -64,8 +79,16 @@ def plot_summary(result, *, ax: Any = None):
             # each CI drawn as its own segment: a percentile interval need not contain the estimate
             for end in ("mcr_lower", "mcr_upper"):
                 lo, hi = g.ci[end]
-                ax.plot([lo, hi], [k - 0.2, k - 0.2], color="grey", lw=1.5, marker="|",
-                        label=f"{result.confidence_level:.0%} bootstrap CI of MCR-/MCR+" if (k == 0 and end == "mcr_lower") else None)
+                ax.plot(
+                    [lo, hi],
+                    [k - 0.2, k - 0.2],
+                    color="grey",
+                    lw=1.5,
+                    marker="|",
+                    label=f"{result.confidence_level:.0%} bootstrap CI of MCR-/MCR+"
+                    if (k == 0 and end == "mcr_lower")
+                    else None,
+                )
     ax.axvline(1.0, color="grey", ls="--", lw=0.8)
     ax.set_yticks(range(len(result.groups)), list(result.groups))
     ax.set_ylim(-0.8, len(result.groups) - 0.4)
@@ -156,22 +179,36 @@ def first_group(result):
 
 def _caption(result, stem: str, group: str | None) -> str:
     if group is None:
-        ci = ("; grey ticks: the bootstrap intervals of MCR− and MCR+"
-              if any("mcr_lower" in g.ci for g in result.groups.values()) else "")
+        ci = (
+            "; grey ticks: the bootstrap intervals of MCR− and MCR+"
+            if any("mcr_lower" in g.ci for g in result.groups.values())
+            else ""
+        )
         extra = getattr(first_group(result), "extra", None) or {}
-        att = ("; dark blue line: the MRs attained by the members found (a classifier's upper bound is an outer "
-               "bound, the true MCR+ lies between the line's end and the bar's)" if "mcr_upper_attained" in extra else "")
-        yours = ("; green diamond: your model's MR (with its bootstrap interval)" if "model_mr" in extra else "")
-        return ("For each group: the MCR interval (blue bar) and the reference model's MR (orange dot)"
-                f"{ci}{att}{yours}. The dashed line is MR = 1 (the group is not used).")
+        att = (
+            "; dark blue line: the MRs attained by the members found (a classifier's upper bound is an outer "
+            "bound, the true MCR+ lies between the line's end and the bar's)"
+            if "mcr_upper_attained" in extra
+            else ""
+        )
+        yours = "; green diamond: your model's MR (with its bootstrap interval)" if "model_mr" in extra else ""
+        return (
+            "For each group: the MCR interval (blue bar) and the reference model's MR (orange dot)"
+            f"{ci}{att}{yours}. The dashed line is MR = 1 (the group is not used)."
+        )
     g = result.groups[group]
     ref = g.mcr.reference_model
-    refs = (f" Orange star: the reference model (MR {_g(ref.mr)}, held-out loss {_g(ref.e_orig)})."
-            if ref is not None else "")
-    return (f"Loss against model reliance on {html.escape(', '.join(g.features))} (group {html.escape(group)}). "
-            "Black curve: the certified envelope, no model of the class has a loss below it at that MR. "
-            "Blue dots: models found by the search. Dashed red line: ε; thick red segment: the MCR interval "
-            f"[{_f(g.mcr_lower)}, {_f(g.mcr_upper)}], the MRs of all models under the line.{refs}")
+    refs = (
+        f" Orange star: the reference model (MR {_g(ref.mr)}, held-out loss {_g(ref.e_orig)})."
+        if ref is not None
+        else ""
+    )
+    return (
+        f"Loss against model reliance on {html.escape(', '.join(g.features))} (group {html.escape(group)}). "
+        "Black curve: the certified envelope, no model of the class has a loss below it at that MR. "
+        "Blue dots: models found by the search. Dashed red line: ε; thick red segment: the MCR interval "
+        f"[{_f(g.mcr_lower)}, {_f(g.mcr_upper)}], the MRs of all models under the line.{refs}"
+    )
 
 
 def to_html(result, path: str | Path, figures: dict | None = None) -> None:
@@ -193,15 +230,18 @@ def to_html(result, path: str | Path, figures: dict | None = None) -> None:
     loss_txt = _LOSS_TEXT.get(str(loss), esc(str(loss)))
     hp = _hyperparameters(result, meta)
     hp_rows = "".join(f"<dt>{esc(_HP_LABELS.get(k, str(k)))}</dt><dd>{esc(_g(v))}</dd>" for k, v in hp.items())
-    cls_txt = class_text(result.model_class) or ("kernel ridge models with an RBF kernel on a fixed dictionary (the unique training rows), intercept "
-               "fixed at the training mean, and RKHS norm at most the reference's"
-               if result.model_class == "kernel" else
-               "linear models whose squared coefficient norm is at most the reference's (ridge) fit")
+    cls_txt = class_text(result.model_class) or (
+        "kernel ridge models with an RBF kernel on a fixed dictionary (the unique training rows), intercept "
+        "fixed at the training mean, and RKHS norm at most the reference's"
+        if result.model_class == "kernel"
+        else "linear models whose squared coefficient norm is at most the reference's (ridge) fit"
+    )
     imgs = "".join(
         f'<figure><img alt="{esc(k)}" src="data:image/png;base64,{v}"/>'
         f"<figcaption>{_caption(result, k, names.get(k)) if k in names else esc(k)} "
         f'<span class="small">Files: <code>{esc(k)}.png</code>, <code>{esc(k)}.svg</code>.</span></figcaption></figure>'
-        for k, v in figures.items())
+        for k, v in figures.items()
+    )
     date = meta.get("date") or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") + " (report written)"
     sha = meta.get("input_sha256")
     in_name = meta.get("input_name")

@@ -1,5 +1,6 @@
 """The sentences of the audit report: numbers, certification, the ε rule, rows, encoding, intervals and the
 computation, generated from an :class:`AuditResult` (and its ``meta``, with fallbacks on the result's fields)."""
+
 from __future__ import annotations
 
 import html
@@ -39,15 +40,19 @@ def _end_sentence(end: str, bound: float, gap: float, tight: bool, certified: bo
     """What is known of one end of the interval."""
     label = "MCR−" if end == "lower" else "MCR+"
     if not certified:
-        return (f"{label} = {_f(bound)} is <b>not certified</b>: it is the MR of the best model found, so the true "
-                f"{label} is {'at most' if end == 'lower' else 'at least'} this value.")
+        return (
+            f"{label} = {_f(bound)} is <b>not certified</b>: it is the MR of the best model found, so the true "
+            f"{label} is {'at most' if end == 'lower' else 'at least'} this value."
+        )
     if tight:
         return ""
     if not math.isfinite(gap):
         return f"{label} = {_f(bound)} is certified but <b>not tight</b>: no model of the set attaining it was found."
     found = bound + gap if end == "lower" else bound - gap
-    return (f"{label} is <b>not tight</b>: the certified bound is {_f(bound)}, the best model found has MR "
-            f"{_f(found)} ({_g(gap, 3)} {'above' if end == 'lower' else 'below'}); the true {label} lies between them.")
+    return (
+        f"{label} is <b>not tight</b>: the certified bound is {_f(bound)}, the best model found has MR "
+        f"{_f(found)} ({_g(gap, 3)} {'above' if end == 'lower' else 'below'}); the true {label} lies between them."
+    )
 
 
 def certification_sentence(g) -> str:
@@ -55,10 +60,14 @@ def certification_sentence(g) -> str:
     m = g.mcr
     lo_c, up_c = bool(getattr(m, "lower_certified", True)), bool(getattr(m, "upper_certified", True))
     if m.lower_tight and m.upper_tight and lo_c and up_c:
-        return (f"Both ends are tight: a model of the set attains each bound within {_tol_text(m.tol)} "
-                f"(gaps {_g(m.lower_gap, 2)} and {_g(m.upper_gap, 2)}), and both bounds are certified.")
-    parts = [_end_sentence("lower", m.lower, m.lower_gap, m.lower_tight, lo_c),
-             _end_sentence("upper", m.upper, m.upper_gap, m.upper_tight, up_c)]
+        return (
+            f"Both ends are tight: a model of the set attains each bound within {_tol_text(m.tol)} "
+            f"(gaps {_g(m.lower_gap, 2)} and {_g(m.upper_gap, 2)}), and both bounds are certified."
+        )
+    parts = [
+        _end_sentence("lower", m.lower, m.lower_gap, m.lower_tight, lo_c),
+        _end_sentence("upper", m.upper, m.upper_gap, m.upper_tight, up_c),
+    ]
     ok = [lab for lab, t, c in (("MCR−", m.lower_tight, lo_c), ("MCR+", m.upper_tight, up_c)) if t and c]
     if ok:
         parts.append(f"{ok[0]} is tight within {_tol_text(m.tol)} and certified.")
@@ -69,29 +78,43 @@ def certification_sentence(g) -> str:
 
 def headline(g) -> str:
     feats = html.escape(", ".join(g.features))
-    s = (f"<b>{html.escape(g.name)}</b> ({feats}): the reference model's MR is {_f(g.mr_ref)}; every model of the "
-         f"class whose held-out loss is at most ε has MR between <b>{_f(g.mcr_lower)}</b> and <b>{_f(g.mcr_upper)}</b>. ")
+    s = (
+        f"<b>{html.escape(g.name)}</b> ({feats}): the reference model's MR is {_f(g.mr_ref)}; every model of the "
+        f"class whose held-out loss is at most ε has MR between <b>{_f(g.mcr_lower)}</b> and <b>{_f(g.mcr_upper)}</b>. "
+    )
     if g.mcr_lower > 1:
         s += "Every good model relies on this group (MCR− &gt; 1)."
     elif g.mcr_upper <= 1:
         s += "No good model relies on this group in a helpful way (MCR+ ≤ 1)."
     else:
-        s += ("Some good models rely on this group (MCR+ &gt; 1) while others do not need it "
-              f"(MCR− {'≤' if g.mcr_lower <= 1 else '&gt;'} 1).")
+        s += (
+            "Some good models rely on this group (MCR+ &gt; 1) while others do not need it "
+            f"(MCR− {'≤' if g.mcr_lower <= 1 else '&gt;'} 1)."
+        )
     return s
 
 
-_LOSS_TEXT = {"squared_error": "squared error, the mean of (y − prediction)² over the held-out rows",
-              "absolute_error": "absolute error, the mean of |y − prediction| over the held-out rows",
-              "log loss": "log loss, the mean of −log(probability of the observed label) over the held-out rows",
-              "hinge": "hinge loss, the mean of max(0, 1 − y·score) with y = ±1 over the held-out rows"}
+_LOSS_TEXT = {
+    "squared_error": "squared error, the mean of (y − prediction)² over the held-out rows",
+    "absolute_error": "absolute error, the mean of |y − prediction| over the held-out rows",
+    "log loss": "log loss, the mean of −log(probability of the observed label) over the held-out rows",
+    "hinge": "hinge loss, the mean of max(0, 1 − y·score) with y = ±1 over the held-out rows",
+}
 _LOSS_TEXT.update({k.replace("_", " "): v for k, v in _LOSS_TEXT.items()})
 
 _HP_LABELS = {
-    "kind": "reference model", "kernel": "kernel", "gamma": "bandwidth γ (kernel exp(−γ‖x − x′‖²))",
-    "bandwidth": "bandwidth", "alpha": "penalty α (ridge)", "penalty": "penalty α (ridge)",
-    "dictionary_size": "dictionary size (unique training rows)", "rkhs_norm": "norm bound (RKHS norm of the reference)",
-    "norm_bound": "norm bound", "penalty_alpha": "penalty α (ridge)", "norm": "norm bound (‖β‖² of the reference)", "intercept": "intercept μ (training mean)",
+    "kind": "reference model",
+    "kernel": "kernel",
+    "gamma": "bandwidth γ (kernel exp(−γ‖x − x′‖²))",
+    "bandwidth": "bandwidth",
+    "alpha": "penalty α (ridge)",
+    "penalty": "penalty α (ridge)",
+    "dictionary_size": "dictionary size (unique training rows)",
+    "rkhs_norm": "norm bound (RKHS norm of the reference)",
+    "norm_bound": "norm bound",
+    "penalty_alpha": "penalty α (ridge)",
+    "norm": "norm bound (‖β‖² of the reference)",
+    "intercept": "intercept μ (training mean)",
     "cv": "cross-validation folds",
 }
 
@@ -123,8 +146,10 @@ def _epsilon_text(result, meta: dict) -> str:
     rule_s = str(rule).lower() if rule is not None else ""
     if rule_s in ("cv", "additive"):
         k = value if isinstance(value, (int, float)) else (margin / cv if cv else math.nan)
-        return (f"Rule: the reference's held-out loss plus a margin of {_g(k)} × its {_g(cv)} cross-validated "
-                f"loss (Fisher, Rudin &amp; Dominici's rule). {arith}.")
+        return (
+            f"Rule: the reference's held-out loss plus a margin of {_g(k)} × its {_g(cv)} cross-validated "
+            f"loss (Fisher, Rudin &amp; Dominici's rule). {arith}."
+        )
     if rule_s == "absolute":
         return f"Rule: ε given as an absolute loss ({_g(value if value is not None else eps)}). {arith}."
     if rule is not None:
@@ -144,11 +169,17 @@ def _rows_text(result, meta: dict) -> str:
     if n_drop:
         miss = meta.get("missing_by_column") or {}
         miss = {k: v for k, v in miss.items() if v}
-        by = (" (missing values: " + ", ".join(f"{html.escape(str(k))} {_g(int(v))}" for k, v in miss.items()) + ")") if miss else ""
+        by = (
+            (" (missing values: " + ", ".join(f"{html.escape(str(k))} {_g(int(v))}" for k, v in miss.items()) + ")")
+            if miss
+            else ""
+        )
         s += f"{_g(int(n_drop))} rows with missing values were dropped{by}. "
     rule = html.escape(str(meta.get("split_rule_short") or "seeded random"))
-    s += (f"{_g(int(n_used))} rows were used: {_g(int(train))} ({rule}) fitted the reference model and chose its "
-          f"hyper-parameters; the other {_g(int(result.n_test))} were held out, and all losses, MR and MCR are measured on them.")
+    s += (
+        f"{_g(int(n_used))} rows were used: {_g(int(train))} ({rule}) fitted the reference model and chose its "
+        f"hyper-parameters; the other {_g(int(result.n_test))} were held out, and all losses, MR and MCR are measured on them."
+    )
     return s
 
 
@@ -158,14 +189,19 @@ def _encoding_text(result, meta: dict) -> str:
     if std is None:
         std = (result.reference or {}).get("standardised_features", [])
     if enc:
-        s = ("Categorical columns were one-hot encoded with all their levels (no level dropped; a group naming the "
-             "column scrambles all its dummies together): "
-             + "; ".join(f"{html.escape(str(c))} → {html.escape(', '.join(map(str, lv)))}" for c, lv in enc.items()) + ". ")
+        s = (
+            "Categorical columns were one-hot encoded with all their levels (no level dropped; a group naming the "
+            "column scrambles all its dummies together): "
+            + "; ".join(f"{html.escape(str(c))} → {html.escape(', '.join(map(str, lv)))}" for c, lv in enc.items())
+            + ". "
+        )
     else:
         s = "No categorical column needed encoding: all features were numeric. "
     if std:
-        s += ("Numeric columns other than 0/1 were standardised with the training rows' mean and standard deviation: "
-              f"{html.escape(', '.join(map(str, std)))}; 0/1 columns were kept as they are.")
+        s += (
+            "Numeric columns other than 0/1 were standardised with the training rows' mean and standard deviation: "
+            f"{html.escape(', '.join(map(str, std)))}; 0/1 columns were kept as they are."
+        )
     else:
         s += "No column was standardised (all were 0/1 or already on a common scale)."
     return s
@@ -174,12 +210,16 @@ def _encoding_text(result, meta: dict) -> str:
 def _ci_text(result, meta: dict) -> str:
     nb = meta.get("n_bootstrap", result.bootstrap)
     if not nb:
-        return ("No bootstrap was run (bootstrap = 0), so the table carries no sampling-uncertainty intervals; the "
-                "MCR interval itself is not a confidence interval.")
+        return (
+            "No bootstrap was run (bootstrap = 0), so the table carries no sampling-uncertainty intervals; the "
+            "MCR interval itself is not a confidence interval."
+        )
     method = meta.get("ci_method") or "percentile bootstrap over held-out rows"
-    return (f"Intervals: {result.confidence_level:.0%} intervals by {html.escape(str(method))}, from {_g(int(nb))} "
-            "bootstrap resamples of the held-out rows; the reference fit, its hyper-parameters and ε's margin are "
-            "held fixed, so the intervals reflect which held-out rows were drawn, not the training split.")
+    return (
+        f"Intervals: {result.confidence_level:.0%} intervals by {html.escape(str(method))}, from {_g(int(nb))} "
+        "bootstrap resamples of the held-out rows; the reference fit, its hyper-parameters and ε's margin are "
+        "held fixed, so the intervals reflect which held-out rows were drawn, not the training split."
+    )
 
 
 def _computation_text(result, meta: dict) -> str:
@@ -187,8 +227,10 @@ def _computation_text(result, meta: dict) -> str:
     engine = meta.get("engine")
     if not engine or engine == "in memory":
         return "In memory (pandas / NumPy)."
-    s = (f"{html.escape(str(engine))}: the rows were never gathered; every loss, MR and MCR comes from sums over the "
-         f"rows (sufficient statistics) computed partition by partition")
+    s = (
+        f"{html.escape(str(engine))}: the rows were never gathered; every loss, MR and MCR comes from sums over the "
+        f"rows (sufficient statistics) computed partition by partition"
+    )
     if meta.get("n_partitions") is not None:
         s += f" ({_g(int(meta['n_partitions']))} partitions, {_g(int(meta.get('n_passes', 0)))} passes over the data)"
     s += ". "

@@ -1,5 +1,6 @@
 """The audit's result objects: one :class:`GroupAudit` per feature group inside an :class:`AuditResult`
 (``to_frame``, ``to_json``, ``to_html``, ``plot``), for the in-memory and the out-of-core (Dask) audits."""
+
 from __future__ import annotations
 
 import json
@@ -36,18 +37,28 @@ class GroupAudit(DisplayMixin):
         feats = ", ".join(self.features)
         if len(feats) > 60:
             feats = feats[:57] + "..."
-        return (f"GroupAudit({self.name!r}, features=[{feats}], mr_ref={self.mr_ref:.4g}, "
-                f"mcr=[{self.mcr_lower:.4g}, {self.mcr_upper:.4g}], refit_loss_ratio={self.refit_loss_ratio:.4g})")
+        return (
+            f"GroupAudit({self.name!r}, features=[{feats}], mr_ref={self.mr_ref:.4g}, "
+            f"mcr=[{self.mcr_lower:.4g}, {self.mcr_upper:.4g}], refit_loss_ratio={self.refit_loss_ratio:.4g})"
+        )
 
     def _display_(self) -> tuple[dict, list]:
         return self.mcr._display_()[0] | {"mr_ref": self.mr_ref, "refit_loss_ratio": self.refit_loss_ratio}, [
-            ("", pd.DataFrame([self.to_dict()], index=[self.name]).drop(columns="features"))]
+            ("", pd.DataFrame([self.to_dict()], index=[self.name]).drop(columns="features"))
+        ]
 
     def to_dict(self) -> dict:
-        d = {"features": list(self.features), "mr_ref": self.mr_ref, "mcr_lower": self.mcr_lower,
-             "mcr_upper": self.mcr_upper, "refit_loss_ratio": self.refit_loss_ratio,
-             "lower_tight": self.mcr.lower_tight, "upper_tight": self.mcr.upper_tight,
-             "lower_gap": self.mcr.lower_gap, "upper_gap": self.mcr.upper_gap}
+        d = {
+            "features": list(self.features),
+            "mr_ref": self.mr_ref,
+            "mcr_lower": self.mcr_lower,
+            "mcr_upper": self.mcr_upper,
+            "refit_loss_ratio": self.refit_loss_ratio,
+            "lower_tight": self.mcr.lower_tight,
+            "upper_tight": self.mcr.upper_tight,
+            "lower_gap": self.mcr.lower_gap,
+            "upper_gap": self.mcr.upper_gap,
+        }
         for k, (lo, hi) in self.ci.items():
             d[f"{k}_ci"] = [lo, hi]
         for k, v in self.extra.items():  # classifier: attained ends; user's model: its MR, CI, bracketed
@@ -79,18 +90,30 @@ class AuditResult(DisplayMixin):
     meta: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __repr__(self) -> str:
-        gs = "; ".join(f"{g.name}: MR {g.mr_ref:.3g}, MCR [{g.mcr_lower:.3g}, {g.mcr_upper:.3g}]"
-                       for g in list(self.groups.values())[:3])
+        gs = "; ".join(
+            f"{g.name}: MR {g.mr_ref:.3g}, MCR [{g.mcr_lower:.3g}, {g.mcr_upper:.3g}]"
+            for g in list(self.groups.values())[:3]
+        )
         if len(self.groups) > 3:
             gs += f"; ... ({len(self.groups)} groups)"
-        text = (f"AuditResult(target={self.target!r}, model_class={self.model_class!r}, n_train={self.n_train}, "
-                f"n_test={self.n_test}, epsilon_abs={self.epsilon_abs:.4g}, {gs})")
+        text = (
+            f"AuditResult(target={self.target!r}, model_class={self.model_class!r}, n_train={self.n_train}, "
+            f"n_test={self.n_test}, epsilon_abs={self.epsilon_abs:.4g}, {gs})"
+        )
         return text if len(text) <= 290 else text[:286] + "...)"
 
     def _display_(self) -> tuple[dict, list]:
-        fields = {"target": self.target, "model_class": self.model_class, "n_train": self.n_train,
-                  "n_test": self.n_test, "epsilon_abs": self.epsilon_abs, "e_ref": self.e_ref, "cv_loss": self.cv_loss,
-                  "bootstrap": self.bootstrap, "seed": self.seed}
+        fields = {
+            "target": self.target,
+            "model_class": self.model_class,
+            "n_train": self.n_train,
+            "n_test": self.n_test,
+            "epsilon_abs": self.epsilon_abs,
+            "e_ref": self.e_ref,
+            "cv_loss": self.cv_loss,
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
+        }
         df = self.to_frame()
         for k in ("lower_tight", "upper_tight", "lower_gap", "upper_gap"):
             df[k] = [getattr(g.mcr, k) for g in self.groups.values()]
@@ -104,28 +127,47 @@ class AuditResult(DisplayMixin):
     def to_frame(self) -> pd.DataFrame:
         rows = []
         for g in self.groups.values():
-            row = {"group": g.name, "features": ", ".join(g.features), "MR(f_ref)": g.mr_ref,
-                   "MCR-": g.mcr_lower, "MCR+": g.mcr_upper, "refit loss ratio": g.refit_loss_ratio}
+            row = {
+                "group": g.name,
+                "features": ", ".join(g.features),
+                "MR(f_ref)": g.mr_ref,
+                "MCR-": g.mcr_lower,
+                "MCR+": g.mcr_upper,
+                "refit loss ratio": g.refit_loss_ratio,
+            }
             if "mcr_upper_attained" in g.extra:  # classifier: the attained values beside the bounds
                 row["MCR- attained"] = g.extra["mcr_lower_attained"]
                 row["MCR+ attained"] = g.extra["mcr_upper_attained"]
             if "model_mr" in g.extra:
                 row["MR(your model)"] = g.extra["model_mr"]
-                row["bracketed"] = ("no" if not g.extra["bracketed"] else
-                                    "yes" if g.extra.get("within_attained", True) else "undecided")
-            for k, (lo, hi) in list(g.ci.items()) + ([("model_mr", g.extra["model_mr_ci"])]
-                                                     if "model_mr_ci" in g.extra else []):
+                row["bracketed"] = (
+                    "no" if not g.extra["bracketed"] else "yes" if g.extra.get("within_attained", True) else "undecided"
+                )
+            for k, (lo, hi) in list(g.ci.items()) + (
+                [("model_mr", g.extra["model_mr_ci"])] if "model_mr_ci" in g.extra else []
+            ):
                 row[f"{k} CI"] = f"[{lo:.3f}, {hi:.3f}]"
             rows.append(row)
         return pd.DataFrame(rows).set_index("group")
 
     def to_dict(self) -> dict:
         out = {name: g.to_dict() for name, g in self.groups.items()}
-        out["_meta"] = {"target": self.target, "features": list(self.features), "model_class": self.model_class,
-                        "n_train": self.n_train, "n_test": self.n_test, "epsilon_abs": self.epsilon_abs,
-                        "e_ref": self.e_ref, "cv_loss": self.cv_loss, "reference": self.reference, "seed": self.seed,
-                        "bootstrap": self.bootstrap, "confidence_level": self.confidence_level, "timings": self.timings,
-                        **{k: v for k, v in self.meta.items() if k not in ("target", "features")}}
+        out["_meta"] = {
+            "target": self.target,
+            "features": list(self.features),
+            "model_class": self.model_class,
+            "n_train": self.n_train,
+            "n_test": self.n_test,
+            "epsilon_abs": self.epsilon_abs,
+            "e_ref": self.e_ref,
+            "cv_loss": self.cv_loss,
+            "reference": self.reference,
+            "seed": self.seed,
+            "bootstrap": self.bootstrap,
+            "confidence_level": self.confidence_level,
+            "timings": self.timings,
+            **{k: v for k, v in self.meta.items() if k not in ("target", "features")},
+        }
         return out
 
     def to_json(self, path: str | Path) -> None:
@@ -134,8 +176,13 @@ class AuditResult(DisplayMixin):
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(path, json.dumps(self.to_dict(), indent=2, default=float))
 
-    def save(self, *, out_dir: str | Path | None = None, json_path: str | Path | None = None,
-             report_name: str = "report.html") -> Path | None:
+    def save(
+        self,
+        *,
+        out_dir: str | Path | None = None,
+        json_path: str | Path | None = None,
+        report_name: str = "report.html",
+    ) -> Path | None:
         """Write the JSON results and/or the HTML report with its PNG/SVG figures; returns the report path.
 
         A ``report_name`` other than ``report.html`` prefixes the figure files with its stem, so that several
@@ -152,8 +199,9 @@ class AuditResult(DisplayMixin):
     def plot(self, group: str, *, ax: Any = None):
         """Envelope figure of one group; returns an MCREnvelopeDisplay."""
         if group not in self.groups:
-            raise RashomonInputError(f"The 'group' parameter of AuditResult.plot must be one of {list(self.groups)}. "
-                                     f"Got {group!r} instead.")
+            raise RashomonInputError(
+                f"The 'group' parameter of AuditResult.plot must be one of {list(self.groups)}. Got {group!r} instead."
+            )
         return self.groups[group].mcr.plot(ax=ax)
 
     def plot_summary(self, *, ax: Any = None):
@@ -169,16 +217,31 @@ class AuditResult(DisplayMixin):
         _report.to_html(self, path, figures)
 
 
-def audit_meta(epsilon: float, epsilon_kind: str, cv_text: str, hyper: dict, encoding: dict, scaled: list,
-               n_input: int, n_used: int, missing_by_column: dict, n_train: int, digest: str | None,
-               input_name: str, bootstrap: int) -> dict:
+def audit_meta(
+    epsilon: float,
+    epsilon_kind: str,
+    cv_text: str,
+    hyper: dict,
+    encoding: dict,
+    scaled: list,
+    n_input: int,
+    n_used: int,
+    missing_by_column: dict,
+    n_train: int,
+    digest: str | None,
+    input_name: str,
+    bootstrap: int,
+) -> dict:
     """``AuditResult.meta``: what a report needs (loss, ε rule, encoding, rows, checksum, date, version)."""
     from datetime import datetime, timezone
 
     from .. import __version__
 
-    eps_rule = (f"held-out loss of the reference + {epsilon:g} × its {cv_text} CV loss" if epsilon_kind == "cv"
-                else f"absolute threshold {epsilon:g} on the held-out loss")
+    eps_rule = (
+        f"held-out loss of the reference + {epsilon:g} × its {cv_text} CV loss"
+        if epsilon_kind == "cv"
+        else f"absolute threshold {epsilon:g} on the held-out loss"
+    )
     return {
         "loss": "squared error",
         "epsilon_rule": eps_rule,

@@ -16,6 +16,7 @@ stop the run with one line on stderr and status 130 or 143: joblib's workers are
 ended, and no file is left half-written (each is written under a temporary name
 and renamed into place; report.html last).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,23 +47,29 @@ def _train_size(text: str) -> int | float:
     try:
         return float(t)
     except ValueError:
-        raise RashomonInputError(f"The '--train-size' option of rashomon audit must be a row count >= 10 or a fraction in "
-                                 f"(0, 1). Got {text!r} instead.") from None
+        raise RashomonInputError(
+            f"The '--train-size' option of rashomon audit must be a row count >= 10 or a fraction in "
+            f"(0, 1). Got {text!r} instead."
+        ) from None
 
 
 def _load_estimator(path: Path):
     """A fitted model from a joblib / pickle file (this runs code from the file)."""
     if not path.is_file():
-        raise RashomonInputError(f"The '--estimator' option of rashomon audit must be an existing joblib or pickle file. "
-                                 f"Got {str(path)!r} instead.")
+        raise RashomonInputError(
+            f"The '--estimator' option of rashomon audit must be an existing joblib or pickle file. "
+            f"Got {str(path)!r} instead."
+        )
     import joblib
 
     try:
         model = joblib.load(path)
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad input file
-        raise RashomonInputError(f"The '--estimator' option of rashomon audit must be a joblib or pickle file of a fitted "
-                                 f"model. Got {str(path)!r}, which could not be loaded ({type(exc).__name__}: {exc}) "
-                                 "instead.") from None
+        raise RashomonInputError(
+            f"The '--estimator' option of rashomon audit must be a joblib or pickle file of a fitted "
+            f"model. Got {str(path)!r}, which could not be loaded ({type(exc).__name__}: {exc}) "
+            "instead."
+        ) from None
     return model
 
 
@@ -71,61 +78,128 @@ def _sep(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="rashomon", description="Model class reliance audits (Fisher, Rudin & Dominici 2019).")
+    ap = argparse.ArgumentParser(
+        prog="rashomon", description="Model class reliance audits (Fisher, Rudin & Dominici 2019)."
+    )
     sub = ap.add_subparsers(dest="command", required=True)
     a = sub.add_parser("audit", help="audit how much any good model of a class could rely on feature groups")
-    a.add_argument("--data", required=True,
-                   help="CSV file, or a Parquet file or folder of Parquet files (audited out of core through "
-                        "dask.dataframe.read_parquet when Dask is installed: --model-class linear, no bootstrap)")
-    a.add_argument("--sep", type=_sep, default=None,
-                   help="CSV separator (default: sniffed from the first lines among , ; tab |, else ','; '\\t' or 'tab' for tab)")
-    a.add_argument("--target", required=True,
-                   help="outcome column: numeric (kernel or linear class), or binary (logistic or hinge class): 0/1, "
-                        "True/False, or two levels with --positive-label")
-    a.add_argument("--positive-label", default=None, metavar="LEVEL",
-                   help="the level of a binary target coded 1 (needed unless the target is 0/1 or True/False)")
-    a.add_argument("--group", action="append", type=_group, required=True, metavar="NAME=COL1,COL2",
-                   help="a feature group to audit (repeat for several; names: letters, digits, _ - . and spaces, "
-                        "distinct); a categorical column stands for all its one-hot dummies")
+    a.add_argument(
+        "--data",
+        required=True,
+        help="CSV file, or a Parquet file or folder of Parquet files (audited out of core through "
+        "dask.dataframe.read_parquet when Dask is installed: --model-class linear, no bootstrap)",
+    )
+    a.add_argument(
+        "--sep",
+        type=_sep,
+        default=None,
+        help="CSV separator (default: sniffed from the first lines among , ; tab |, else ','; '\\t' or 'tab' for tab)",
+    )
+    a.add_argument(
+        "--target",
+        required=True,
+        help="outcome column: numeric (kernel or linear class), or binary (logistic or hinge class): 0/1, "
+        "True/False, or two levels with --positive-label",
+    )
+    a.add_argument(
+        "--positive-label",
+        default=None,
+        metavar="LEVEL",
+        help="the level of a binary target coded 1 (needed unless the target is 0/1 or True/False)",
+    )
+    a.add_argument(
+        "--group",
+        action="append",
+        type=_group,
+        required=True,
+        metavar="NAME=COL1,COL2",
+        help="a feature group to audit (repeat for several; names: letters, digits, _ - . and spaces, "
+        "distinct); a categorical column stands for all its one-hot dummies",
+    )
     a.add_argument("--features", help="comma-separated model inputs (default: the union of the groups)")
-    a.add_argument("--model-class", choices=["kernel", "linear", "logistic", "hinge"], default=None,
-                   help="default: logistic for a binary target (0/1, True/False, two levels or --positive-label), "
-                        "kernel otherwise")
-    a.add_argument("--estimator", type=Path, default=None, metavar="MODEL.joblib",
-                   help="your fitted model (a joblib or pickle file, e.g. joblib.dump(model, 'model.joblib')): its MR "
-                        "per group on the held-out rows is set beside the class's MCR. WARNING: loading a pickle runs "
-                        "code from the file; only load files you trust")
-    a.add_argument("--ambiguity-threshold", type=float, default=0.5,
-                   help="classifier classes: probability threshold of the ambiguity (default 0.5)")
-    a.add_argument("--ambiguity-rows", type=int, default=500,
-                   help="classifier classes: held-out rows (seeded sample) for the ambiguity; 0 for all (default 500)")
-    a.add_argument("--bootstrap-mcr", action="store_true",
-                   help="classifier classes: bootstrap MCR too (each resample reruns every MCR search; its cost "
-                        "is reported); without it --bootstrap gives intervals for the MR of the reference and of "
-                        "--estimator")
-    a.add_argument("--sensitive", metavar="COLUMN", default=None,
-                   help="a column of group labels (2-20 groups; need not be a feature): the report adds fairness over "
-                        "the Rashomon set (disparity ranges, the least disparate good model, the certified order of "
-                        "the groups)")
-    a.add_argument("--benchmark-column", metavar="COLUMN", default=None,
-                   help="with --sensitive: a deployed score column (e.g. decile_score; probabilities for the "
-                        "logistic class) placed in the set's disparity ranges")
-    a.add_argument("--report-name", default="report.html",
-                   help="file name of the HTML report in --out (default report.html; another name prefixes the "
-                        "figure files with its stem)")
-    a.add_argument("--epsilon", type=float, default=0.1,
-                   help="Rashomon margin: eps_abs = held-out reference loss + EPSILON x CV loss (or the absolute "
-                        "threshold with --epsilon-kind absolute)")
+    a.add_argument(
+        "--model-class",
+        choices=["kernel", "linear", "logistic", "hinge"],
+        default=None,
+        help="default: logistic for a binary target (0/1, True/False, two levels or --positive-label), "
+        "kernel otherwise",
+    )
+    a.add_argument(
+        "--estimator",
+        type=Path,
+        default=None,
+        metavar="MODEL.joblib",
+        help="your fitted model (a joblib or pickle file, e.g. joblib.dump(model, 'model.joblib')): its MR "
+        "per group on the held-out rows is set beside the class's MCR. WARNING: loading a pickle runs "
+        "code from the file; only load files you trust",
+    )
+    a.add_argument(
+        "--ambiguity-threshold",
+        type=float,
+        default=0.5,
+        help="classifier classes: probability threshold of the ambiguity (default 0.5)",
+    )
+    a.add_argument(
+        "--ambiguity-rows",
+        type=int,
+        default=500,
+        help="classifier classes: held-out rows (seeded sample) for the ambiguity; 0 for all (default 500)",
+    )
+    a.add_argument(
+        "--bootstrap-mcr",
+        action="store_true",
+        help="classifier classes: bootstrap MCR too (each resample reruns every MCR search; its cost "
+        "is reported); without it --bootstrap gives intervals for the MR of the reference and of "
+        "--estimator",
+    )
+    a.add_argument(
+        "--sensitive",
+        metavar="COLUMN",
+        default=None,
+        help="a column of group labels (2-20 groups; need not be a feature): the report adds fairness over "
+        "the Rashomon set (disparity ranges, the least disparate good model, the certified order of "
+        "the groups)",
+    )
+    a.add_argument(
+        "--benchmark-column",
+        metavar="COLUMN",
+        default=None,
+        help="with --sensitive: a deployed score column (e.g. decile_score; probabilities for the "
+        "logistic class) placed in the set's disparity ranges",
+    )
+    a.add_argument(
+        "--report-name",
+        default="report.html",
+        help="file name of the HTML report in --out (default report.html; another name prefixes the "
+        "figure files with its stem)",
+    )
+    a.add_argument(
+        "--epsilon",
+        type=float,
+        default=0.1,
+        help="Rashomon margin: eps_abs = held-out reference loss + EPSILON x CV loss (or the absolute "
+        "threshold with --epsilon-kind absolute)",
+    )
     a.add_argument("--epsilon-kind", choices=["cv", "absolute"], default="cv")
-    a.add_argument("--train-size", type=str, default=None,
-                   help="rows fitting the reference: a count >= 10 or a fraction in (0, 1) "
-                        "(default: min(500, half the rows))")
-    a.add_argument("--split", metavar="COLUMN", default=None,
-                   help="a True/False (or 0/1) column marking the rows that fit the reference (instead of the "
-                        "seeded split; not with --train-size)")
+    a.add_argument(
+        "--train-size",
+        type=str,
+        default=None,
+        help="rows fitting the reference: a count >= 10 or a fraction in (0, 1) (default: min(500, half the rows))",
+    )
+    a.add_argument(
+        "--split",
+        metavar="COLUMN",
+        default=None,
+        help="a True/False (or 0/1) column marking the rows that fit the reference (instead of the "
+        "seeded split; not with --train-size)",
+    )
     a.add_argument("--cv", type=int, default=10, help="folds for the reference's hyper-parameters")
-    a.add_argument("--drop-missing", action="store_true",
-                   help="drop rows with missing values (default: missing values are an error)")
+    a.add_argument(
+        "--drop-missing",
+        action="store_true",
+        help="drop rows with missing values (default: missing values are an error)",
+    )
     a.add_argument("--bootstrap", type=int, default=0)
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--n-jobs", type=int, default=None)
@@ -192,8 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(), parallel_config(backend="loky", initializer=_worker_ignores_sigint):
             # joblib's note on the tasks an interrupted Parallel cancelled: the one-line message below says it
-            warnings.filterwarnings("ignore", message=r".*tasks which were still being processed by the workers "
-                                    r"have been cancelled", category=UserWarning)
+            warnings.filterwarnings(
+                "ignore",
+                message=r".*tasks which were still being processed by the workers "
+                r"have been cancelled",
+                category=UserWarning,
+            )
             return _main(argv)
     except KeyboardInterrupt as exc:
         if in_main:  # a second Ctrl-C or SIGTERM must not interrupt the clean-up
@@ -201,8 +279,11 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _end_workers()
         what, code = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted (SIGINT)", 130)
-        print(f"rashomon audit: {what}; stopped before the end (workers ended, no file left half-written)",
-              file=sys.stderr, flush=True)
+        print(
+            f"rashomon audit: {what}; stopped before the end (workers ended, no file left half-written)",
+            file=sys.stderr,
+            flush=True,
+        )
         return code
     finally:
         if in_main:
@@ -225,40 +306,74 @@ def _main(argv: list[str] | None = None) -> int:
             check_writable_dir(args.out, "rashomon audit", "--out")
         if args.json is not None:
             if args.json.is_dir():
-                raise RashomonInputError(f"The '--json' option of rashomon audit must be a file path. Got the folder {str(args.json)!r} instead.")
+                raise RashomonInputError(
+                    f"The '--json' option of rashomon audit must be a file path. Got the folder {str(args.json)!r} instead."
+                )
             check_writable_dir(args.json.parent if str(args.json.parent) else Path("."), "rashomon audit", "--json")
-        if not (isinstance(args.report_name, str) and args.report_name.endswith(".html")
-                and Path(args.report_name).name == args.report_name and len(args.report_name) > 5):
-            raise RashomonInputError(f"The '--report-name' option of rashomon audit must be a file name ending in .html "
-                                     f"(no folder; use --out). Got {args.report_name!r} instead.")
+        if not (
+            isinstance(args.report_name, str)
+            and args.report_name.endswith(".html")
+            and Path(args.report_name).name == args.report_name
+            and len(args.report_name) > 5
+        ):
+            raise RashomonInputError(
+                f"The '--report-name' option of rashomon audit must be a file name ending in .html "
+                f"(no folder; use --out). Got {args.report_name!r} instead."
+            )
         estimator = None if args.estimator is None else _load_estimator(args.estimator)
-        res = audit(args.data, args.target, groups, features=features, model_class=args.model_class,
-                    epsilon=args.epsilon, epsilon_kind=args.epsilon_kind, train_size=train_size, cv=args.cv,
-                    bootstrap=args.bootstrap, random_state=args.seed, n_jobs=args.n_jobs,
-                    progress=not args.quiet, provenance=args.provenance, drop_missing=args.drop_missing, sep=args.sep,
-                    split=args.split, positive_label=args.positive_label, estimator=estimator,
-                    ambiguity_threshold=args.ambiguity_threshold,
-                    ambiguity_rows=None if args.ambiguity_rows == 0 else args.ambiguity_rows,
-                    bootstrap_mcr=args.bootstrap_mcr, sensitive=args.sensitive,
-                    benchmark_column=args.benchmark_column)
+        res = audit(
+            args.data,
+            args.target,
+            groups,
+            features=features,
+            model_class=args.model_class,
+            epsilon=args.epsilon,
+            epsilon_kind=args.epsilon_kind,
+            train_size=train_size,
+            cv=args.cv,
+            bootstrap=args.bootstrap,
+            random_state=args.seed,
+            n_jobs=args.n_jobs,
+            progress=not args.quiet,
+            provenance=args.provenance,
+            drop_missing=args.drop_missing,
+            sep=args.sep,
+            split=args.split,
+            positive_label=args.positive_label,
+            estimator=estimator,
+            ambiguity_threshold=args.ambiguity_threshold,
+            ambiguity_rows=None if args.ambiguity_rows == 0 else args.ambiguity_rows,
+            bootstrap_mcr=args.bootstrap_mcr,
+            sensitive=args.sensitive,
+            benchmark_column=args.benchmark_column,
+        )
     except RashomonInputError as exc:
         print(f"rashomon audit: error: {_as_option(str(exc))}", file=sys.stderr)
         return 2
     print(res.to_frame().round(4).to_string())
     if res.fairness and "mean_prediction" in res.fairness.get("disparity", {}):
         row = res.fairness["disparity"]["mean_prediction"]["rows"][-1]
-        print(f"fairness ({res.fairness['sensitive']}): mean-prediction {row['disparity']} over the set in "
-              f"[{row['lower']:.4g}, {row['upper']:.4g}] (reference {row['reference']:.4g}); see the report")
+        print(
+            f"fairness ({res.fairness['sensitive']}): mean-prediction {row['disparity']} over the set in "
+            f"[{row['lower']:.4g}, {row['upper']:.4g}] (reference {row['reference']:.4g}); see the report"
+        )
     for note in res.meta.get("notes") or []:
         print(f"note: {note}", file=sys.stderr)
     if res.meta.get("n_rows_dropped"):
-        print(f"dropped {res.meta['n_rows_dropped']} of {res.meta['n_rows_input']} rows with missing values", file=sys.stderr)
+        print(
+            f"dropped {res.meta['n_rows_dropped']} of {res.meta['n_rows_input']} rows with missing values",
+            file=sys.stderr,
+        )
     try:
-        report = res.save(out_dir=None if args.no_plots else args.out, json_path=args.json,
-                          report_name=args.report_name)
+        report = res.save(
+            out_dir=None if args.no_plots else args.out, json_path=args.json, report_name=args.report_name
+        )
     except Exception as exc:  # the results are computed: keep them even if the report cannot be written
-        print(f"rashomon audit: error: writing the report failed ({type(exc).__name__}: {exc}); the results are "
-              "printed above", file=sys.stderr)
+        print(
+            f"rashomon audit: error: writing the report failed ({type(exc).__name__}: {exc}); the results are "
+            "printed above",
+            file=sys.stderr,
+        )
         return 1
     if report is not None:
         print(f"report: {report}")
@@ -266,20 +381,39 @@ def _main(argv: list[str] | None = None) -> int:
 
 
 #: audit() parameter -> the CLI option that sets it (messages name what the user typed)
-_OPTIONS = {"data": "--data", "target": "--target", "groups": "--group", "features": "--features",
-            "model_class": "--model-class", "epsilon": "--epsilon", "epsilon_kind": "--epsilon-kind",
-            "train_size": "--train-size", "cv": "--cv", "bootstrap": "--bootstrap", "random_state": "--seed",
-            "n_jobs": "--n-jobs", "sep": "--sep", "split": "--split", "positive_label": "--positive-label",
-            "estimator": "--estimator", "ambiguity_threshold": "--ambiguity-threshold",
-            "ambiguity_rows": "--ambiguity-rows", "bootstrap_mcr": "--bootstrap-mcr", "sensitive": "--sensitive",
-            "benchmark_column": "--benchmark-column"}
+_OPTIONS = {
+    "data": "--data",
+    "target": "--target",
+    "groups": "--group",
+    "features": "--features",
+    "model_class": "--model-class",
+    "epsilon": "--epsilon",
+    "epsilon_kind": "--epsilon-kind",
+    "train_size": "--train-size",
+    "cv": "--cv",
+    "bootstrap": "--bootstrap",
+    "random_state": "--seed",
+    "n_jobs": "--n-jobs",
+    "sep": "--sep",
+    "split": "--split",
+    "positive_label": "--positive-label",
+    "estimator": "--estimator",
+    "ambiguity_threshold": "--ambiguity-threshold",
+    "ambiguity_rows": "--ambiguity-rows",
+    "bootstrap_mcr": "--bootstrap-mcr",
+    "sensitive": "--sensitive",
+    "benchmark_column": "--benchmark-column",
+}
 
 
 def _as_option(message: str) -> str:
     import re
 
-    return re.sub(r"The '(\w+)' parameter of audit",
-                  lambda m: f"The '{_OPTIONS.get(m.group(1), m.group(1))}' option of rashomon audit", message)
+    return re.sub(
+        r"The '(\w+)' parameter of audit",
+        lambda m: f"The '{_OPTIONS.get(m.group(1), m.group(1))}' option of rashomon audit",
+        message,
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ Every file under ``rashomon/datasets/data`` was built by
 ``PROVENANCE.md`` next to this module (source repository, commit, citation,
 checksum of the raw file). Nothing is downloaded.
 """
+
 from __future__ import annotations
 
 from importlib import resources

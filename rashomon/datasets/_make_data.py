@@ -9,6 +9,7 @@ expose; filters such as ProPublica's are applied by the loaders so they stay
 visible and optional. Files are written gzip-compressed with a fixed mtime so
 that rebuilding gives byte-identical files.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -23,9 +24,22 @@ from ..utils import atomic_write
 OUT = Path(__file__).parent / "data"
 
 COMPAS_COLUMNS = [
-    "id", "sex", "age", "age_cat", "race", "juv_fel_count", "juv_misd_count",
-    "juv_other_count", "priors_count", "days_b_screening_arrest", "c_charge_degree",
-    "is_recid", "decile_score", "score_text", "v_decile_score", "v_score_text",
+    "id",
+    "sex",
+    "age",
+    "age_cat",
+    "race",
+    "juv_fel_count",
+    "juv_misd_count",
+    "juv_other_count",
+    "priors_count",
+    "days_b_screening_arrest",
+    "c_charge_degree",
+    "is_recid",
+    "decile_score",
+    "score_text",
+    "v_decile_score",
+    "v_score_text",
     "two_year_recid",
 ]
 
@@ -60,8 +74,17 @@ def main(src: str) -> None:
     _write(pd.read_csv(src_dir / "winequality-red.csv", sep=";"), "winequality_red.csv.gz")
     _write(pd.read_csv(src_dir / "winequality-white.csv", sep=";"), "winequality_white.csv.gz")
     _write(pd.read_csv(src_dir / "concrete-uci-full-precision.csv"), "concrete.csv.gz")
-    pima_names = ["Pregnancies", "Glucose", "BloodPressure", "SkinThickness", "Insulin",
-                  "BMI", "DiabetesPedigreeFunction", "Age", "Outcome"]
+    pima_names = [
+        "Pregnancies",
+        "Glucose",
+        "BloodPressure",
+        "SkinThickness",
+        "Insulin",
+        "BMI",
+        "DiabetesPedigreeFunction",
+        "Age",
+        "Outcome",
+    ]
     _write(pd.read_csv(src_dir / "pima-indians-diabetes.csv", header=None, names=pima_names), "pima.csv.gz")
     _write(pd.read_csv(src_dir / "bike-sharing-day.csv"), "bike_sharing_day.csv.gz")
     _write(pd.read_csv(src_dir / "bike-sharing-hour.csv"), "bike_sharing_hour.csv.gz")

@@ -14,10 +14,10 @@ tests on the out-of-bag rows. Seeds for every refit and permutation are drawn be
 dispatch, and BLAS runs single-threaded inside each task, so the numbers do not depend on
 ``n_jobs`` or the joblib backend (a Dask cluster included).
 
-PIMP (Altmann et al. 2010): the learner is refitted on ``n_permutations`` copies of the data
-with y permuted; the PFIs of these fits form a null distribution per feature (Gaussian,
-log-normal or gamma fitted to it, or the empirical one), and the observed PFI gets a p-value.
+The corrected t-test and PIMP (Altmann et al. 2010), which reuse these refits and PFIs, are in
+``_pvalues.py``.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,7 +29,7 @@ from joblib import Parallel, delayed
 from scipy import stats
 
 from ..utils import permutation_indices, permuted, single_blas_thread
-from ..utils.losses import Predictor, default_loss, resolve_loss
+from ..utils.losses import Predictor, resolve_loss
 from ..utils.validation import (
     Boolean,
     Integral,
@@ -47,10 +47,9 @@ from ..utils.validation import (
     seed_from,
     validate_params,
 )
-from ._results import LearnerImportanceResult, LearnerPDResult, PIMPResult, TTestResult
+from ._results import LearnerImportanceResult, LearnerPDResult
 
-__all__ = ["learner_importance", "learner_pd", "model_importance_ci", "corrected_resampled_ttest", "pimp",
-           "LearnerImportanceResult", "LearnerPDResult", "TTestResult", "PIMPResult"]
+__all__ = ["learner_importance", "learner_pd", "model_importance_ci", "LearnerImportanceResult", "LearnerPDResult"]
 
 
 def _frame(X, columns):
@@ -91,20 +90,36 @@ def _split(n, resampling, train_fraction, rng):
     return tr, te
 
 
-def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups, n_repeats, loss, pd_spec,
-                func="learner_importance"):
+def _refit_task(
+    learner,
+    X,
+    y,
+    columns,
+    seed,
+    resampling,
+    train_fraction,
+    groups,
+    n_repeats,
+    loss,
+    pd_spec,
+    func="learner_importance",
+):
     from sklearn.base import clone
 
     rng = np.random.RandomState(seed)
     tr, te = _split(len(y), resampling, train_fraction, rng)
     if len(np.unique(tr)) < 2:
-        raise RashomonInputError(f"The 'train_fraction' parameter of {func} leaves {len(np.unique(tr))} training "
-                                 f"row(s) in a resample of {len(y)} rows; it must leave at least 2 (use a larger "
-                                 "train_fraction or more rows).")
+        raise RashomonInputError(
+            f"The 'train_fraction' parameter of {func} leaves {len(np.unique(tr))} training "
+            f"row(s) in a resample of {len(y)} rows; it must leave at least 2 (use a larger "
+            "train_fraction or more rows)."
+        )
     if len(te) < 2:
-        raise RashomonInputError(f"The 'train_fraction' parameter of {func} leaves {len(te)} held-out row(s) in a "
-                                 f"resample of {len(y)} rows; it must leave at least 2 (use a smaller train_fraction "
-                                 "or more rows).")
+        raise RashomonInputError(
+            f"The 'train_fraction' parameter of {func} leaves {len(te)} held-out row(s) in a "
+            f"resample of {len(y)} rows; it must leave at least 2 (use a smaller train_fraction "
+            "or more rows)."
+        )
     model = clone(learner).fit(_frame(X[tr], columns), y[tr])
     out = {"n_train": len(tr), "n_test": len(te)}
     if groups is not None:
@@ -123,11 +138,42 @@ def _refit_task(learner, X, y, columns, seed, resampling, train_fraction, groups
     return out
 
 
-def _run_refits(learner, X, y, columns, n_refits, resampling, train_fraction, groups, n_repeats, loss, pd_spec,
-                random_state, n_jobs, func, progress=False):
+def _run_refits(
+    learner,
+    X,
+    y,
+    columns,
+    n_refits,
+    resampling,
+    train_fraction,
+    groups,
+    n_repeats,
+    loss,
+    pd_spec,
+    random_state,
+    n_jobs,
+    func,
+    progress=False,
+):
     seeds = np.random.RandomState(seed_from(random_state, func)).randint(0, 2**31 - 1, size=n_refits)
-    tasks = (delayed(single_blas_thread)(_refit_task, learner, X, y, columns, int(s), resampling, train_fraction, groups,
-                                     n_repeats, loss, pd_spec, func) for s in seeds)
+    tasks = (
+        delayed(single_blas_thread)(
+            _refit_task,
+            learner,
+            X,
+            y,
+            columns,
+            int(s),
+            resampling,
+            train_fraction,
+            groups,
+            n_repeats,
+            loss,
+            pd_spec,
+            func,
+        )
+        for s in seeds
+    )
     gen = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
     if progress:
         from tqdm.auto import tqdm
@@ -149,8 +195,10 @@ def _corrected_ci(values, c, confidence_level):
 def _check_learner(learner, func, param="learner"):
     """A scikit-learn estimator that can be cloned and refitted (not a fitted model's predictions or a string)."""
     if not (hasattr(learner, "fit") and hasattr(learner, "get_params")):
-        raise RashomonInputError(f"The '{param}' parameter of {func} must be a scikit-learn estimator (with fit and "
-                                 f"get_params; it is cloned and refitted). Got {type(learner).__name__} instead.")
+        raise RashomonInputError(
+            f"The '{param}' parameter of {func} must be a scikit-learn estimator (with fit and "
+            f"get_params; it is cloned and refitted). Got {type(learner).__name__} instead."
+        )
 
 
 def _check_data(X, y, func):
@@ -159,7 +207,19 @@ def _check_data(X, y, func):
     return Xa, check_y(y, Xa.shape[0], func, numeric=False), columns
 
 
-@validate_params({"n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "n_repeats": Integral(1), "random_state": RandomStateLike(), "n_jobs": NJobs(), "progress": Boolean()})
+@validate_params(
+    {
+        "n_refits": Integral(2),
+        "resampling": Options(("bootstrap", "subsampling")),
+        "train_fraction": Real(0.0, 1.0, "neither"),
+        "correction": Boolean(),
+        "confidence_level": Real(0.0, 1.0, "neither"),
+        "n_repeats": Integral(1),
+        "random_state": RandomStateLike(),
+        "n_jobs": NJobs(),
+        "progress": Boolean(),
+    }
+)
 def learner_importance(
     learner: Any,
     X: Any,
@@ -192,15 +252,42 @@ def learner_importance(
     Xa, ya, columns = _check_data(X, y, func)
     L = resolve_loss(loss, learner, func, ya)
     items = resolve_features(features, columns, Xa.shape[1], func)
-    outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, list(items.values()), n_repeats,
-                       L, None, random_state, n_jobs, func, progress)
+    outs = _run_refits(
+        learner,
+        Xa,
+        ya,
+        columns,
+        n_refits,
+        resampling,
+        train_fraction,
+        list(items.values()),
+        n_repeats,
+        L,
+        None,
+        random_state,
+        n_jobs,
+        func,
+        progress,
+    )
     vals = np.column_stack([o["pfi"] for o in outs])
     c = float(np.mean([o["n_test"] / o["n_train"] for o in outs])) if correction else 0.0
     mean, se, lo, hi = _corrected_ci(vals, c, confidence_level)
     return LearnerImportanceResult(list(items), vals, mean, se, lo, hi, c, resampling, confidence_level, L.name)
 
 
-@validate_params({"grid_resolution": Integral(2), "percentiles": Percentiles(), "n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike(), "n_jobs": NJobs()})
+@validate_params(
+    {
+        "grid_resolution": Integral(2),
+        "percentiles": Percentiles(),
+        "n_refits": Integral(2),
+        "resampling": Options(("bootstrap", "subsampling")),
+        "train_fraction": Real(0.0, 1.0, "neither"),
+        "correction": Boolean(),
+        "confidence_level": Real(0.0, 1.0, "neither"),
+        "random_state": RandomStateLike(),
+        "n_jobs": NJobs(),
+    }
+)
 def learner_pd(
     learner: Any,
     X: Any,
@@ -229,8 +316,22 @@ def learner_pd(
         raise RashomonInputError(f"The 'feature' parameter of {func} must be one feature.")
     j = group[0]
     g = feature_grid(Xa[:, j], grid_resolution, percentiles, False) if grid is None else check_grid(grid, 1, func)[0]
-    outs = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, None, (j, g),
-                       random_state, n_jobs, func)
+    outs = _run_refits(
+        learner,
+        Xa,
+        ya,
+        columns,
+        n_refits,
+        resampling,
+        train_fraction,
+        None,
+        1,
+        None,
+        (j, g),
+        random_state,
+        n_jobs,
+        func,
+    )
     curves = np.vstack([o["pd"] for o in outs])
     c = float(np.mean([o["n_test"] / o["n_train"] for o in outs])) if correction else 0.0
     mean, se, lo, hi = _corrected_ci(curves.T, c, confidence_level)
@@ -238,10 +339,20 @@ def learner_pd(
     return LearnerPDResult(name, g, curves, mean, se, lo, hi, c, resampling, confidence_level)
 
 
-@validate_params({"n_repeats": Integral(2), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike()})
-def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_repeats: int = 10,
-                        confidence_level: float = 0.95, loss: str | Any = "auto",
-                        random_state: Any = None) -> LearnerImportanceResult:
+@validate_params(
+    {"n_repeats": Integral(2), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike()}
+)
+def model_importance_ci(
+    model: Any,
+    X: Any,
+    y: Any,
+    *,
+    features: Any = None,
+    n_repeats: int = 10,
+    confidence_level: float = 0.95,
+    loss: str | Any = "auto",
+    random_state: Any = None,
+) -> LearnerImportanceResult:
     """Model-PFI of one fitted model with a Monte-Carlo t interval.
 
     For each row the loss increase is averaged over ``n_repeats`` permutations; the PFI is the
@@ -258,123 +369,6 @@ def model_importance_ci(model: Any, X: Any, y: Any, *, features: Any = None, n_r
     mean = rows.mean(1)
     se = rows.std(1, ddof=1) / math.sqrt(n)
     t = stats.t.ppf(0.5 + confidence_level / 2, n - 1)
-    return LearnerImportanceResult(list(items), rows, mean, se, mean - t * se, mean + t * se, 0.0, "rows", confidence_level,
-                                   L.name)
-
-
-@validate_params({"n_refits": Integral(2), "resampling": Options(("bootstrap", "subsampling")), "train_fraction": Real(0.0, 1.0, "neither"), "correction": Boolean(), "confidence_level": Real(0.0, 1.0, "neither"), "random_state": RandomStateLike(), "n_jobs": NJobs()})
-def corrected_resampled_ttest(learner_a: Any, learner_b: Any, X: Any, y: Any, *, n_refits: int = 15,
-                              resampling: Literal["bootstrap", "subsampling"] = "subsampling", train_fraction: float = 0.632,
-                              correction: bool = True, confidence_level: float = 0.95, loss: str | Any = "auto",
-                              random_state: Any = None, n_jobs: int | None = None) -> TTestResult:
-    """Nadeau–Bengio corrected resampled t-test comparing two learners on the same resamples.
-
-    ``t = mean(d) / sqrt((1/m + n_test/n_train)·s²)`` with m - 1 degrees of freedom, d the
-    per-resample held-out loss differences (a - b); two-sided p-value.
-    """
-    func = "corrected_resampled_ttest"
-    _check_learner(learner_a, func, "learner_a")
-    _check_learner(learner_b, func, "learner_b")
-    Xa, ya, columns = _check_data(X, y, func)
-    if isinstance(loss, str) and loss == "auto":
-        la, lb = default_loss(learner_a, ya), default_loss(learner_b, ya)
-        if la != lb:
-            raise RashomonInputError(
-                f"The 'loss' parameter of {func} is 'auto', which picks {la!r} for learner_a and {lb!r} for learner_b; "
-                "the test compares the two learners on one loss: give it explicitly (e.g. loss='zero_one' for any two "
-                "classifiers).")
-    L = resolve_loss(loss, learner_a, func, ya)
-    out = []
-    for learner in (learner_a, learner_b):
-        res = _run_refits(learner, Xa, ya, columns, n_refits, resampling, train_fraction, None, 1, L, None,
-                          random_state, n_jobs, func)
-        out.append(res)
-    d = np.array([a["loss"] - b["loss"] for a, b in zip(*out)])
-    c = float(np.mean([o["n_test"] / o["n_train"] for o in out[0]])) if correction else 0.0
-    mean, se, lo, hi = _corrected_ci(d, c, confidence_level)
-    t = float(mean / se) if se > 0 else (math.inf if mean != 0 else 0.0)
-    p = float(2 * stats.t.sf(abs(t), n_refits - 1))
-    return TTestResult(float(mean), t, p, d, c, float(lo), float(hi), L.name)
-
-
-#: fewest null draws a parametric null (gaussian, lognormal, gamma) is fitted to: the fitted scale's relative standard
-#: error is about 1/sqrt(2(k - 1)), 13 % at k = 30 (71 % at k = 2), and a tail p-value moves with it by orders of
-#: magnitude; Altmann et al. (2010) used 50 to 100 permutations
-MIN_PARAMETRIC_PERMUTATIONS = 30
-
-
-def _null_p(obs, null, kind):
-    if kind == "empirical":
-        return (1 + np.sum(null >= obs)) / (1 + len(null))
-    if kind == "gaussian":
-        mu, sd = np.mean(null), np.std(null, ddof=1)
-        return float(stats.norm.sf(obs, mu, max(sd, 1e-300)))
-    # Log-normal and gamma need positive support while a PFI can be <= 0: the null is shifted
-    # so that its smallest value sits one null standard deviation above zero (a location fixed
-    # before the two-parameter fit; putting the minimum at ~0 would let log(min) dominate).
-    loc = float(np.min(null)) - max(float(np.std(null, ddof=1)), 1e-12)
-    if obs <= loc:
-        return 1.0
-    dist = stats.lognorm if kind == "lognormal" else stats.gamma
-    params = dist.fit(null - loc, floc=0.0)
-    return float(dist.sf(obs - loc, *params))
-
-
-def _adjust_p(p, correction):
-    """Bonferroni or Holm (step-down) adjusted p-values across features; ``None`` leaves them as they are."""
-    p = np.asarray(p, dtype=float)
-    k = len(p)
-    if correction == "bonferroni":
-        return np.minimum(1.0, p * k)
-    if correction == "holm":
-        order = np.argsort(p, kind="stable")
-        adj = np.empty(k)
-        adj[order] = np.minimum(1.0, np.maximum.accumulate(p[order] * (k - np.arange(k))))
-        return adj
-    return p.copy()
-
-
-def _pimp_task(learner, X, y, columns, seed, groups, n_repeats, loss, permute_y, func="pimp"):
-    from sklearn.base import clone
-
-    rng = np.random.RandomState(seed)
-    yy = y[rng.permutation(len(y))] if permute_y else y
-    model = clone(learner).fit(_frame(X, columns), yy)
-    perms = permutation_indices(len(y), n_repeats, int(rng.randint(2**31 - 1)))
-    return _pfi_rows(model, X, yy, groups, perms, loss, columns, func).mean(axis=1)
-
-
-@validate_params({"n_permutations": Integral(2), "null": Options(("gaussian", "lognormal", "gamma", "empirical")), "correction": Options(("bonferroni", "holm"), allow_none=True), "n_repeats": Integral(1), "random_state": RandomStateLike(), "n_jobs": NJobs()})
-def pimp(learner: Any, X: Any, y: Any, *, features: Any = None, n_permutations: int = 100,
-         null: Literal["gaussian", "lognormal", "gamma", "empirical"] = "gaussian",
-         correction: Literal["bonferroni", "holm"] | None = "holm", n_repeats: int = 5, loss: str | Any = "auto",
-         random_state: Any = None, n_jobs: int | None = None) -> PIMPResult:
-    """Permutation importance p-values (PIMP; Altmann et al. 2010).
-
-    The learner is fitted on (X, y) and its PFI computed; then refitted ``n_permutations``
-    times on y permuted, giving a null PFI distribution per feature. ``null`` chooses the
-    distribution fitted to it; ``correction`` adjusts the p-values across features. A parametric
-    null needs ``n_permutations >= 30`` (``MIN_PARAMETRIC_PERMUTATIONS``); with fewer, the p-values are the
-    empirical ones (valid, never below ``1/(1 + n_permutations)``) and ``result.note`` says so.
-    """
-    func = "pimp"
-    _check_learner(learner, func)
-    Xa, columns = check_X(X, func, min_rows=4)
-    ya = check_y(y, Xa.shape[0], func, numeric=False)
-    L = resolve_loss(loss, learner, func, ya)
-    items = resolve_features(features, columns, Xa.shape[1], func)
-    groups = list(items.values())
-    seeds = np.random.RandomState(seed_from(random_state, func)).randint(0, 2**31 - 1, size=n_permutations + 1)
-    obs = single_blas_thread(_pimp_task, learner, Xa, ya, columns, int(seeds[0]), groups, n_repeats, L, False)
-    nulls = Parallel(n_jobs=n_jobs)(delayed(single_blas_thread)(_pimp_task, learner, Xa, ya, columns, int(s), groups, n_repeats, L, True)
-                                    for s in seeds[1:])
-    null_arr = np.column_stack(nulls)
-    note = ""
-    if null != "empirical" and n_permutations < MIN_PARAMETRIC_PERMUTATIONS:
-        note = (f"null={null!r} needs n_permutations >= {MIN_PARAMETRIC_PERMUTATIONS} (a distribution fitted to fewer "
-                "draws extrapolates its tail from a scale known to no better than 13 %: 2 draws gave p = 2.3e-11); "
-                f"with n_permutations={n_permutations} the p-values are the empirical ones, (1 + #null >= observed) / "
-                f"(1 + {n_permutations}), never below {1 / (1 + n_permutations):.3g}.")
-        null = "empirical"
-    p = np.array([_null_p(o, nl, null) for o, nl in zip(obs, null_arr)])
-    return PIMPResult(list(items), obs, null_arr, p, _adjust_p(p, correction), null, correction, L.name, note)
+    return LearnerImportanceResult(
+        list(items), rows, mean, se, mean - t * se, mean + t * se, 0.0, "rows", confidence_level, L.name
+    )

@@ -1,4 +1,5 @@
-"""Result dataclasses of :mod:`rashomon.inference` (computed in ``_inference``)."""
+"""Result dataclasses of :mod:`rashomon.inference` (computed in ``_inference`` and ``_pvalues``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,14 +44,29 @@ class LearnerImportanceResult(DisplayMixin):
     loss: str = "squared_error"
 
     def _display_(self) -> tuple[dict, list]:
-        return ({"n_features": len(self.names), "n_refits": int(np.shape(self.importances)[1]),
-                 "resampling": self.resampling, "confidence_level": self.confidence_level,
-                 "correction": self.correction, "loss": self.loss,
-                 "importance": dict(zip(self.names, self.importances_mean))}, [("", self.to_frame())])
+        return (
+            {
+                "n_features": len(self.names),
+                "n_refits": int(np.shape(self.importances)[1]),
+                "resampling": self.resampling,
+                "confidence_level": self.confidence_level,
+                "correction": self.correction,
+                "loss": self.loss,
+                "importance": dict(zip(self.names, self.importances_mean)),
+            },
+            [("", self.to_frame())],
+        )
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"importance": self.importances_mean, "std_error": self.std_error,
-                             "ci_lower": self.ci_lower, "ci_upper": self.ci_upper}, index=pd.Index(self.names, name="feature"))
+        return pd.DataFrame(
+            {
+                "importance": self.importances_mean,
+                "std_error": self.std_error,
+                "ci_lower": self.ci_lower,
+                "ci_upper": self.ci_upper,
+            },
+            index=pd.Index(self.names, name="feature"),
+        )
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
         """Sorted bars with the t intervals; returns a LearnerImportanceDisplay."""
@@ -75,9 +91,17 @@ class LearnerPDResult(DisplayMixin):
     confidence_level: float
 
     def _display_(self) -> tuple[dict, list]:
-        return ({"feature": self.feature, "grid_points": len(self.grid), "n_refits": int(np.shape(self.curves)[0]),
-                 "resampling": self.resampling, "confidence_level": self.confidence_level,
-                 "correction": self.correction}, [("", self.to_frame())])
+        return (
+            {
+                "feature": self.feature,
+                "grid_points": len(self.grid),
+                "n_refits": int(np.shape(self.curves)[0]),
+                "resampling": self.resampling,
+                "confidence_level": self.confidence_level,
+                "correction": self.correction,
+            },
+            [("", self.to_frame())],
+        )
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"grid": self.grid, "pd": self.mean, "ci_lower": self.ci_lower, "ci_upper": self.ci_upper})
@@ -103,9 +127,18 @@ class TTestResult(DisplayMixin):
     loss: str = "squared_error"
 
     def _display_(self) -> tuple[dict, list]:
-        return ({"mean_difference": self.mean_difference, "ci": (self.ci_lower, self.ci_upper),
-                 "t_statistic": self.t_statistic, "p_value": self.p_value, "n_refits": len(self.differences),
-                 "correction": self.correction, "loss": self.loss}, [])
+        return (
+            {
+                "mean_difference": self.mean_difference,
+                "ci": (self.ci_lower, self.ci_upper),
+                "t_statistic": self.t_statistic,
+                "p_value": self.p_value,
+                "n_refits": len(self.differences),
+                "correction": self.correction,
+                "loss": self.loss,
+            },
+            [],
+        )
 
 
 @dataclass(frozen=True, repr=False)
@@ -124,14 +157,21 @@ class PIMPResult(DisplayMixin):
     note: str = ""
 
     def _display_(self) -> tuple[dict, list]:
-        fields = {"n_features": len(self.names), "n_permutations": int(np.shape(self.null)[-1]),
-                  "null_kind": self.null_kind, "correction": self.correction, "loss": self.loss,
-                  "p_adjusted": dict(zip(self.names, self.p_values_adjusted))}
+        fields = {
+            "n_features": len(self.names),
+            "n_permutations": int(np.shape(self.null)[-1]),
+            "null_kind": self.null_kind,
+            "correction": self.correction,
+            "loss": self.loss,
+            "p_adjusted": dict(zip(self.names, self.p_values_adjusted)),
+        }
         return fields, [("", self.to_frame())] + ([(f"note: {self.note}", None)] if self.note else [])
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"pfi": self.observed, "p_value": self.p_values, "p_adjusted": self.p_values_adjusted},
-                            index=pd.Index(self.names, name="feature"))
+        return pd.DataFrame(
+            {"pfi": self.observed, "p_value": self.p_values, "p_adjusted": self.p_values_adjusted},
+            index=pd.Index(self.names, name="feature"),
+        )
 
     def plot(self, *, axes: Any = None, **kwargs: Any):
         """Null histogram and observed PFI per feature; returns a PIMPDisplay."""

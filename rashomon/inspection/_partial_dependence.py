@@ -7,6 +7,7 @@ scikit-learn's ``partial_dependence(method="brute")`` does (and the tests check
 equality with it); here it also takes plain callables, crisp classifiers
 (share of each predicted class), centred curves and the spread of ICE curves.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -77,18 +78,33 @@ class PartialDependenceResult(DisplayMixin):
     original_values: np.ndarray | None = field(default=None, repr=False)
 
     def _display_(self) -> tuple[dict, list]:
-        fields = {"features": list(self.features), "response": self.response, "outputs": list(self.outputs),
-                  "grid_points": "x".join(str(len(g)) for g in self.grid), "centered": self.centered,
-                  "ice_curves": 0 if self.individual is None else int(self.individual.shape[1])}
+        fields = {
+            "features": list(self.features),
+            "response": self.response,
+            "outputs": list(self.outputs),
+            "grid_points": "x".join(str(len(g)) for g in self.grid),
+            "centered": self.centered,
+            "ice_curves": 0 if self.individual is None else int(self.individual.shape[1]),
+        }
         return fields, [("", self.to_frame())]
 
     def to_frame(self) -> pd.DataFrame:
         if len(self.grid) == 1:
-            return pd.DataFrame({"grid": self.grid[0], **{f"pd[{o}]": self.average[k] for k, o in enumerate(self.outputs)},
-                                 **{f"std[{o}]": self.std[k] for k, o in enumerate(self.outputs)}})
+            return pd.DataFrame(
+                {
+                    "grid": self.grid[0],
+                    **{f"pd[{o}]": self.average[k] for k, o in enumerate(self.outputs)},
+                    **{f"std[{o}]": self.std[k] for k, o in enumerate(self.outputs)},
+                }
+            )
         g0, g1 = np.meshgrid(self.grid[0], self.grid[1], indexing="ij")
-        return pd.DataFrame({self.features[0]: g0.ravel(), self.features[1]: g1.ravel(),
-                             **{f"pd[{o}]": self.average[k].ravel() for k, o in enumerate(self.outputs)}})
+        return pd.DataFrame(
+            {
+                self.features[0]: g0.ravel(),
+                self.features[1]: g1.ravel(),
+                **{f"pd[{o}]": self.average[k].ravel() for k, o in enumerate(self.outputs)},
+            }
+        )
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
         from ..plotting import PDDisplay
@@ -103,10 +119,14 @@ def _prediction_fn(estimator, response):
     is_model = any(hasattr(estimator, m) for m in ("predict", "predict_proba"))
     is_clf = is_model and (is_classifier(estimator) or hasattr(estimator, "classes_"))
     if response == "auto":
-        response = "proba" if (is_clf and hasattr(estimator, "predict_proba")) else ("crisp" if is_clf else "regression")
+        response = (
+            "proba" if (is_clf and hasattr(estimator, "predict_proba")) else ("crisp" if is_clf else "regression")
+        )
     if response == "proba":
         if not hasattr(estimator, "predict_proba"):
-            raise RashomonInputError("The 'response' parameter of partial_dependence is 'proba', but the estimator has no predict_proba.")
+            raise RashomonInputError(
+                "The 'response' parameter of partial_dependence is 'proba', but the estimator has no predict_proba."
+            )
         return (lambda Z: np.asarray(estimator.predict_proba(Z), dtype=float)), "proba", list(estimator.classes_)
     if response == "crisp":
         classes = np.asarray(getattr(estimator, "classes_", None)) if hasattr(estimator, "classes_") else None
@@ -122,7 +142,15 @@ def _prediction_fn(estimator, response):
     return (lambda Z: np.asarray(pred(Z), dtype=float).reshape(len(Z), -1)), "regression", ["prediction"]
 
 
-@validate_params({"grid_resolution": Integral(2), "percentiles": Percentiles(), "kind": Options(("average", "individual", "both")), "centered": Boolean(), "response": Options(("auto", "regression", "proba", "crisp"))})
+@validate_params(
+    {
+        "grid_resolution": Integral(2),
+        "percentiles": Percentiles(),
+        "kind": Options(("average", "individual", "both")),
+        "centered": Boolean(),
+        "response": Options(("auto", "regression", "proba", "crisp")),
+    }
+)
 def partial_dependence(
     estimator: Any,
     X: Any,
@@ -170,7 +198,9 @@ def partial_dependence(
     else:
         idx = list(group)
     if len(idx) > 2:
-        raise RashomonInputError(f"The 'features' parameter of {func} must be one feature or a pair. Got {features!r} instead.")
+        raise RashomonInputError(
+            f"The 'features' parameter of {func} must be one feature or a pair. Got {features!r} instead."
+        )
     cats = set(check_feature_indices(categorical_features, columns, Xa.shape[1], func, "categorical_features"))
     if grid is None:
         grids = [feature_grid(Xa[:, j], grid_resolution, percentiles, j in cats) for j in idx]
@@ -182,8 +212,10 @@ def partial_dependence(
         except (TypeError, ValueError):
             cv = np.array([np.nan])
         if cv.shape != (len(idx),) or not np.all(np.isfinite(cv)):
-            raise RashomonInputError(f"The 'center_value' parameter of {func} must be None or {len(idx)} finite "
-                                     f"float(s), one per feature. Got {center_value!r} instead.")
+            raise RashomonInputError(
+                f"The 'center_value' parameter of {func} must be None or {len(idx)} finite "
+                f"float(s), one per feature. Got {center_value!r} instead."
+            )
     fn, resp, outputs = _prediction_fn(estimator, response)
     n = Xa.shape[0]
     mesh = np.array(np.meshgrid(*grids, indexing="ij")).reshape(len(idx), -1).T  # G × len(idx)
@@ -191,7 +223,7 @@ def partial_dependence(
     block = max(1, _MAX_ROWS // max(n, 1))
     blocks = []
     for g0 in range(0, G, block):
-        pts = mesh[g0:g0 + block]
+        pts = mesh[g0 : g0 + block]
         Z = np.repeat(Xa[None], len(pts), axis=0)
         for k, j in enumerate(idx):
             Z[:, :, j] = pts[:, k][:, None]
@@ -211,14 +243,25 @@ def partial_dependence(
             cv = np.atleast_1d(np.asarray(center_value, dtype=float))
             anchor_idx = int(np.argmin(np.sum((mesh - cv[None, :]) ** 2, axis=1)))
             anchor = tuple(mesh[anchor_idx])
-        ice = ice - ice[:, :, anchor_idx:anchor_idx + 1]
+        ice = ice - ice[:, :, anchor_idx : anchor_idx + 1]
     shape = tuple(len(g) for g in grids)
     average = ice.mean(axis=1).reshape((ice.shape[0],) + shape)
     std = ice.std(axis=1).reshape((ice.shape[0],) + shape)
     individual = ice.reshape(ice.shape[:2] + shape) if kind in ("individual", "both") else None
     names = tuple(columns[j] if columns else f"x{j}" for j in idx)
-    return PartialDependenceResult(names, grids, average, individual, std, outputs, resp, centered, anchor,
-                                   tuple(j in cats for j in idx), Xa[:, idx])
+    return PartialDependenceResult(
+        names,
+        grids,
+        average,
+        individual,
+        std,
+        outputs,
+        resp,
+        centered,
+        anchor,
+        tuple(j in cats for j in idx),
+        Xa[:, idx],
+    )
 
 
 @dataclass(frozen=True, repr=False)
@@ -231,11 +274,15 @@ class PDImportanceResult(DisplayMixin):
     results: list = field(repr=False, default_factory=list)
 
     def _display_(self) -> tuple[dict, list]:
-        return {"n_features": len(self.names), "importance": dict(zip(self.names, self.importances))}, [("", self.to_frame())]
+        return {"n_features": len(self.names), "importance": dict(zip(self.names, self.importances))}, [
+            ("", self.to_frame())
+        ]
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"importance": self.importances, "categorical": self.categorical},
-                            index=pd.Index(self.names, name="feature"))
+        return pd.DataFrame(
+            {"importance": self.importances, "categorical": self.categorical},
+            index=pd.Index(self.names, name="feature"),
+        )
 
     def plot(self, *, ax: Any = None):
         from ..plotting import RelianceDisplay
@@ -247,8 +294,16 @@ class PDImportanceResult(DisplayMixin):
 
 
 @validate_params({"grid_resolution": Integral(2), "percentiles": Percentiles(), "output": Integral()})
-def pd_importance(estimator: Any, X: Any, features: Any = None, *, categorical_features: Any = None,
-                  grid_resolution: int = 50, percentiles: tuple[float, float] = (0.0, 1.0), output: int = -1) -> PDImportanceResult:
+def pd_importance(
+    estimator: Any,
+    X: Any,
+    features: Any = None,
+    *,
+    categorical_features: Any = None,
+    grid_resolution: int = 50,
+    percentiles: tuple[float, float] = (0.0, 1.0),
+    output: int = -1,
+) -> PDImportanceResult:
     """PD-based importance (Greenwell, Boehmke & McCarthy 2018).
 
     Numeric features: the standard deviation (ddof = 1, as R's ``sd``) of the PD
@@ -260,17 +315,27 @@ def pd_importance(estimator: Any, X: Any, features: Any = None, *, categorical_f
     p = Xa.shape[1]
     idx = list(range(p)) if features is None else check_feature_indices(features, columns, p, func, "features")
     if not idx:
-        raise RashomonInputError(f"The 'features' parameter of {func} must be None or a non-empty list of features. "
-                                 f"Got {features!r} instead.")
+        raise RashomonInputError(
+            f"The 'features' parameter of {func} must be None or a non-empty list of features. "
+            f"Got {features!r} instead."
+        )
     cats = set(check_feature_indices(categorical_features, columns, p, func, "categorical_features"))
     vals, results = [], []
     for j in idx:
-        r = partial_dependence(estimator, X, j, grid_resolution=grid_resolution, percentiles=percentiles,
-                               categorical_features=[j] if j in cats else None)
+        r = partial_dependence(
+            estimator,
+            X,
+            j,
+            grid_resolution=grid_resolution,
+            percentiles=percentiles,
+            categorical_features=[j] if j in cats else None,
+        )
         if not -len(r.average) <= output < len(r.average):
-            raise RashomonInputError(f"The 'output' parameter of {func} must be an output index in "
-                                     f"[{-len(r.average)}, {len(r.average)}) (the model has {len(r.average)} "
-                                     f"output(s)). Got {output} instead.")
+            raise RashomonInputError(
+                f"The 'output' parameter of {func} must be an output index in "
+                f"[{-len(r.average)}, {len(r.average)}) (the model has {len(r.average)} "
+                f"output(s)). Got {output} instead."
+            )
         curve = r.average[output]
         vals.append((curve.max() - curve.min()) / 4 if j in cats else (curve.std(ddof=1) if curve.size > 1 else 0.0))
         results.append(r)

@@ -15,6 +15,7 @@ regressors whose ``predict`` takes ``return_std=True`` (Gaussian, e.g.
 Gaussian or kept empirical (a Gaussian kernel density with Silverman's bandwidth per row).
 Gaussian entropy is ``½ + ½·log(2πσ²)``; categorical ``-Σ q·log q``.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -45,8 +46,13 @@ if TYPE_CHECKING:
     from ._partial_dependence import PartialDependenceResult
 
 
-__all__ = ["predictive_distribution", "likelihood_importance", "entropy_importance", "UncertaintyImportanceResult",
-           "uncertainty_pd"]
+__all__ = [
+    "predictive_distribution",
+    "likelihood_importance",
+    "entropy_importance",
+    "UncertaintyImportanceResult",
+    "uncertainty_pd",
+]
 
 _EPS = np.finfo(float).eps
 
@@ -105,14 +111,16 @@ class _Empirical:
 
 
 @validate_params({"summary": Options(("gaussian", "empirical"))})
-def predictive_distribution(model: Any, *, summary: Literal["gaussian", "empirical"] = "gaussian",
-                            columns: list[str] | None = None) -> Callable[[np.ndarray], Any]:
+def predictive_distribution(
+    model: Any, *, summary: Literal["gaussian", "empirical"] = "gaussian", columns: list[str] | None = None
+) -> Callable[[np.ndarray], Any]:
     """A function ``X -> distribution`` (with ``log_prob(y)`` and ``entropy()``) for ``model``.
 
     Detection order: ``predict_proba`` (categorical); ``predict`` with a ``return_std``
     argument (Gaussian); a fitted ensemble with ``estimators_`` (member predictions as
     samples); a callable returning ``(mean, std)`` (Gaussian) or an (n, S) array of samples.
     """
+
     def frame(X):
         return pd.DataFrame(X, columns=columns) if columns is not None else X
 
@@ -120,9 +128,11 @@ def predictive_distribution(model: Any, *, summary: Literal["gaussian", "empiric
         classes = np.asarray(model.classes_)
         return lambda X: _Categorical(np.asarray(model.predict_proba(frame(X)), dtype=float), classes)
     if hasattr(model, "predict") and "return_std" in inspect.signature(model.predict).parameters:
+
         def gauss(X):
             m, s = model.predict(frame(X), return_std=True)
             return _Gaussian(np.asarray(m, dtype=float).ravel(), np.asarray(s, dtype=float).ravel())
+
         return gauss
     if hasattr(model, "estimators_") and hasattr(model, "predict"):
         members = list(np.ravel(model.estimators_))
@@ -130,8 +140,10 @@ def predictive_distribution(model: Any, *, summary: Literal["gaussian", "empiric
     elif callable(model):
         sampler = None
     else:
-        raise RashomonInputError("The 'model' parameter of predictive_distribution must predict a distribution: predict_proba, predict(..., return_std=True), "
-                                 "an ensemble with estimators_, or a callable returning (mean, std) or samples.")
+        raise RashomonInputError(
+            "The 'model' parameter of predictive_distribution must predict a distribution: predict_proba, predict(..., return_std=True), "
+            "an ensemble with estimators_, or a callable returning (mean, std) or samples."
+        )
 
     def from_callable(X):
         out = sampler(X) if sampler is not None else model(frame(X))
@@ -139,7 +151,9 @@ def predictive_distribution(model: Any, *, summary: Literal["gaussian", "empiric
             return _Gaussian(np.asarray(out[0], dtype=float).ravel(), np.asarray(out[1], dtype=float).ravel())
         S = np.asarray(out, dtype=float)
         if S.ndim != 2:
-            raise RashomonInputError("A callable model must return (mean, std) or an (n, n_samples) array of predictive samples.")
+            raise RashomonInputError(
+                "A callable model must return (mean, std) or an (n, n_samples) array of predictive samples."
+            )
         if summary == "gaussian":
             return _Gaussian(S.mean(axis=1), S.std(axis=1, ddof=1))
         return _Empirical(S)
@@ -171,13 +185,21 @@ class UncertaintyImportanceResult(DisplayMixin):
         object.__setattr__(self, "importances_std", sd)
 
     def _display_(self) -> tuple[dict, list]:
-        return ({"measure": self.measure, "n_features": len(self.names),
-                 "n_repeats": int(self.importances.shape[1]),
-                 "importance": dict(zip(self.names, self.importances_mean))}, [("", self.to_frame())])
+        return (
+            {
+                "measure": self.measure,
+                "n_features": len(self.names),
+                "n_repeats": int(self.importances.shape[1]),
+                "importance": dict(zip(self.names, self.importances_mean)),
+            },
+            [("", self.to_frame())],
+        )
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({f"{self.measure}_pfi": self.importances_mean, "std": self.importances_std},
-                            index=pd.Index(self.names, name="feature"))
+        return pd.DataFrame(
+            {f"{self.measure}_pfi": self.importances_mean, "std": self.importances_std},
+            index=pd.Index(self.names, name="feature"),
+        )
 
     def plot(self, *, other: UncertaintyImportanceResult | None = None, ax: Any = None):
         """Bars; with ``other``, both measures side by side ordered by likelihood-PFI."""
@@ -209,9 +231,19 @@ def _pfi(model, X, y, features, n_repeats, random_state, measure, summary, func)
     return UncertaintyImportanceResult(measure, list(items), imp)
 
 
-@validate_params({"n_repeats": Integral(1), "random_state": RandomStateLike(), "summary": Options(("gaussian", "empirical"))})
-def likelihood_importance(model: Any, X: Any, y: Any, *, features: Any = None, n_repeats: int = 5,
-                          random_state: Any = None, summary: Literal["gaussian", "empirical"] = "gaussian") -> UncertaintyImportanceResult:
+@validate_params(
+    {"n_repeats": Integral(1), "random_state": RandomStateLike(), "summary": Options(("gaussian", "empirical"))}
+)
+def likelihood_importance(
+    model: Any,
+    X: Any,
+    y: Any,
+    *,
+    features: Any = None,
+    n_repeats: int = 5,
+    random_state: Any = None,
+    summary: Literal["gaussian", "empirical"] = "gaussian",
+) -> UncertaintyImportanceResult:
     """Likelihood-based PFI: mean over rows of ``log q(y|x) - log q(y|x̃)``, x̃ with the feature permuted.
 
     Permutations are drawn as in :func:`model_reliance` (shared by all features), so for a
@@ -220,9 +252,18 @@ def likelihood_importance(model: Any, X: Any, y: Any, *, features: Any = None, n
     return _pfi(model, X, y, features, n_repeats, random_state, "likelihood", summary, "likelihood_importance")
 
 
-@validate_params({"n_repeats": Integral(1), "random_state": RandomStateLike(), "summary": Options(("gaussian", "empirical"))})
-def entropy_importance(model: Any, X: Any, *, features: Any = None, n_repeats: int = 5, random_state: Any = None,
-                       summary: Literal["gaussian", "empirical"] = "gaussian") -> UncertaintyImportanceResult:
+@validate_params(
+    {"n_repeats": Integral(1), "random_state": RandomStateLike(), "summary": Options(("gaussian", "empirical"))}
+)
+def entropy_importance(
+    model: Any,
+    X: Any,
+    *,
+    features: Any = None,
+    n_repeats: int = 5,
+    random_state: Any = None,
+    summary: Literal["gaussian", "empirical"] = "gaussian",
+) -> UncertaintyImportanceResult:
     """Entropy-based PFI: mean of ``H_q(Y|x̃) - H_q(Y|x)``; needs no labels.
 
     Zero for a model whose predictive spread does not depend on x; about zero in expectation
@@ -231,10 +272,26 @@ def entropy_importance(model: Any, X: Any, *, features: Any = None, n_repeats: i
     return _pfi(model, X, None, features, n_repeats, random_state, "entropy", summary, "entropy_importance")
 
 
-@validate_params({"measure": Options(("entropy", "likelihood")), "grid_resolution": Integral(2), "percentiles": Percentiles(), "summary": Options(("gaussian", "empirical"))})
-def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: Literal["entropy", "likelihood"] = "entropy",
-                   grid: Any = None, grid_resolution: int = 30, percentiles: tuple[float, float] = (0.05, 0.95),
-                   summary: Literal["gaussian", "empirical"] = "gaussian") -> PartialDependenceResult:
+@validate_params(
+    {
+        "measure": Options(("entropy", "likelihood")),
+        "grid_resolution": Integral(2),
+        "percentiles": Percentiles(),
+        "summary": Options(("gaussian", "empirical")),
+    }
+)
+def uncertainty_pd(
+    model: Any,
+    X: Any,
+    feature: Any,
+    *,
+    y: Any = None,
+    measure: Literal["entropy", "likelihood"] = "entropy",
+    grid: Any = None,
+    grid_resolution: int = 30,
+    percentiles: tuple[float, float] = (0.05, 0.95),
+    summary: Literal["gaussian", "empirical"] = "gaussian",
+) -> PartialDependenceResult:
     """Entropy-PD/ICE (``H_q(Y | x with x_j = v)``) or likelihood-PD/ICE (``log q(y_i | x_i with x_j = v)``).
 
     Returns a :class:`PartialDependenceResult` (kind "both") whose single output is the
@@ -265,5 +322,17 @@ def uncertainty_pd(model: Any, X: Any, feature: Any, *, y: Any = None, measure: 
         Z[:, j] = v
         ice[:, k] = f(Z)
     name = columns[j] if columns else f"x{j}"
-    return PartialDependenceResult((name,), [g], ice.mean(0)[None], ice[None], ice.std(0)[None], [measure], "regression",
-                                   False, None, (False,), Xa[:, [j]], original_values=f(Xa))
+    return PartialDependenceResult(
+        (name,),
+        [g],
+        ice.mean(0)[None],
+        ice[None],
+        ice.std(0)[None],
+        [measure],
+        "regression",
+        False,
+        None,
+        (False,),
+        Xa[:, [j]],
+        original_values=f(Xa),
+    )

@@ -2,21 +2,27 @@
 
 Names load on first use (``rashomon.utils.lazy.lazy_exports``).
 """
+
 from ..utils.lazy import lazy_exports
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    "ModelClass": ".base",
-    "Parametrization": ".base",
-    "ClassMember": ".base",
-    "LinearModelClass": "._linear",
-    "LinearParametrization": "._linear",
-    "KernelModelClass": "._kernel",
-    "LogisticModelClass": "._classifiers", "HingeModelClass": "._classifiers", "MarginLoss": "._classifiers",
-    "encode_margin_labels": "._classifiers",
-    "KernelParametrization": "._kernel",
-    "nadaraya_watson_gamma": "._kernel",
-    "MCRProblem": ".quadratics",
-    "Quadratic": ".quadratics",
-    "ridge_loo": "._linear",
-    "switched_design_moments": ".quadratics",
-})
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "ModelClass": ".base",
+        "Parametrization": ".base",
+        "ClassMember": ".base",
+        "LinearModelClass": "._linear",
+        "LinearParametrization": "._linear",
+        "KernelModelClass": "._kernel",
+        "LogisticModelClass": "._classifiers",
+        "HingeModelClass": "._classifiers",
+        "MarginLoss": "._classifiers",
+        "encode_margin_labels": "._classifiers",
+        "KernelParametrization": "._kernel_param",
+        "nadaraya_watson_gamma": "._kernel",
+        "MCRProblem": ".quadratics",
+        "Quadratic": ".quadratics",
+        "ridge_loo": "._linear",
+        "switched_design_moments": ".quadratics",
+    },
+)

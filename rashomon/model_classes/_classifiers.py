@@ -15,6 +15,7 @@ Both losses are ``s·softplus((c - m)/s)`` (logistic: s = 1, c = 0; smoothed hin
 s = τ, c = 1), whose second derivative is symmetric and unimodal around c: that is
 all the curvature bounds of :class:`MarginLoss` use.
 """
+
 from __future__ import annotations
 
 import math
@@ -119,8 +120,10 @@ def encode_margin_labels(y: np.ndarray, func: str) -> np.ndarray:
     elif vals <= {0.0, 1.0}:
         out = 2.0 * y.astype(float) - 1.0
     else:
-        raise RashomonInputError(f"The 'y' parameter of {func} must hold labels in {{-1, +1}} or {{0, 1}} for a "
-                                 f"classifier class. Got values {sorted(vals)[:5]} instead.")
+        raise RashomonInputError(
+            f"The 'y' parameter of {func} must hold labels in {{-1, +1}} or {{0, 1}} for a "
+            f"classifier class. Got values {sorted(vals)[:5]} instead."
+        )
     if len(np.unique(out)) < 2:
         raise RashomonInputError(f"The 'y' parameter of {func} must contain both classes. Got only {sorted(vals)}.")
     return out
@@ -134,31 +137,44 @@ class _MarginClass(LinearModelClass):
     def margin_loss(self) -> MarginLoss:
         raise NotImplementedError
 
-    def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
-                    columns: list[str] | None = None, func: str = "RashomonSet.fit",
-                    loss: str | None = None) -> LinearParametrization:
+    def parametrize(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+        *,
+        columns: list[str] | None = None,
+        func: str = "RashomonSet.fit",
+        loss: str | None = None,
+    ) -> LinearParametrization:
         """Standardisation and norm bound (``norm_bound=None``: the norm of a cross-validated
         L2-regularised fit of the same loss); y may be {0, 1} or ±1. The reference is the loss
         minimiser over the ball, solved by the set."""
         if canonical_loss_name(loss) not in (None, self.loss):
-            raise RashomonInputError(f"The 'loss' parameter of {func} is {loss!r}, but {type(self).__name__} "
-                                     f"uses the {self.loss} loss.")
+            raise RashomonInputError(
+                f"The 'loss' parameter of {func} is {loss!r}, but {type(self).__name__} uses the {self.loss} loss."
+            )
         if sample_weight is not None:
-            raise RashomonInputError(f"The 'sample_weight' parameter of {func} is not supported by "
-                                     f"{type(self).__name__}.")
+            raise RashomonInputError(
+                f"The 'sample_weight' parameter of {func} is not supported by {type(self).__name__}."
+            )
         ye = encode_margin_labels(np.asarray(y, dtype=float), func)
         fewest = int(min(np.sum(ye > 0), np.sum(ye < 0)))
         if self.norm_bound is None and fewest < 5:  # the norm comes from a 5-fold cross-validated fit
-            raise RashomonInputError(f"The 'y' parameter of {func} must have at least 5 rows of each class for "
-                                     f"{type(self).__name__}(norm_bound=None), whose norm bound is chosen by 5-fold "
-                                     f"cross-validation. Got {fewest} row(s) of one class instead; give the class a "
-                                     "norm_bound.")
+            raise RashomonInputError(
+                f"The 'y' parameter of {func} must have at least 5 rows of each class for "
+                f"{type(self).__name__}(norm_bound=None), whose norm bound is chosen by 5-fold "
+                f"cross-validation. Got {fewest} row(s) of one class instead; give the class a "
+                "norm_bound."
+            )
         par = super().parametrize(X, ye, None, columns=columns, func=func, loss=self.loss)
-        Ms = par.B[par.o:, par.o:]
+        Ms = par.B[par.o :, par.o :]
         ev = np.linalg.eigvalsh(Ms)
         if ev[0] <= 1e-12 * max(ev[-1], 1e-300):
-            raise RashomonInputError(f"The 'penalty_matrix' parameter of {type(self).__name__} must be positive "
-                                     "definite (a singular penalty leaves the scores unbounded).")
+            raise RashomonInputError(
+                f"The 'penalty_matrix' parameter of {type(self).__name__} must be positive "
+                "definite (a singular penalty leaves the scores unbounded)."
+            )
         par.class_name = repr(self)
         par.info["margin_loss"] = self.margin_loss()
         return par
@@ -188,8 +204,9 @@ class _MarginClass(LinearModelClass):
         par, (theta,) = self.minimise_loss(X, y, sample_weight, func=f"{type(self).__name__}.fit_reference")
         return par.estimator(theta)
 
-    def minimise_loss(self, X: Any, y: Any, sample_weight: Any = None, *, func: str,
-                      folds: Any = None) -> tuple[LinearParametrization, list[np.ndarray]]:
+    def minimise_loss(
+        self, X: Any, y: Any, sample_weight: Any = None, *, func: str, folds: Any = None
+    ) -> tuple[LinearParametrization, list[np.ndarray]]:
         """``(parametrisation, [θ_min, ...])``: the class parametrised on all of (X, y) (validated on behalf of
         ``func``) and its loss minimiser over that ball on all rows (``folds=None``) or on each set of row
         indices in ``folds`` (the training rows of :func:`~rashomon.select_epsilon`'s folds: one fixed class,
@@ -214,8 +231,10 @@ class _MarginClass(LinearModelClass):
         return par, [MarginSet(par, Xa[ix], ye[ix]).fit()[0] for ix in rows]
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(norm_bound={self.norm_bound!r}, fit_intercept={self.fit_intercept}, "
-                f"standardize={self.standardize}, penalty_matrix={'None' if self.penalty_matrix is None else '...'})")
+        return (
+            f"{type(self).__name__}(norm_bound={self.norm_bound!r}, fit_intercept={self.fit_intercept}, "
+            f"standardize={self.standardize}, penalty_matrix={'None' if self.penalty_matrix is None else '...'})"
+        )
 
 
 class LogisticModelClass(_MarginClass):
@@ -249,8 +268,13 @@ class LogisticModelClass(_MarginClass):
 
     loss = "log_loss"
 
-    def __init__(self, norm_bound: float | None = None, penalty_matrix: Any = None, fit_intercept: bool = True,
-                 standardize: bool = True):
+    def __init__(
+        self,
+        norm_bound: float | None = None,
+        penalty_matrix: Any = None,
+        fit_intercept: bool = True,
+        standardize: bool = True,
+    ):
         super().__init__(norm_bound, penalty_matrix, fit_intercept, standardize)
 
     def margin_loss(self) -> MarginLoss:
@@ -276,17 +300,26 @@ class HingeModelClass(_MarginClass):
     """
 
     loss = "hinge"
-    _parameter_constraints: dict = {**LinearModelClass._parameter_constraints,
-                                    "smoothing": Real(0.0, 0.1, closed="right")}
+    _parameter_constraints: dict = {
+        **LinearModelClass._parameter_constraints,
+        "smoothing": Real(0.0, 0.1, closed="right"),
+    }
 
-    def __init__(self, norm_bound: float | None = None, penalty_matrix: Any = None, fit_intercept: bool = True,
-                 standardize: bool = True, smoothing: float = 1e-7):
+    def __init__(
+        self,
+        norm_bound: float | None = None,
+        penalty_matrix: Any = None,
+        fit_intercept: bool = True,
+        standardize: bool = True,
+        smoothing: float = 1e-7,
+    ):
         super().__init__(norm_bound, penalty_matrix, fit_intercept, standardize)
         self.smoothing = smoothing
 
     def margin_loss(self) -> MarginLoss:
         tau = check_float(self.smoothing, "smoothing", "HingeModelClass", low=0.0)
         if tau > 0.1:
-            raise RashomonInputError(f"The 'smoothing' parameter of HingeModelClass must be in (0, 0.1]. Got {tau!r} "
-                                     "instead.")
+            raise RashomonInputError(
+                f"The 'smoothing' parameter of HingeModelClass must be in (0, 0.1]. Got {tau!r} instead."
+            )
         return MarginLoss("hinge", float(tau), 1.0)

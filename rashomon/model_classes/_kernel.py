@@ -23,6 +23,7 @@ dropped), ``θ = Λ^{1/2}V'α`` so that ``||f||² = θ'θ`` and the features are
 on Φ, which is exactly scikit-learn's ``KernelRidge`` when the dictionary is
 the set of (unique) training rows.
 """
+
 from __future__ import annotations
 
 import math
@@ -45,13 +46,12 @@ from ..utils.validation import (
     check_norm_bound,
     check_X,
 )
-from ._kernel_stats import KernelStatistics
-from ._linear import _stratified
+from ._kernel_param import KernelParametrization
 from ._ridge import ridge_fixed, ridge_loo
-from .base import ClassMember, ModelClass, Parametrization
-from .quadratics import Quadratic
+from .base import ModelClass
 
-__all__ = ["KernelModelClass", "KernelParametrization", "nadaraya_watson_gamma"]
+__all__ = ["KernelModelClass", "nadaraya_watson_gamma"]
+
 
 def _rbf(X, D, gamma):
     return np.exp(-gamma * cdist(X, D, "sqeuclidean"))
@@ -64,8 +64,16 @@ def _laplacian(X, D, gamma):
 _KERNELS = {"rbf": _rbf, "laplacian": _laplacian}
 
 
-def nadaraya_watson_gamma(X: np.ndarray, y: np.ndarray, gammas: Any = None, *, kernel: str = "rbf", cv: int = 5,
-                          sample_weight: np.ndarray | None = None, random_state: int = 0) -> tuple[float, np.ndarray]:
+def nadaraya_watson_gamma(
+    X: np.ndarray,
+    y: np.ndarray,
+    gammas: Any = None,
+    *,
+    kernel: str = "rbf",
+    cv: int = 5,
+    sample_weight: np.ndarray | None = None,
+    random_state: int = 0,
+) -> tuple[float, np.ndarray]:
     """Kernel parameter by ``cv``-fold cross-validation of Nadaraya–Watson regression.
 
     ``ŷ(x) = Σ_i k(x, x_i) y_i / Σ_i k(x, x_i)`` over the training folds; the γ with the least
@@ -146,9 +154,19 @@ class KernelModelClass(ModelClass):
         "alpha": Real(0.0, closed="neither", allow_none=True),
     }
 
-    def __init__(self, kernel: str | Callable = "rbf", gamma: float | str | None = None, dictionary: Any = None,
-                 norm_bound: float | None = None, intercept: Any = "mean", alphas: Any = None, gammas: Any = None,
-                 e_switch: str = "exact", random_state: int = 0, alpha: float | None = None):
+    def __init__(
+        self,
+        kernel: str | Callable = "rbf",
+        gamma: float | str | None = None,
+        dictionary: Any = None,
+        norm_bound: float | None = None,
+        intercept: Any = "mean",
+        alphas: Any = None,
+        gammas: Any = None,
+        e_switch: str = "exact",
+        random_state: int = 0,
+        alpha: float | None = None,
+    ):
         self.kernel = kernel
         self.gamma = gamma
         self.dictionary = dictionary
@@ -169,13 +187,17 @@ class KernelModelClass(ModelClass):
             try:
                 K = np.asarray(self.kernel(X, D), dtype=float)
             except (TypeError, ValueError) as exc:
-                raise RashomonInputError(f"The 'kernel' parameter of KernelModelClass must return an array of numbers "
-                                         f"k(X, D). Got an error instead: {exc}") from None
+                raise RashomonInputError(
+                    f"The 'kernel' parameter of KernelModelClass must return an array of numbers "
+                    f"k(X, D). Got an error instead: {exc}"
+                ) from None
             if K.shape != (len(X), len(D)) or not np.all(np.isfinite(K)):
-                raise RashomonInputError(f"The 'kernel' parameter of KernelModelClass must return a finite array of "
-                                         f"shape (len(X), len(D)) = ({len(X)}, {len(D)}). Got "
-                                         f"{'shape ' + str(K.shape) if K.shape != (len(X), len(D)) else 'NaN or inf'} "
-                                         "instead.")
+                raise RashomonInputError(
+                    f"The 'kernel' parameter of KernelModelClass must return a finite array of "
+                    f"shape (len(X), len(D)) = ({len(X)}, {len(D)}). Got "
+                    f"{'shape ' + str(K.shape) if K.shape != (len(X), len(D)) else 'NaN or inf'} "
+                    "instead."
+                )
             return K
         return _KERNELS[self.kernel](X, D, gamma)
 
@@ -186,17 +208,30 @@ class KernelModelClass(ModelClass):
         check_positive_grid(self.alphas, "alphas", "KernelModelClass")
         check_positive_grid(self.gammas, "gammas", "KernelModelClass")
         if not callable(self.kernel) and self.kernel not in _KERNELS:
-            raise RashomonInputError(f"The 'kernel' parameter of KernelModelClass must be 'rbf', 'laplacian' or a callable. Got {self.kernel!r} instead.")
+            raise RashomonInputError(
+                f"The 'kernel' parameter of KernelModelClass must be 'rbf', 'laplacian' or a callable. Got {self.kernel!r} instead."
+            )
         if self.e_switch not in ("exact", "divide"):
-            raise RashomonInputError(f"The 'e_switch' parameter of KernelModelClass must be 'exact' or 'divide'. Got {self.e_switch!r} instead.")
-        if not (self.intercept in ("mean", "free") or (isinstance(self.intercept, (int, float)) and np.isfinite(self.intercept))):
-            raise RashomonInputError(f"The 'intercept' parameter of KernelModelClass must be 'mean', 'free' or a float. Got {self.intercept!r} instead.")
+            raise RashomonInputError(
+                f"The 'e_switch' parameter of KernelModelClass must be 'exact' or 'divide'. Got {self.e_switch!r} instead."
+            )
+        if not (
+            self.intercept in ("mean", "free")
+            or (isinstance(self.intercept, (int, float)) and np.isfinite(self.intercept))
+        ):
+            raise RashomonInputError(
+                f"The 'intercept' parameter of KernelModelClass must be 'mean', 'free' or a float. Got {self.intercept!r} instead."
+            )
         if isinstance(self.gamma, str):
             if self.gamma != "nadaraya_watson":
-                raise RashomonInputError(f"The 'gamma' parameter of KernelModelClass must be a float > 0, "
-                                         f"'nadaraya_watson' or None. Got {self.gamma!r} instead.")
+                raise RashomonInputError(
+                    f"The 'gamma' parameter of KernelModelClass must be a float > 0, "
+                    f"'nadaraya_watson' or None. Got {self.gamma!r} instead."
+                )
         elif self.gamma is not None and not (np.isfinite(self.gamma) and self.gamma > 0):
-            raise RashomonInputError(f"The 'gamma' parameter of KernelModelClass must be a float > 0. Got {self.gamma!r} instead.")
+            raise RashomonInputError(
+                f"The 'gamma' parameter of KernelModelClass must be a float > 0. Got {self.gamma!r} instead."
+            )
 
     def dictionary_points(self, X: np.ndarray) -> np.ndarray:
         if self.dictionary is None:
@@ -204,12 +239,16 @@ class KernelModelClass(ModelClass):
         if isinstance(self.dictionary, (int, np.integer)) and not isinstance(self.dictionary, bool):
             U = np.unique(X, axis=0)
             if not 1 <= self.dictionary <= len(U):
-                raise RashomonInputError(f"The 'dictionary' parameter of KernelModelClass must be between 1 and {len(U)} (unique rows). Got {self.dictionary} instead.")
+                raise RashomonInputError(
+                    f"The 'dictionary' parameter of KernelModelClass must be between 1 and {len(U)} (unique rows). Got {self.dictionary} instead."
+                )
             idx = np.sort(np.random.RandomState(self.random_state).choice(len(U), self.dictionary, replace=False))
             return U[idx]
         D, _ = check_X(self.dictionary, "KernelModelClass", param="dictionary", min_rows=1)
         if D.shape[1] != X.shape[1]:
-            raise RashomonInputError(f"The 'dictionary' parameter of KernelModelClass must have {X.shape[1]} columns. Got {D.shape[1]} instead.")
+            raise RashomonInputError(
+                f"The 'dictionary' parameter of KernelModelClass must have {X.shape[1]} columns. Got {D.shape[1]} instead."
+            )
         return D
 
     def feature_map(self, D: np.ndarray, gamma: float | None) -> tuple[np.ndarray, np.ndarray]:
@@ -239,8 +278,11 @@ class KernelModelClass(ModelClass):
         mu, free = self._mu(y, sample_weight)
         alphas = np.logspace(-4, 3, 36) if self.alphas is None else np.asarray(self.alphas, dtype=float)
         if self.gamma == "nadaraya_watson" and not callable(self.kernel):
-            grid: list[Any] = [nadaraya_watson_gamma(X, y, self.gammas, kernel=self.kernel, sample_weight=sample_weight,
-                                          random_state=self.random_state)[0]]
+            grid: list[Any] = [
+                nadaraya_watson_gamma(
+                    X, y, self.gammas, kernel=self.kernel, sample_weight=sample_weight, random_state=self.random_state
+                )[0]
+            ]
         elif self.gamma is not None or callable(self.kernel):
             grid = [self.gamma]  # a user's callable kernel ignores gamma
         elif self.gammas is not None:
@@ -263,17 +305,30 @@ class KernelModelClass(ModelClass):
         return best
 
     @one_blas_thread
-    def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
-                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> KernelParametrization:
+    def parametrize(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+        *,
+        columns: list[str] | None = None,
+        func: str = "RashomonSet.fit",
+    ) -> KernelParametrization:
         """Bandwidth, dictionary, norm bound and the kernel-ridge reference (see :class:`ModelClass`).
 
         The bandwidth is chosen once here; every query of the set reuses it.
         """
         self._check(func)
         ref: dict[str, Any] = {}
-        if ((self.gamma is None or isinstance(self.gamma, str)) and not callable(self.kernel)) or self.norm_bound is None:
+        if (
+            (self.gamma is None or isinstance(self.gamma, str)) and not callable(self.kernel)
+        ) or self.norm_bound is None:
             ref = self.select(X, y, sample_weight)
-        gamma = self.gamma if (self.gamma is not None and not isinstance(self.gamma, str)) else (ref["gamma"] if ref else None)
+        gamma = (
+            self.gamma
+            if (self.gamma is not None and not isinstance(self.gamma, str))
+            else (ref["gamma"] if ref else None)
+        )
         D = ref["D"] if ref else self.dictionary_points(X)
         W = ref["W"] if ref else self.feature_map(D, gamma)[0]
         mu, free = self._mu(y, sample_weight)
@@ -283,78 +338,12 @@ class KernelModelClass(ModelClass):
             theta_ref = ref["theta"] if not free else np.r_[ref["intercept"] - mu, ref["theta"]]
             r = float(ref["theta"] @ ref["theta"])
             if not r > 0:
-                raise RashomonInputError(f"The kernel-ridge reference of {func} has zero norm; give KernelModelClass a norm_bound.")
+                raise RashomonInputError(
+                    f"The kernel-ridge reference of {func} has zero norm; give KernelModelClass a norm_bound."
+                )
         else:
             r = check_norm_bound(self.norm_bound, "KernelModelClass")
         if ref:
             info.update(ridge_alpha=ref["alpha"], ridge_loo_mse=ref["loo_mse"])
         info["norm_bound"] = r
         return KernelParametrization(self, D, gamma, W, mu, free, r, theta_ref, info)
-
-
-class KernelParametrization(Parametrization):
-    """θ in the orthonormal coordinates of the RKHS: α = Wθ, ``||f||² = θ'θ`` (μ first when free)."""
-
-    def __init__(self, mc, D, gamma, W, mu, free, r, reference_theta, info):
-        self.mc, self.D, self.gamma, self.W, self.mu, self.free = mc, D, gamma, W, mu, free
-        self.r, self.reference_theta, self.info = float(r), reference_theta, info
-        self.class_name = repr(mc)
-        self.n_features = D.shape[1]
-        m2 = W.shape[1]
-        self.T = W if not free else np.block([[np.ones((1, 1)), np.zeros((1, m2))], [np.zeros((W.shape[0], 1)), W]])
-        d = self.T.shape[1]
-        self.B = np.eye(d)
-        if free:
-            self.B[0, 0] = 0.0
-
-    def kernel_matrix(self, X):
-        return self.mc._k(np.asarray(X, dtype=float), self.D, self.gamma)
-
-    def statistics(self, X: np.ndarray, y: np.ndarray, cache: dict | None = None) -> KernelStatistics:
-        """The weight-independent pieces of e_orig and e_switch on (X, y), kept in ``cache`` when given.
-
-        ``cache`` is a dict the caller keeps for these rows (a :class:`~rashomon.RashomonSet` and
-        its reweighted copies share one): any weighting of the rows then costs a few θ-space
-        matrix products (see ``KernelStatistics``).
-        """
-        if cache is None:
-            return KernelStatistics(self, X, y, keep=False)
-        key = ("kernel_statistics", float(self.gamma) if self.gamma is not None else None, self.D.shape,
-               self.W.shape, self.free, float(self.mu))
-        st = cache.get(key)
-        if st is None:
-            st = cache[key] = KernelStatistics(self, X, y, keep=True)
-        return st
-
-    @one_blas_thread
-    def e_orig(self, X, y, w=None, cache=None) -> Quadratic:
-        return self.statistics(X, y, cache).e_orig(w)
-
-    @one_blas_thread
-    def e_switch(self, X, y, w, group, strata=None, cache=None) -> Quadratic:
-        if strata is None:
-            return self.statistics(X, y, cache).e_switch(tuple(group), w)
-        wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
-
-        def switched(idx):
-            q = KernelStatistics(self, X[idx], y[idx], keep=False).e_switch(tuple(group), wt[idx])
-            return q.Q, q.c, q.k
-
-        Q1, c1, k1 = _stratified(switched, strata, wt)
-        return Quadratic(Q1, c1, k1)
-
-    @one_blas_thread
-    def prediction_map(self, X):
-        K = self.kernel_matrix(X)
-        n = K.shape[0]
-        if self.free:
-            return np.hstack([np.ones((n, 1)), K]) @ self.T, np.full(n, self.mu)
-        return K @ self.W, np.full(n, self.mu)
-
-    def member_attributes(self, theta) -> dict:
-        alpha = self.W @ (theta[1:] if self.free else theta)
-        return {"dual_coef_": alpha, "intercept_": float(self.mu + (theta[0] if self.free else 0.0)),
-                "dictionary_": self.D, "gamma_": self.gamma}
-
-    def estimator(self, theta) -> ClassMember:
-        return ClassMember(self, np.asarray(theta, dtype=float))

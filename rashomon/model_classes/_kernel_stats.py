@@ -24,6 +24,7 @@ low-rank):
 
 Without a cache nothing is materialised beyond O(block·m + m²) memory (rows in blocks).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,7 +51,7 @@ def _distinct(Xc: np.ndarray):
 
 
 def choose_mode(nu: int, nv: int, m: int, d: int) -> str:
-    """"pairs" when the n_u·n_v switched pairs cost less per weighting than the Hadamard route (and fit in
+    """ "pairs" when the n_u·n_v switched pairs cost less per weighting than the Hadamard route (and fit in
     memory), else "hadamard"."""
     pairs_cost, had_cost = nu * nv * d * d, (nu + nv) * m * m + m * m * d + m * d * d
     return "pairs" if pairs_cost <= had_cost and 8 * nu * nv * d <= _PAIR_BYTES else "hadamard"
@@ -156,11 +157,15 @@ class KernelStatistics:
         k = par.mc._k
         if par.mc.e_switch == "divide":
             h = len(X) // 2
-            Xs = np.vstack([X[:h].copy(), X[h:2 * h].copy()])
-            Xs[:h, g], Xs[h:, g] = X[h:2 * h][:, g], X[:h][:, g]
+            Xs = np.vstack([X[:h].copy(), X[h : 2 * h].copy()])
+            Xs[:h, g], Xs[h:, g] = X[h : 2 * h][:, g], X[:h][:, g]
             pos = np.r_[np.arange(h), np.arange(h, 2 * h)]
-            return {"mode": "divide", "F": self.features(par.kernel_matrix(Xs)), "pos": pos,
-                    "res": np.r_[self.res[:h], self.res[h:2 * h]]}
+            return {
+                "mode": "divide",
+                "F": self.features(par.kernel_matrix(Xs)),
+                "pos": pos,
+                "res": np.r_[self.res[:h], self.res[h : 2 * h]],
+            }
         if callable(par.mc.kernel) or g.size == 0:
             return {"mode": "streamed", "g": g}
         part = frozenset((tuple(g), tuple(rest)))
@@ -175,8 +180,9 @@ class KernelStatistics:
         base = {"inv1": inv1, "inv2": inv2, "nu": nu, "nv": nv, "part": part, "swap": False}
         if choose_mode(nu, nv, m, d) == "pairs":
             step = max(1, _BLOCK_BYTES // (8 * nv * m))
-            P = np.vstack([self.features((A[s:s + step, None, :] * B[None, :, :]).reshape(-1, m))
-                           for s in range(0, nu, step)])
+            P = np.vstack(
+                [self.features((A[s : s + step, None, :] * B[None, :, :]).reshape(-1, m)) for s in range(0, nu, step)]
+            )
             return {"mode": "pairs", "P": P, "pos": inv1 * nv + inv2, **base}
         return {"mode": "hadamard", "A": A, "B": B, **base}
 

@@ -1,4 +1,5 @@
 """Model classes for MCR: each builds the quadratic forms of its parameters."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -132,8 +133,14 @@ class LinearModelClass(ModelClass):
         "alphas": PositiveGrid(allow_none=True),
     }
 
-    def __init__(self, norm_bound: float | None = None, penalty_matrix: Any = None, fit_intercept: bool = True,
-                 standardize: bool = True, alphas: Any = None):
+    def __init__(
+        self,
+        norm_bound: float | None = None,
+        penalty_matrix: Any = None,
+        fit_intercept: bool = True,
+        standardize: bool = True,
+        alphas: Any = None,
+    ):
         self.norm_bound = norm_bound
         self.penalty_matrix = penalty_matrix
         self.fit_intercept = fit_intercept
@@ -141,8 +148,10 @@ class LinearModelClass(ModelClass):
         self.alphas = alphas
 
     def __repr__(self) -> str:
-        return (f"LinearModelClass(norm_bound={self.norm_bound!r}, fit_intercept={self.fit_intercept}, "
-                f"standardize={self.standardize}, penalty_matrix={'None' if self.penalty_matrix is None else '...'})")
+        return (
+            f"LinearModelClass(norm_bound={self.norm_bound!r}, fit_intercept={self.fit_intercept}, "
+            f"standardize={self.standardize}, penalty_matrix={'None' if self.penalty_matrix is None else '...'})"
+        )
 
     def coordinates(self, X: np.ndarray, columns: list[str] | None, func: str, w: np.ndarray | None = None):
         """``(mean, sd, Z, M_s)``: the (weighted) standardisation and the penalty in standardised coordinates.
@@ -157,7 +166,9 @@ class LinearModelClass(ModelClass):
         sd = np.sqrt((w @ (X - mean) ** 2) / nw)
         if np.any(sd <= 0):
             bad = [columns[i] if columns else i for i in np.where(sd <= 0)[0]]
-            raise RashomonInputError(f"The 'X' parameter of {func} has constant (or all-zero) column(s) {bad}; drop them.")
+            raise RashomonInputError(
+                f"The 'X' parameter of {func} has constant (or all-zero) column(s) {bad}; drop them."
+            )
         return mean, sd, (X - mean) / sd, self.standard_penalty(sd)
 
     def standard_penalty(self, sd: np.ndarray) -> np.ndarray:
@@ -168,21 +179,29 @@ class LinearModelClass(ModelClass):
             return np.eye(p) if self.standardize else np.diag(1.0 / sd**2)
         M = np.asarray(self.penalty_matrix, dtype=float)
         if M.shape != (p, p) or not np.all(np.isfinite(M)):
-            raise RashomonInputError(f"The 'penalty_matrix' parameter of LinearModelClass must be a finite ({p}, {p}) matrix. Got shape {M.shape} instead.")
+            raise RashomonInputError(
+                f"The 'penalty_matrix' parameter of LinearModelClass must be a finite ({p}, {p}) matrix. Got shape {M.shape} instead."
+            )
         M = 0.5 * (M + M.T)
         cls = type(self).__name__
         ev = np.linalg.eigvalsh(M)
         if ev[0] < -1e-10 * max(1.0, np.abs(M).max()):
-            raise RashomonInputError(f"The 'penalty_matrix' parameter of {cls} must be positive semi-definite. Got a "
-                                     f"least eigenvalue of {ev[0]:.3g} instead.")
+            raise RashomonInputError(
+                f"The 'penalty_matrix' parameter of {cls} must be positive semi-definite. Got a "
+                f"least eigenvalue of {ev[0]:.3g} instead."
+            )
         if self.loss != "squared_error" and ev[0] <= 1e-12 * max(ev[-1], 1e-300):
-            raise RashomonInputError(f"The 'penalty_matrix' parameter of {cls} must be positive definite (a singular "
-                                     f"penalty leaves the scores unbounded). Got eigenvalues from {ev[0]:.3g} to "
-                                     f"{ev[-1]:.3g} instead.")
+            raise RashomonInputError(
+                f"The 'penalty_matrix' parameter of {cls} must be positive definite (a singular "
+                f"penalty leaves the scores unbounded). Got eigenvalues from {ev[0]:.3g} to "
+                f"{ev[-1]:.3g} instead."
+            )
         if self.norm_bound is None and not ev[-1] > 0:
-            raise RashomonInputError(f"The 'penalty_matrix' parameter of {cls} must be non-zero when norm_bound=None "
-                                     "(the norm bound is then the reference's β'Mβ, 0 for every β). Got the zero matrix "
-                                     "instead; give a norm_bound or a non-zero penalty.")
+            raise RashomonInputError(
+                f"The 'penalty_matrix' parameter of {cls} must be non-zero when norm_bound=None "
+                "(the norm bound is then the reference's β'Mβ, 0 for every β). Got the zero matrix "
+                "instead; give a norm_bound or a non-zero penalty."
+            )
         return M if self.standardize else M / np.outer(sd, sd)
 
     def ball(self, Ms: np.ndarray) -> np.ndarray:
@@ -198,20 +217,30 @@ class LinearModelClass(ModelClass):
         grid = check_positive_grid(self.alphas, "alphas", "LinearModelClass")
         return np.logspace(-4, 4, 81) if grid is None else grid
 
-    def ridge_reference(self, beta: np.ndarray, intercept: float, Ms: np.ndarray, alpha: float, loo: float,
-                        info: dict, func: str) -> tuple[float, np.ndarray]:
+    def ridge_reference(
+        self, beta: np.ndarray, intercept: float, Ms: np.ndarray, alpha: float, loo: float, info: dict, func: str
+    ) -> tuple[float, np.ndarray]:
         """``(r, θ_ref)`` of the ridge reference: its norm defines the class; records α and the LOO error in ``info``."""
         r = float(beta @ Ms @ beta)
         info.update(ridge_alpha=float(alpha), ridge_loo_mse=float(loo))
         if not r > 0:
-            raise RashomonInputError(f"The ridge reference of {func} has zero norm (y is not predicted by X at "
-                                     "any penalty); give LinearModelClass a norm_bound.")
+            raise RashomonInputError(
+                f"The ridge reference of {func} has zero norm (y is not predicted by X at "
+                "any penalty); give LinearModelClass a norm_bound."
+            )
         return r, np.r_[[intercept] * (1 if self.fit_intercept else 0), beta]
 
     @one_blas_thread
-    def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
-                    columns: list[str] | None = None, func: str = "RashomonSet.fit",
-                    loss: str = "squared_error") -> LinearParametrization:
+    def parametrize(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+        *,
+        columns: list[str] | None = None,
+        func: str = "RashomonSet.fit",
+        loss: str = "squared_error",
+    ) -> LinearParametrization:
         """Standardisation, norm bound and the class's reference (see :class:`ModelClass`).
 
         The reference is the ridge fit (penalty by leave-one-distinct-row-out error) when
@@ -232,11 +261,15 @@ class LinearModelClass(ModelClass):
         ref = None
         loss = canonical_loss_name(loss)
         if loss != "squared_error":
-            r = (convex_reference_norm(loss, Z, y, Ms) if self.norm_bound is None
-                 else check_norm_bound(self.norm_bound, "LinearModelClass"))
+            r = (
+                convex_reference_norm(loss, Z, y, Ms)
+                if self.norm_bound is None
+                else check_norm_bound(self.norm_bound, "LinearModelClass")
+            )
             if not (np.isfinite(r) and r > 0):
-                raise RashomonInputError(f"The norm bound of {func} must be > 0 (got {r!r}); give LinearModelClass "
-                                         "a norm_bound.")
+                raise RashomonInputError(
+                    f"The norm bound of {func} must be > 0 (got {r!r}); give LinearModelClass a norm_bound."
+                )
             info.update(norm_bound=r, loss=loss)
             return LinearParametrization(mean, sd, B, r, None, info, repr(self), o)
         if self.norm_bound is None:
@@ -291,8 +324,15 @@ class LinearParametrization(Parametrization):
             # G11 = (n-1)S₁₁, G22 = (n-1)S₂₂, G12 = s₁s₂' - S₁₂, g = (s₁Σy - D₁'y, (n-1)D₂'y), k = (n-1)Σy²
             S, sd, cy, sy, syy, n = self._full_moments(X, y, cache)
             nn = n * (n - 1)
-            G = np.block([[(n - 1) * S[np.ix_(sw, sw)], np.outer(sd[sw], sd[keep]) - S[np.ix_(sw, keep)]],
-                          [(np.outer(sd[sw], sd[keep]) - S[np.ix_(sw, keep)]).T, (n - 1) * S[np.ix_(keep, keep)]]]) / nn
+            G = (
+                np.block(
+                    [
+                        [(n - 1) * S[np.ix_(sw, sw)], np.outer(sd[sw], sd[keep]) - S[np.ix_(sw, keep)]],
+                        [(np.outer(sd[sw], sd[keep]) - S[np.ix_(sw, keep)]).T, (n - 1) * S[np.ix_(keep, keep)]],
+                    ]
+                )
+                / nn
+            )
             g = np.concatenate([sd[sw] * sy - cy[sw], (n - 1) * cy[keep]]) / nn
             Q1, c1 = _reorder(G, g, sw, keep, d)
             return Quadratic(Q1, c1, (n - 1) * syy / nn)
@@ -301,8 +341,9 @@ class LinearParametrization(Parametrization):
         if strata is None:
             G, g, k1 = switched_design_moments(D[:, sw], D[:, keep], y, w)
         else:
-            G, g, k1 = _stratified(lambda idx: switched_design_moments(D[idx][:, sw], D[idx][:, keep], y[idx], w[idx]),
-                                   strata, w)
+            G, g, k1 = _stratified(
+                lambda idx: switched_design_moments(D[idx][:, sw], D[idx][:, keep], y[idx], w[idx]), strata, w
+            )
         Q1, c1 = _reorder(G, g, sw, keep, d)
         return Quadratic(Q1, c1, k1)
 
@@ -311,14 +352,15 @@ class LinearParametrization(Parametrization):
         return self.design(np.asarray(X, dtype=float)), np.zeros(len(X))
 
     def member_attributes(self, theta) -> dict:
-        coef = theta[self.o:] / self.sd
+        coef = theta[self.o :] / self.sd
         return {"coef_": coef, "intercept_": float((theta[0] if self.o else 0.0) - self.mean @ coef)}
 
     def estimator(self, theta) -> ClassMember:
         return ClassMember(self, np.asarray(theta, dtype=float))
 
-    def convex_reference(self, reference: Any, X: np.ndarray, loss: str, func: str,
-                         columns: list[str] | None = None) -> np.ndarray:
+    def convex_reference(
+        self, reference: Any, X: np.ndarray, loss: str, func: str, columns: list[str] | None = None
+    ) -> np.ndarray:
         """θ of a user reference under a non-quadratic loss, in this parametrisation.
 
         A member of this parametrisation gives its θ; any other fitted model is projected
@@ -326,7 +368,10 @@ class LinearParametrization(Parametrization):
         is applied to: ``decision_function`` for hinge / logistic when it has one (a
         classifier), ``predict`` otherwise.
         """
-        if canonical_loss_name(loss) in ("hinge", "log_loss") and not isinstance(reference, ClassMember) \
-                and hasattr(reference, "decision_function"):
+        if (
+            canonical_loss_name(loss) in ("hinge", "log_loss")
+            and not isinstance(reference, ClassMember)
+            and hasattr(reference, "decision_function")
+        ):
             reference = _Scores(reference)
         return self.project(reference, X, func, columns)

@@ -1,4 +1,5 @@
 """Ridge fits of the linear and kernel classes: leave-one-(distinct-)row-out over a penalty grid, and one penalty."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +7,13 @@ import numpy as np
 __all__ = ["ridge_loo", "ridge_fixed", "distinct_rows"]
 
 
-def ridge_loo(Z: np.ndarray, y: np.ndarray, alphas: np.ndarray, fit_intercept: bool = True,
-              sample_weight: np.ndarray | None = None):
+def ridge_loo(
+    Z: np.ndarray,
+    y: np.ndarray,
+    alphas: np.ndarray,
+    fit_intercept: bool = True,
+    sample_weight: np.ndarray | None = None,
+):
     """Ridge ``min Σ w_i (y_i - μ - z_i'β)² + α·m̄·||β||²`` with α chosen by leave-one-out error.
 
     Rows with identical z are left out *together* (leave-one-distinct-row-out):
@@ -86,8 +92,9 @@ def distinct_rows(Z: np.ndarray) -> bool:
     return not bool(np.any(h[1:] == h[:-1]))
 
 
-def ridge_fixed(Z: np.ndarray, y: np.ndarray, alpha: float, fit_intercept: bool = True,
-                sample_weight: np.ndarray | None = None):
+def ridge_fixed(
+    Z: np.ndarray, y: np.ndarray, alpha: float, fit_intercept: bool = True, sample_weight: np.ndarray | None = None
+):
     """``argmin Σ w_i (y_i - μ - z_i'β)² + alpha·||β||²``; returns ``(beta, intercept)``."""
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     W = float(w.sum())

@@ -22,6 +22,7 @@ F is minimised exactly in the d = p + 1 dimensions of θ, with rows sharing (z, 
 The accepted θ is the optimum to rounding (F is 1-strongly convex). Equal to LinearSVC at
 ``tol=1e-10, max_iter=10**6`` to 1e-9 and to Clarabel to 1e-9 on Pima's folds (tests/test_model_classes_norm.py).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -87,8 +88,15 @@ def _polish(G: np.ndarray, cw: np.ndarray, u: np.ndarray, tau: float, tol: float
     return th
 
 
-def hinge_svm(G: np.ndarray, w: np.ndarray, C: float, theta: np.ndarray | None = None, tau: float = 1.0,
-              tau_min: float = 1e-12, max_newton: int = 200) -> np.ndarray | None:
+def hinge_svm(
+    G: np.ndarray,
+    w: np.ndarray,
+    C: float,
+    theta: np.ndarray | None = None,
+    tau: float = 1.0,
+    tau_min: float = 1e-12,
+    max_newton: int = 200,
+) -> np.ndarray | None:
     """``argmin ½||θ||² + C Σ w_i max(0, 1 - g_i'θ)`` (rows g_i of G), or None if no level verified."""
     d = G.shape[1]
     cw = C * np.asarray(w, dtype=float)
@@ -146,7 +154,7 @@ def hinge_svm_cv(Z: np.ndarray, y: np.ndarray, Cs: np.ndarray = C_GRID, n_splits
             scores[j, f] = np.mean((Z[test] @ th[:-1] + th[-1] > 0) == (s[test] > 0))
     means = np.average(scores, axis=1)  # GridSearchCV's mean_test_score; argmax: the first of ties
     best = int(np.argmax(means))
-    th = next(path(np.arange(len(s)), Cs[best:best + 1]))
+    th = next(path(np.arange(len(s)), Cs[best : best + 1]))
     return float(Cs[best]), th[:-1], float(th[-1]), means
 
 

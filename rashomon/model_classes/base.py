@@ -21,6 +21,7 @@ The parametrisation is *data-independent once chosen*: the same θ means the sam
 function on any rows, which is what lets one set be reweighted (bootstrap),
 evaluated on held-out rows, or computed chunk by chunk.
 """
+
 from __future__ import annotations
 
 import abc
@@ -42,8 +43,15 @@ class ModelClass(abc.ABC):
     loss: str = "squared_error"
 
     @abc.abstractmethod
-    def parametrize(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
-                    columns: list[str] | None = None, func: str = "RashomonSet.fit") -> Parametrization:
+    def parametrize(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+        *,
+        columns: list[str] | None = None,
+        func: str = "RashomonSet.fit",
+    ) -> Parametrization:
         """Choose the hyper-parameters and fit the class's reference on validated data.
 
         Parameters
@@ -62,7 +70,6 @@ class ModelClass(abc.ABC):
         Parametrization
             With ``reference_theta`` inside ``{θ : θ'Bθ <= r}`` (to rounding).
         """
-
 
     def fit_reference(self, X: Any, y: Any, sample_weight: Any = None) -> ClassMember:
         """The class's reference fitted on (X, y): a member of the class by construction.
@@ -88,8 +95,15 @@ class ModelClass(abc.ABC):
             theta = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
         return par.estimator(theta)
 
-    def build(self, X: np.ndarray, y: np.ndarray, group: tuple[int, ...], columns: list[str] | None = None,
-              sample_weight: np.ndarray | None = None, strata: np.ndarray | None = None):
+    def build(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        group: tuple[int, ...],
+        columns: list[str] | None = None,
+        sample_weight: np.ndarray | None = None,
+        strata: np.ndarray | None = None,
+    ):
         """One group's :class:`~rashomon.model_classes.quadratics.MCRProblem` on (X, y) (parametrised on the same rows).
 
         A convenience for tests and one-off use; a :class:`~rashomon.RashomonSet` parametrises once
@@ -99,8 +113,9 @@ class ModelClass(abc.ABC):
 
         par = self.parametrize(X, y, sample_weight, columns=columns)
         names = tuple(columns[i] if columns else f"x{i}" for i in group)
-        return MCRProblem(par.e_orig(X, y, sample_weight), par.e_switch(X, y, sample_weight, tuple(group), strata),
-                          par, names)
+        return MCRProblem(
+            par.e_orig(X, y, sample_weight), par.e_switch(X, y, sample_weight, tuple(group), strata), par, names
+        )
 
 
 class Parametrization(abc.ABC):
@@ -136,8 +151,7 @@ class Parametrization(abc.ABC):
         return int(self.B.shape[0])
 
     @abc.abstractmethod
-    def e_orig(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None,
-               cache: dict | None = None) -> Quadratic:
+    def e_orig(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, cache: dict | None = None) -> Quadratic:
         """``e_orig(θ) = Σ w_i (y_i - f_θ(x_i))² / Σ w_i`` as a :class:`Quadratic`.
 
         ``cache`` is a dict the caller keeps across calls on the same (X, y) (e.g. across the
@@ -145,8 +159,15 @@ class Parametrization(abc.ABC):
         """
 
     @abc.abstractmethod
-    def e_switch(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None, group: tuple[int, ...],
-                 strata: np.ndarray | None = None, cache: dict | None = None) -> Quadratic:
+    def e_switch(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        w: np.ndarray | None,
+        group: tuple[int, ...],
+        strata: np.ndarray | None = None,
+        cache: dict | None = None,
+    ) -> Quadratic:
         """The exact all-pairs e_switch of ``group`` (over ordered pairs of distinct positions) as a quadratic.
 
         ``strata`` (integer codes) restricts pairs to the same stratum (conditional
@@ -166,8 +187,9 @@ class Parametrization(abc.ABC):
         theta = np.asarray(theta, dtype=float)
         return bool(theta @ self.B @ theta <= self.r * (1 + rtol))
 
-    def project(self, estimator: Any, X: np.ndarray, func: str, columns: list[str] | None = None,
-                rtol: float = 1e-6) -> np.ndarray:
+    def project(
+        self, estimator: Any, X: np.ndarray, func: str, columns: list[str] | None = None, rtol: float = 1e-6
+    ) -> np.ndarray:
         """θ of a fitted estimator that lies in the class: least squares on its predictions.
 
         Raises a :class:`~rashomon.RashomonInputError` that says how far outside the
@@ -181,7 +203,9 @@ class Parametrization(abc.ABC):
         if isinstance(estimator, ClassMember) and estimator.parametrization_ is self:
             return estimator.theta_.copy()
         # names only for estimators fitted with names (scikit-learn warns either way otherwise)
-        data = pd.DataFrame(X, columns=columns) if columns is not None and hasattr(estimator, "feature_names_in_") else X
+        data = (
+            pd.DataFrame(X, columns=columns) if columns is not None and hasattr(estimator, "feature_names_in_") else X
+        )
         pred = np.asarray(estimator.predict(data), dtype=float).ravel()
         P, p0 = self.prediction_map(X)
         theta, *_ = np.linalg.lstsq(P, pred - p0, rcond=None)
@@ -192,12 +216,14 @@ class Parametrization(abc.ABC):
                 f"The 'reference' parameter of {func} is not a model of the class {self.class_name}: its predictions "
                 f"differ from the closest member's by up to {resid:.3g} (relative; tolerance {rtol:g}). Pass "
                 "reference=None to use the class's own reference, or a model fitted by the class "
-                "(model_class.fit_reference(X, y)).")
+                "(model_class.fit_reference(X, y))."
+            )
         norm = float(theta @ self.B @ theta)
         if norm > self.r * (1 + rtol):
             raise RashomonInputError(
                 f"The 'reference' parameter of {func} lies outside the class's norm bound: its norm is {norm:.6g} > "
-                f"r = {self.r:.6g} (by {norm / self.r - 1:.3g} relative). Raise the class's norm_bound.")
+                f"r = {self.r:.6g} (by {norm / self.r - 1:.3g} relative). Raise the class's norm_bound."
+            )
         return theta
 
 

@@ -5,6 +5,7 @@ For squared loss every quantity the MCR search needs is a quadratic in θ:
 with the model class's constraint ``θ'Bθ <= r``. A model class only builds
 these; the search, envelope and plots never look at the data again.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -103,7 +104,13 @@ class MCRProblem:
     def to_model(self, theta: np.ndarray) -> dict:
         """The model θ in the user's units: ``coef``/``intercept`` (linear) or ``alpha``/``dictionary`` (kernel), and ``predict``."""
         est = self.par.estimator(theta)
-        names = {"coef_": "coef", "intercept_": "intercept", "dual_coef_": "alpha", "dictionary_": "dictionary", "gamma_": "gamma"}
+        names = {
+            "coef_": "coef",
+            "intercept_": "intercept",
+            "dual_coef_": "alpha",
+            "dictionary_": "dictionary",
+            "gamma_": "gamma",
+        }
         out = {names[k]: getattr(est, k) for k in names if hasattr(est, k)}
         out["predict"] = est.predict
         return out

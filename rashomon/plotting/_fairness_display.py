@@ -1,4 +1,5 @@
 """Displays of the fairness queries: disparity ranges, the least-disparity frontier, the reliance order (Hasse)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -33,8 +34,9 @@ class DisparityRangeDisplay:
         self.figure_, self.ax_ = _axes(ax, (6.4, 0.6 + 0.55 * len(r.names)))
         ax = self.ax_
         y = np.arange(len(r.names))[::-1]
-        ax.hlines(y, r.lower, r.upper, color="#9ecae1", lw=9, label="certified range" if not r.exact.all()
-                  else "exact range")
+        ax.hlines(
+            y, r.lower, r.upper, color="#9ecae1", lw=9, label="certified range" if not r.exact.all() else "exact range"
+        )
         ax.hlines(y, r.lower_attained, r.upper_attained, color="#3182bd", lw=4, label="attained by members")
         ax.plot(r.reference, y, "ko", ms=5, label="reference model")
         if self.benchmark is not None:
@@ -111,16 +113,27 @@ class RelianceOrderDisplay:
         crit = {(r.a, r.b): r.critical_epsilon_lower for r in o.relations.itertuples()}
         for a, b in edges:
             (x0, y0), (x1, y1) = pos[a], pos[b]
-            ax.annotate("", xy=(x1, y1 + 0.12), xytext=(x0, y0 - 0.12),
-                        arrowprops={"arrowstyle": "->", "color": "#3182bd", "lw": 1.5})
+            ax.annotate(
+                "",
+                xy=(x1, y1 + 0.12),
+                xytext=(x0, y0 - 0.12),
+                arrowprops={"arrowstyle": "->", "color": "#3182bd", "lw": 1.5},
+            )
             c = crit.get((a, b), np.nan)
             if np.isfinite(c):
                 ax.text((x0 + x1) / 2, (y0 + y1) / 2, f"ε*≥{c:.3g}", fontsize=8, ha="left", color="#555555")
             elif c == np.inf:
                 ax.text((x0 + x1) / 2, (y0 + y1) / 2, "all ε", fontsize=8, ha="left", color="#555555")
         for n, (x, yv) in pos.items():
-            ax.text(x, yv, n, ha="center", va="center", fontsize=10,
-                    bbox={"boxstyle": "round", "fc": "white", "ec": "#3182bd"})
+            ax.text(
+                x,
+                yv,
+                n,
+                ha="center",
+                va="center",
+                fontsize=10,
+                bbox={"boxstyle": "round", "fc": "white", "ec": "#3182bd"},
+            )
         ax.set_xlim(0, 1)
         ax.set_ylim(-0.5, depth + 0.5)
         ax.axis("off")

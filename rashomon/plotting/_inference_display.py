@@ -13,8 +13,17 @@ class LearnerImportanceDisplay:
     ``plot`` returns ``self`` and keeps ``ax_``, ``figure_`` and ``bars_``.
     """
 
-    def __init__(self, names, importances_mean, ci_lower, ci_upper, *, correction: float = 0.0,
-                 resampling: str = "", confidence_level: float = 0.95):
+    def __init__(
+        self,
+        names,
+        importances_mean,
+        ci_lower,
+        ci_upper,
+        *,
+        correction: float = 0.0,
+        resampling: str = "",
+        confidence_level: float = 0.95,
+    ):
         self.names = list(names)
         self.importances_mean = np.asarray(importances_mean, dtype=float)
         self.ci_lower = np.asarray(ci_lower, dtype=float)
@@ -23,9 +32,15 @@ class LearnerImportanceDisplay:
 
     @classmethod
     def from_result(cls, result: Any) -> LearnerImportanceDisplay:
-        return cls(result.names, result.importances_mean, result.ci_lower, result.ci_upper,
-                   correction=result.correction, resampling=result.resampling,
-                   confidence_level=result.confidence_level)
+        return cls(
+            result.names,
+            result.importances_mean,
+            result.ci_lower,
+            result.ci_upper,
+            correction=result.correction,
+            resampling=result.resampling,
+            confidence_level=result.confidence_level,
+        )
 
     def plot(self, *, ax: Any = None, bar_kw: dict | None = None) -> LearnerImportanceDisplay:
         ax = new_axes(ax, (6, 0.4 * len(self.names) + 1.5))
@@ -64,8 +79,9 @@ class LearnerPDDisplay:
             for c in r.curves:
                 self.lines_.append(ax.plot(r.grid, c, color="grey", lw=0.6, alpha=0.5)[0])
         lab = "corrected " if r.correction > 0 else ""
-        self.band_ = ax.fill_between(r.grid, r.ci_lower, r.ci_upper, color="#4c72b0", alpha=0.3,
-                                     label=f"{r.confidence_level:.0%} {lab}band")
+        self.band_ = ax.fill_between(
+            r.grid, r.ci_lower, r.ci_upper, color="#4c72b0", alpha=0.3, label=f"{r.confidence_level:.0%} {lab}band"
+        )
         (self.line_,) = ax.plot(r.grid, r.mean, color="#c44e52", lw=2, label="learner-PD")
         ax.set_xlabel(r.feature)
         ax.set_ylabel("partial dependence")

@@ -6,6 +6,7 @@
   (and ``tight_layout``, ``bbox_inches="tight"``) make room for it.
 * :func:`integer_ticks`, :func:`scale_label`: row axes with integer ticks; the name of what a range is of.
 """
+
 from __future__ import annotations
 
 from typing import Any

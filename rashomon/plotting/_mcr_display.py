@@ -22,8 +22,21 @@ class MCREnvelopeDisplay:
     when the reference is unknown).
     """
 
-    def __init__(self, m_grid, envelope, model_mr, model_loss, epsilon, lower, upper, *, kind="ratio",
-                 features=(), e_min=math.nan, reference=None):
+    def __init__(
+        self,
+        m_grid,
+        envelope,
+        model_mr,
+        model_loss,
+        epsilon,
+        lower,
+        upper,
+        *,
+        kind="ratio",
+        features=(),
+        e_min=math.nan,
+        reference=None,
+    ):
         self.m_grid = np.asarray(m_grid)
         self.envelope = np.asarray(envelope)
         self.model_mr = np.asarray(model_mr)
@@ -56,8 +69,19 @@ class MCREnvelopeDisplay:
         lo_m, hi_m = (span_vals.min(), span_vals.max()) if span_vals.size else (0.0, 2.0)
         pad = 0.25 * max(hi_m - lo_m, 0.02 * max(1.0, abs(hi_m)))
         grid = np.linspace(lo_m - pad, hi_m + pad, 800)
-        return cls(grid, env_fn(grid), mr, loss, eps, lower, upper, kind=kind, features=features, e_min=e_min,
-                   reference=reference)
+        return cls(
+            grid,
+            env_fn(grid),
+            mr,
+            loss,
+            eps,
+            lower,
+            upper,
+            kind=kind,
+            features=features,
+            e_min=e_min,
+            reference=reference,
+        )
 
     @classmethod
     def from_result(cls, result: Any) -> MCREnvelopeDisplay:
@@ -71,8 +95,19 @@ class MCREnvelopeDisplay:
             def env_fn(m):
                 v = result.envelope(m)
                 return np.where(v < eps * (1 - 1e-12), v, np.nan)
-        return cls._build(result.steps, env_fn, result.kind, result.epsilon_abs, result.lower, result.upper,
-                          result.features, result.e_min, refpt, result.epsilon_abs)
+
+        return cls._build(
+            result.steps,
+            env_fn,
+            result.kind,
+            result.epsilon_abs,
+            result.lower,
+            result.upper,
+            result.features,
+            result.e_min,
+            refpt,
+            result.epsilon_abs,
+        )
 
     @classmethod
     def from_envelope(cls, env: Any, *, epsilon: float | None = None) -> MCREnvelopeDisplay:
@@ -81,26 +116,63 @@ class MCREnvelopeDisplay:
         r0 = env.results[int(np.argmin(env.epsilons))]
         ref = r0.reference_model
         refpt = None if ref is None else (ref.mr, ref.e_orig)
-        return cls._build(env.steps, env.envelope, env.kind, eps, lower, upper, env.features, env.e_min, refpt,
-                          float(env.epsilons.max()))
+        return cls._build(
+            env.steps,
+            env.envelope,
+            env.kind,
+            eps,
+            lower,
+            upper,
+            env.features,
+            env.e_min,
+            refpt,
+            float(env.epsilons.max()),
+        )
 
-    def plot(self, *, ax: Any = None, line_kw: dict | None = None, scatter_kw: dict | None = None) -> MCREnvelopeDisplay:
+    def plot(
+        self, *, ax: Any = None, line_kw: dict | None = None, scatter_kw: dict | None = None
+    ) -> MCREnvelopeDisplay:
         ax = new_axes(ax, (8.5, 4.6))
         env = np.where(np.isfinite(self.envelope), self.envelope, np.nan)
         if np.isfinite(self.e_min):  # no model has a loss below e_min: the curve is never drawn under it
             env = np.maximum(env, self.e_min)
-        (self.envelope_line_,) = ax.plot(self.m_grid, env, **({"color": "k", "lw": 1.5, "label": "certified envelope"} | (line_kw or {})))
-        self.models_ = ax.scatter(self.model_mr, self.model_loss, **({"s": 16, "color": "#4c72b0", "alpha": 0.7, "label": "models found (one per γ)", "zorder": 3} | (scatter_kw or {})))
+        (self.envelope_line_,) = ax.plot(
+            self.m_grid, env, **({"color": "k", "lw": 1.5, "label": "certified envelope"} | (line_kw or {}))
+        )
+        self.models_ = ax.scatter(
+            self.model_mr,
+            self.model_loss,
+            **(
+                {"s": 16, "color": "#4c72b0", "alpha": 0.7, "label": "models found (one per γ)", "zorder": 3}
+                | (scatter_kw or {})
+            ),
+        )
         ax.axhline(self.epsilon, color="#c44e52", ls="--", lw=1, label="ε (Rashomon threshold)")
         lo = self.lower if np.isfinite(self.lower) else self.m_grid[0]
         hi = self.upper if np.isfinite(self.upper) else self.m_grid[-1]
-        (self.interval_,) = ax.plot([lo, hi], [self.epsilon, self.epsilon], color="#c44e52", lw=5, alpha=0.6,
-                                    solid_capstyle="butt", label=f"MCR [{self.lower:.3g}, {self.upper:.3g}]")
+        (self.interval_,) = ax.plot(
+            [lo, hi],
+            [self.epsilon, self.epsilon],
+            color="#c44e52",
+            lw=5,
+            alpha=0.6,
+            solid_capstyle="butt",
+            label=f"MCR [{self.lower:.3g}, {self.upper:.3g}]",
+        )
         self.reference_ = None
         if self.reference is not None:
             rm, rl = self.reference
-            self.reference_ = ax.scatter([rm], [rl], marker="*", s=180, color="#dd8452", edgecolor="k", lw=0.6, zorder=5,
-                                         label=f"reference (MR {rm:.3g}, loss {rl:.4g})")
+            self.reference_ = ax.scatter(
+                [rm],
+                [rl],
+                marker="*",
+                s=180,
+                color="#dd8452",
+                edgecolor="k",
+                lw=0.6,
+                zorder=5,
+                label=f"reference (MR {rm:.3g}, loss {rl:.4g})",
+            )
         # y range: from just below the best loss to above ε (the legend is outside, right of the axes)
         finite_env = env[np.isfinite(env)]
         bottom_c = [v for v in (self.e_min, finite_env.min() if finite_env.size else np.nan) if np.isfinite(v)]
@@ -118,9 +190,16 @@ class MCREnvelopeDisplay:
         for x, name, dy in ((self.lower, "MCR−", -14), (self.upper, "MCR+", 6)):
             if np.isfinite(x):
                 ha = "left" if x <= mid else "right"
-                ax.annotate(f"{name} = {x:.3g}", (x, self.epsilon), xytext=(3 if ha == "left" else -3, dy),
-                            textcoords="offset points", ha=ha, fontsize=9, color="#c44e52",
-                            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
+                ax.annotate(
+                    f"{name} = {x:.3g}",
+                    (x, self.epsilon),
+                    xytext=(3 if ha == "left" else -3, dy),
+                    textcoords="offset points",
+                    ha=ha,
+                    fontsize=9,
+                    color="#c44e52",
+                    bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8},
+                )
         ax.set_xlabel(f"model reliance ({self.kind}) on {', '.join(self.features)}")
         ax.set_ylabel("empirical loss e_orig")
         legend_outside(ax)
@@ -144,7 +223,9 @@ class MCRBandDisplay:
 
     def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> MCRBandDisplay:
         ax = new_axes(ax, (6, 4))
-        self.band_ = ax.fill_between(self.epsilons, self.lower, self.upper, **({"color": "#4c72b0", "alpha": 0.3} | (fill_kw or {})))
+        self.band_ = ax.fill_between(
+            self.epsilons, self.lower, self.upper, **({"color": "#4c72b0", "alpha": 0.3} | (fill_kw or {}))
+        )
         ax.plot(self.epsilons, self.lower, color="#4c72b0")
         ax.plot(self.epsilons, self.upper, color="#4c72b0")
         ax.axhline(1.0 if self.kind == "ratio" else 0.0, color="grey", lw=0.8, ls="--")

@@ -23,8 +23,18 @@ class PDDisplay:
     def from_result(cls, result: Any) -> PDDisplay:
         return cls(result)
 
-    def plot(self, *, ax: Any = None, output: int = -1, ice: bool | None = None, color_by: Any = None,
-             std_band: bool = True, rug: bool = True, max_ice: int = 200, line_kw: dict | None = None) -> PDDisplay:
+    def plot(
+        self,
+        *,
+        ax: Any = None,
+        output: int = -1,
+        ice: bool | None = None,
+        color_by: Any = None,
+        std_band: bool = True,
+        rug: bool = True,
+        max_ice: int = 200,
+        line_kw: dict | None = None,
+    ) -> PDDisplay:
         import matplotlib.pyplot as plt
 
         r = self.result
@@ -64,14 +74,18 @@ class PDDisplay:
                         self.lines_.append(ax.plot(x, curves[i], color="grey", lw=0.5, alpha=0.35)[0])
             avg = r.average[output]
             if std_band:
-                self.band_ = ax.fill_between(x, avg - r.std[output], avg + r.std[output], color="#4c72b0", alpha=0.15, label="± std of ICE")
+                self.band_ = ax.fill_between(
+                    x, avg - r.std[output], avg + r.std[output], color="#4c72b0", alpha=0.15, label="± std of ICE"
+                )
             (self.pd_line_,) = ax.plot(x, avg, **({"color": "#c44e52", "lw": 2.5, "label": "PD"} | (line_kw or {})))
             if rug and r.feature_values is not None:
                 lo, hi = ax.get_ylim()
                 ax.plot(r.feature_values[:, 0], np.full(len(r.feature_values), lo), "|", color="k", alpha=0.3, ms=8)
             ax.set_xlabel(r.features[0])
             lab = "centred " if r.centered else ""
-            ax.set_ylabel(f"{lab}partial dependence" + (f" [{r.outputs[output]}]" if r.response != "regression" else ""))
+            ax.set_ylabel(
+                f"{lab}partial dependence" + (f" [{r.outputs[output]}]" if r.response != "regression" else "")
+            )
             legend_outside(ax)
         self.ax_, self.figure_ = ax, ax.figure
         return self
@@ -88,8 +102,15 @@ class RashomonPDBandDisplay:
         b = self.band
         ax = new_axes(ax, (6, 4))
         if self.pd_result is not None:
-            PDDisplay(self.pd_result).plot(ax=ax, std_band=False, line_kw={"label": "PD of the fitted model (ICE in grey)"})
-        self.band_ = ax.fill_between(b.grid, b.lower, b.upper, **({"color": "#55a868", "alpha": 0.3, "label": "Rashomon PD band"} | (fill_kw or {})))
+            PDDisplay(self.pd_result).plot(
+                ax=ax, std_band=False, line_kw={"label": "PD of the fitted model (ICE in grey)"}
+            )
+        self.band_ = ax.fill_between(
+            b.grid,
+            b.lower,
+            b.upper,
+            **({"color": "#55a868", "alpha": 0.3, "label": "Rashomon PD band"} | (fill_kw or {})),
+        )
         (self.reference_line_,) = ax.plot(b.grid, b.reference, color="#2d6a3e", lw=2, label="PD of the loss minimiser")
         ax.set_xlabel(b.feature)
         ax.set_ylabel("partial dependence")
@@ -139,8 +160,14 @@ class UncertaintyPDDisplay:
         if discrete:
             for k, lev in enumerate(levels):
                 sel = cb == lev
-                ax.plot(fv[sel], np.full(sel.sum(), lo - 0.02 * (k + 1) * (ax.get_ylim()[1] - lo)), "|", color=cmap(k),
-                        ms=8, label=f"class {lev}")
+                ax.plot(
+                    fv[sel],
+                    np.full(sel.sum(), lo - 0.02 * (k + 1) * (ax.get_ylim()[1] - lo)),
+                    "|",
+                    color=cmap(k),
+                    ms=8,
+                    label=f"class {lev}",
+                )
         ax.set_xlabel(r.features[0])
         ax.set_ylabel("predictive entropy" if r.outputs[0] == "entropy" else "log-likelihood")
         legend_outside(ax)
@@ -163,8 +190,15 @@ class UncertaintyImportanceDisplay:
         h = 0.8 / len(res)
         self.bars_ = []
         for k, r in enumerate(res):
-            self.bars_.append(ax.barh(pos + (k - (len(res) - 1) / 2) * h, r.importances_mean[order], height=h,
-                                      xerr=r.importances_std[order], label=f"{r.measure}-PFI"))
+            self.bars_.append(
+                ax.barh(
+                    pos + (k - (len(res) - 1) / 2) * h,
+                    r.importances_mean[order],
+                    height=h,
+                    xerr=r.importances_std[order],
+                    label=f"{r.measure}-PFI",
+                )
+            )
         ax.set_yticks(pos, [ref.names[i] for i in order])
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_xlabel("importance (nats)")

@@ -2,6 +2,7 @@
 
 Every ``plot`` returns the display and keeps ``ax_``, ``figure_`` and the drawn artists.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -37,8 +38,15 @@ class RangeDisplay:
         names, lo, hi, ref = list(res.names), res.lower, res.upper, res.reference
         if stable is not None and len(names) > 1 and names[0] == "intercept":
             # the intercept is on the scale of y, not of the coefficients: written apart, not drawn on their axis
-            return cls(names[1:], lo[1:], hi[1:], ref[1:], highlight=stable[1:], title=title,
-                       apart=("intercept", float(lo[0]), float(hi[0]), float(ref[0])))
+            return cls(
+                names[1:],
+                lo[1:],
+                hi[1:],
+                ref[1:],
+                highlight=stable[1:],
+                title=title,
+                apart=("intercept", float(lo[0]), float(hi[0]), float(ref[0])),
+            )
         return cls(names, lo, hi, ref, highlight=stable, title=title)
 
     def plot(self, *, ax: Any = None, color: str = "C0", highlight_color: str = "C3") -> RangeDisplay:
@@ -68,8 +76,10 @@ class RangeDisplay:
         if self.highlight is not None:
             from matplotlib.lines import Line2D
 
-            handles += [Line2D([], [], color=highlight_color, lw=3, label="sign stable"),
-                        Line2D([], [], color=color, lw=3, label="sign can flip")]
+            handles += [
+                Line2D([], [], color=highlight_color, lw=3, label="sign stable"),
+                Line2D([], [], color=color, lw=3, label="sign can flip"),
+            ]
         legend_outside(ax, handles=handles)
         self.ax_, self.figure_ = ax, ax.figure
         return self
@@ -116,11 +126,14 @@ class PredictionRangeDisplay:
                 from matplotlib.lines import Line2D
 
                 nf = int(flips.sum())
-                self.threshold_line_ = ax.axhline(self.threshold, color="grey", ls="--",
-                                                  label=f"threshold {self.threshold:g} ({nf} rows flip)")
-                handles += [self.threshold_line_,
-                            Line2D([], [], color="C3", lw=2, label=f"decision some member flips ({nf})"),
-                            Line2D([], [], color="C0", lw=2, label=f"decision no member flips ({len(flips) - nf})")]
+                self.threshold_line_ = ax.axhline(
+                    self.threshold, color="grey", ls="--", label=f"threshold {self.threshold:g} ({nf} rows flip)"
+                )
+                handles += [
+                    self.threshold_line_,
+                    Line2D([], [], color="C3", lw=2, label=f"decision some member flips ({nf})"),
+                    Line2D([], [], color="C0", lw=2, label=f"decision no member flips ({len(flips) - nf})"),
+                ]
             # every bar whole: the limits pad the lowest and highest ends
             lo, hi = float(np.min(r.lower[order])), float(np.max(r.upper[order]))
             pad = 0.04 * max(hi - lo, 1e-12 * max(1.0, abs(hi)))
@@ -172,15 +185,17 @@ class ImportanceCloudDisplay:
         f = len(c.features)
         ys = np.arange(f)[::-1]
         rng = np.random.default_rng(random_state)
-        S = c.samples[: max_points]
+        S = c.samples[:max_points]
         jitter = rng.uniform(-0.25, 0.25, size=S.shape)
-        self.points_ = ax.scatter(S.ravel(), (ys[None, :] + jitter).ravel(), s=4, alpha=0.3, color="C0",
-                                  label="sampled members")
+        self.points_ = ax.scatter(
+            S.ravel(), (ys[None, :] + jitter).ravel(), s=4, alpha=0.3, color="C0", label="sampled members"
+        )
         segs = [[(lo, y), (hi, y)] for lo, hi, y in zip(c.lower, c.upper, ys)]
         # exact when both ends are attained (quadratic classes); a classifier's upper end is an outer bound
         tight = all(r.lower_tight and r.upper_tight for r in c.mcr) if c.mcr else True
-        self.intervals_ = ax.add_collection(LineCollection(segs, colors="C3", linewidths=2,
-                                                           label="exact MCR" if tight else "MCR (certified bounds)"))
+        self.intervals_ = ax.add_collection(
+            LineCollection(segs, colors="C3", linewidths=2, label="exact MCR" if tight else "MCR (certified bounds)")
+        )
         self.reference_ = ax.plot(c.reference, ys, "k*", markersize=9, label="reference")[0]
         lo, hi = float(np.min(c.lower)), float(np.max(c.upper))
         pad = 0.05 * max(hi - lo, 1e-9)

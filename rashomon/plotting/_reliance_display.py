@@ -24,7 +24,9 @@ class RelianceDisplay:
     @classmethod
     def from_result(cls, result: Any, *, kind: str = "ratio") -> RelianceDisplay:
         if kind not in ("ratio", "difference"):
-            raise ValueError(f"The 'kind' parameter of RelianceDisplay.from_result must be 'ratio' or 'difference'. Got {kind!r} instead.")
+            raise ValueError(
+                f"The 'kind' parameter of RelianceDisplay.from_result must be 'ratio' or 'difference'. Got {kind!r} instead."
+            )
         reps = getattr(result, f"{kind}_repeats")
         errors = None if reps is None or reps.shape[1] < 2 else reps.std(axis=1, ddof=1)
         return cls(result.names, getattr(result, kind), errors, kind=kind, method=result.method)

@@ -1,4 +1,5 @@
 """Checks of the fitted model a reliance is computed for: fitted at all, and not fitting y to rounding."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,8 +22,10 @@ def check_fitted(estimator: Any, func: str, param: str = "estimator") -> None:
     try:
         check_is_fitted(estimator)
     except NotFittedError:
-        raise RashomonInputError(f"The '{param}' parameter of {func} must be a fitted model. Got an unfitted "
-                                 f"{type(estimator).__name__} instead; call its fit(X, y) first.") from None
+        raise RashomonInputError(
+            f"The '{param}' parameter of {func} must be a fitted model. Got an unfitted "
+            f"{type(estimator).__name__} instead; call its fit(X, y) first."
+        ) from None
     except TypeError:
         return
 
@@ -47,4 +50,5 @@ def check_not_rounding(prep: Any, e_orig: float, func: str) -> None:
             f"The 'estimator' parameter of {func} must not fit y to rounding: e_orig then has no correct digits and "
             "the ratio e_switch / e_orig is noise (an exact interpolator's ratio is infinite on any feature it uses). "
             f"Got e_orig = {e_orig:.3g}, {e_orig / size:.2g} of {what}, below the {rel:g} at which the residuals are "
-            "double-precision rounding, instead. Evaluate the model on held-out rows, where it does not fit exactly.")
+            "double-precision rounding, instead. Evaluate the model on held-out rows, where it does not fit exactly."
+        )

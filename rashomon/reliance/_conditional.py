@@ -17,6 +17,7 @@ regression tree fitted on X2 to predict X1 (conditional-subgroup PFI, Molnar et
 al. 2020): ``DecisionTreeRegressor(max_depth=max_depth, min_samples_leaf=
 max(10, n // 50))`` with X1's first principal direction as the target for a group.
 """
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -38,14 +39,16 @@ from ..utils.validation import (
 )
 from ._exact import exact_e_switch
 from ._linear import linear_squared_e_switch
-from ._reliance import DEFAULT_MEMORY_LIMIT, ModelRelianceResult, _permuted_loss, _Prepared, _ratio
+from ._prepared import DEFAULT_MEMORY_LIMIT, _permuted_loss, _Prepared
+from ._results import ModelRelianceResult, _ratio
 
 __all__ = ["conditional_model_reliance", "make_strata"]
 
 
 @validate_params({"n_bins": Integral(2), "max_depth": Integral(1), "random_state": Integral(0, 2**32 - 1)})
-def make_strata(X: np.ndarray, group: tuple[int, ...], *, n_bins: int = 10, max_depth: int = 3,
-                random_state: int = 0) -> np.ndarray:
+def make_strata(
+    X: np.ndarray, group: tuple[int, ...], *, n_bins: int = 10, max_depth: int = 3, random_state: int = 0
+) -> np.ndarray:
     """Automatic strata of the rows by the features outside ``group`` (see module notes)."""
     X, columns = check_X(X, "make_strata", min_rows=1)
     group = resolve_group(group, columns, X.shape[1], "make_strata", "group")
@@ -89,7 +92,17 @@ def _gaussian_draws(X, group, rng, n_repeats):
     return [mean + rng.normal(size=mean.shape) @ L.T for _ in range(n_repeats)]
 
 
-@validate_params({"method": Options(("exact", "permutation", "gaussian")), "n_repeats": Integral(1), "n_bins": Integral(2), "max_depth": Integral(1), "random_state": RandomStateLike(), "n_jobs": NJobs(), "memory_limit": Integral(1)})
+@validate_params(
+    {
+        "method": Options(("exact", "permutation", "gaussian")),
+        "n_repeats": Integral(1),
+        "n_bins": Integral(2),
+        "max_depth": Integral(1),
+        "random_state": RandomStateLike(),
+        "n_jobs": NJobs(),
+        "memory_limit": Integral(1),
+    }
+)
 def conditional_model_reliance(
     estimator: Any,
     X: Any,
@@ -143,8 +156,11 @@ def conditional_model_reliance(
     Xa, n = prep.X, prep.X.shape[0]
     group = resolve_group(features, prep.columns, Xa.shape[1], func)
     seed = seed_from(random_state, func)
-    codes = (check_strata(strata, n, func) if strata is not None
-             else make_strata(Xa, group, n_bins=n_bins, max_depth=max_depth, random_state=seed % (2**31 - 1)))
+    codes = (
+        check_strata(strata, n, func)
+        if strata is not None
+        else make_strata(Xa, group, n_bins=n_bins, max_depth=max_depth, random_state=seed % (2**31 - 1))
+    )
     codes = np.unique(codes, return_inverse=True)[1].ravel()
     names = tuple(prep.columns[i] if prep.columns else f"x{i}" for i in group)
     e_orig = prep.e_orig
@@ -154,7 +170,9 @@ def conditional_model_reliance(
         sizes = np.bincount(codes)
         multi = np.where(sizes >= 2)[0]
         if multi.size == 0:
-            raise RashomonInputError(f"The 'strata' parameter of {func} has no stratum with two or more rows; nothing can be switched.")
+            raise RashomonInputError(
+                f"The 'strata' parameter of {func} has no stratum with two or more rows; nothing can be switched."
+            )
         lin = prep.linear() if closed_form in ("auto", True) else None
         max_rows = max(1, int(memory_limit // (8 * (Xa.shape[1] + 4))))
         total, weight = 0.0, 0
@@ -189,10 +207,18 @@ def conditional_model_reliance(
         reps = np.asarray(vals)
         e_switch = float(reps.mean())
     res = ModelRelianceResult(
-        features=names, feature_indices=tuple(group), method=f"conditional-{method}", loss=prep.loss.name,
-        e_orig=e_orig, e_switch=float(e_switch), ratio=float(_ratio(e_switch, e_orig)),
-        difference=float(e_switch - e_orig), n_samples=n, e_switch_repeats=reps,
+        features=names,
+        feature_indices=tuple(group),
+        method=f"conditional-{method}",
+        loss=prep.loss.name,
+        e_orig=e_orig,
+        e_switch=float(e_switch),
+        ratio=float(_ratio(e_switch, e_orig)),
+        difference=float(e_switch - e_orig),
+        n_samples=n,
+        e_switch_repeats=reps,
         ratio_repeats=None if reps is None else _ratio(reps, e_orig),
-        difference_repeats=None if reps is None else reps - e_orig, closed_form=used_closed,
+        difference_repeats=None if reps is None else reps - e_orig,
+        closed_form=used_closed,
     )
     return res

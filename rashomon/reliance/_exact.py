@@ -6,6 +6,7 @@ the rows into *cells* on which ``f(·, x2)`` is constant for every x2 (a tree
 ensemble's threshold cells, :mod:`._tree_cells`): v is then one representative
 value of the cell and c_v the cell's count.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,8 +23,19 @@ def distinct_cells(X: np.ndarray, group: tuple[int, ...]) -> tuple[np.ndarray, n
     return values, inverse.ravel(), counts
 
 
-def _block_sum(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: np.ndarray, values: np.ndarray,
-               counts: np.ndarray, inverse: np.ndarray, v0: int, v1: int, j0: int, j1: int) -> float:
+def _block_sum(
+    predictor: Predictor,
+    X: np.ndarray,
+    y_enc: np.ndarray,
+    group: np.ndarray,
+    values: np.ndarray,
+    counts: np.ndarray,
+    inverse: np.ndarray,
+    v0: int,
+    v1: int,
+    j0: int,
+    j1: int,
+) -> float:
     """Σ over cells v in [v0, v1) and rows j in [j0, j1) of w(v, j)·L(y_j, f(v, x2_j)),
     with w(v, j) = #{i ≠ j : x1_i in cell v}."""
     nv, nj = v1 - v0, j1 - j0
@@ -34,9 +46,15 @@ def _block_sum(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: np
     return float(np.sum(losses * w))
 
 
-def exact_e_switch(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...],
-                   max_rows: int, n_jobs: int | None,
-                   cells: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> float:
+def exact_e_switch(
+    predictor: Predictor,
+    X: np.ndarray,
+    y_enc: np.ndarray,
+    group: tuple[int, ...],
+    max_rows: int,
+    n_jobs: int | None,
+    cells: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> float:
     """Exact all-pairs e_switch, predicting at most ``max_rows`` switched rows at once.
 
     ``cells = (values, inverse, counts)``: one representative value of X1 per
@@ -49,7 +67,9 @@ def exact_e_switch(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group
     n_values = values.shape[0]
     bj = min(n, max(1, max_rows))
     bv = max(1, max_rows // bj)
-    tasks = [(v0, min(n_values, v0 + bv), j0, min(n, j0 + bj)) for v0 in range(0, n_values, bv) for j0 in range(0, n, bj)]
+    tasks = [
+        (v0, min(n_values, v0 + bv), j0, min(n, j0 + bj)) for v0 in range(0, n_values, bv) for j0 in range(0, n, bj)
+    ]
     args = (predictor, X, y_enc, g, values, counts, inverse)
     if n_jobs in (None, 1) or len(tasks) == 1:
         sums = [_block_sum(*args, *t) for t in tasks]

@@ -16,6 +16,7 @@ Sums are taken about an origin near the column means (sampled rows; the exact
 means in a second pass when the sample misled), so a large offset in a column
 does not cancel, and the same pass proves X finite and bounded.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
@@ -84,7 +85,9 @@ def linear_coefficients(estimator: Any, X: np.ndarray, predictor: Predictor) -> 
     return beta, b
 
 
-def linear_squared_e_switch(X: np.ndarray, y: np.ndarray, pred: np.ndarray, beta: np.ndarray, group: Sequence[int]) -> tuple[float, float]:
+def linear_squared_e_switch(
+    X: np.ndarray, y: np.ndarray, pred: np.ndarray, beta: np.ndarray, group: Sequence[int]
+) -> tuple[float, float]:
     """Exact ``(e_orig, e_switch)`` of a linear model under squared loss, one group.
 
     ``pred = X @ beta + b``; costs O(n·|group|). For many groups of the same
@@ -124,8 +127,9 @@ def _origin(X: np.ndarray, y: np.ndarray, beta: np.ndarray, b: float) -> tuple[n
     return mean, float(e.mean())
 
 
-def _sums(X: np.ndarray, y: np.ndarray, beta: np.ndarray, b: float, s: np.ndarray | None, t: float,
-          multi: np.ndarray) -> tuple:
+def _sums(
+    X: np.ndarray, y: np.ndarray, beta: np.ndarray, b: float, s: np.ndarray | None, t: float, multi: np.ndarray
+) -> tuple:
     """Sums over the rows of ``a = x − s`` and ``r = y − f(x) − t``: Σa, Σa², Σ r·a, Σr, Σr², Σ a_M a_M'.
 
     Row chunks of about ``_CHUNK_BYTES`` stay in cache while they are used four times (the residual,
@@ -139,11 +143,11 @@ def _sums(X: np.ndarray, y: np.ndarray, beta: np.ndarray, b: float, s: np.ndarra
     sr = srr = 0.0
     gram = np.zeros((len(multi), len(multi)))
     for i in range(0, n, step):
-        A = X[i:i + step]
+        A = X[i : i + step]
         m = A.shape[0]
         r = A @ beta  # the residual from the data itself, as y - predict(X) is
         r += b
-        np.subtract(y[i:i + m], r, out=r)
+        np.subtract(y[i : i + m], r, out=r)
         r -= t
         if s is not None:
             A = np.subtract(A, s, out=buf[:m])
@@ -193,9 +197,17 @@ class LinearSwitchStats:
     finite ``Σa_j² ≤ 0.99 (MAX_MAGNITUDE − |s_j|)²`` proves every ``|x_ij| ≤ MAX_MAGNITUDE``.
     """
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, beta: np.ndarray, intercept: float,
-                 groups: Iterable[Sequence[int]], *, check: Callable[[], Any] | None = None,
-                 func: str = "feature_reliance"):
+    def __init__(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        beta: np.ndarray,
+        intercept: float,
+        groups: Iterable[Sequence[int]],
+        *,
+        check: Callable[[], Any] | None = None,
+        func: str = "feature_reliance",
+    ):
         groups = [tuple(int(j) for j in g) for g in groups]
         n, p = X.shape
         multi = np.array(sorted({j for g in groups if len(g) > 1 for j in g}), dtype=np.intp)
@@ -221,11 +233,16 @@ class LinearSwitchStats:
             self._xe = sra - n * dr * d
             self._gram = gram - n * np.outer(d[multi], d[multi])
             self.e_orig = max(srr - n * dr * dr, 0.0) / n + (t + dr) ** 2
-        if not (np.all(np.isfinite(self._ss)) and np.all(np.isfinite(self._xe)) and np.all(np.isfinite(self._gram))
-                and np.isfinite(self.e_orig)):
+        if not (
+            np.all(np.isfinite(self._ss))
+            and np.all(np.isfinite(self._xe))
+            and np.all(np.isfinite(self._gram))
+            and np.isfinite(self.e_orig)
+        ):
             raise RashomonInputError(
                 f"The 'X' parameter of {func} must give sums of squares (of its centred columns and of the residuals "
-                "y - f(X)) that fit in double precision; rescale X, y or the model. Got an overflow instead.")
+                "y - f(X)) that fit in double precision; rescale X, y or the model. Got an overflow instead."
+            )
         self._mpos = {int(j): k for k, j in enumerate(multi)}
 
     def covers(self, groups: Iterable[Sequence[int]]) -> bool:

@@ -25,6 +25,7 @@ The exact estimator is computed without materialising the n² switched rows:
   and class probabilities follow each row's piecewise-constant output along the
   switched feature instead (:mod:`._tree_paths`), without calling ``predict``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -33,10 +34,8 @@ from typing import Any, Literal
 import numpy as np
 from joblib import Parallel, delayed
 
-from ..utils import permutation_indices, permuted
-from ..utils.losses import Loss, Predictor, resolve_loss
+from ..utils import permutation_indices
 from ..utils.validation import (
-    MAX_MAGNITUDE,
     Boolean,
     Integral,
     NJobs,
@@ -44,148 +43,32 @@ from ..utils.validation import (
     RandomStateLike,
     RashomonInputError,
     check_choice,
-    check_finite,
-    check_X,
-    check_y,
     resolve_features,
     resolve_group,
     seed_from,
     validate_params,
 )
-from ._checks import check_fitted, check_not_rounding
-from ._exact import exact_e_switch
-from ._linear import LinearSwitchStats, linear_coefficients
+from ._checks import check_not_rounding
 from ._out_of_core import dask_reliance, is_dask_input
+from ._prepared import DEFAULT_MEMORY_LIMIT, _divide_e_switch, _exact_value, _permuted_loss, _Prepared
 from ._results import FeatureRelianceResult, ModelRelianceResult, _ratio
-from ._tree_cells import threshold_cells
-from ._tree_paths import forest_path_e_switch
 
 __all__ = ["ModelRelianceResult", "FeatureRelianceResult", "model_reliance", "feature_reliance"]
 
-DEFAULT_MEMORY_LIMIT = 256 * 2**20
 
-
-def _divide_e_switch(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...],
-                     order: np.ndarray) -> float:
-    h = X.shape[0] // 2
-    a, b = order[:h], order[h:2 * h]
-    g = np.asarray(group)
-    Xs = X[np.concatenate([a, b])].copy()
-    Xs[:h, g] = X[b][:, g]
-    Xs[h:, g] = X[a][:, g]
-    return float(np.mean(predictor.losses(y_enc[np.concatenate([a, b])], Xs)))
-
-
-def _permuted_loss(predictor: Predictor, X: np.ndarray, y_enc: np.ndarray, group: tuple[int, ...], perm: np.ndarray) -> float:
-    return float(np.mean(predictor.losses(y_enc, permuted(X, group, perm))))
-
-
-# --------------------------------------------------------------------------- public API
-class _Prepared:
-    """Validated inputs shared by model_reliance and feature_reliance."""
-
-    def __init__(self, estimator, X, y, loss, func):
-        check_fitted(estimator, func)
-        # X's values are checked on first use of .X, unless the linear closed form's pass proves them
-        # finite and bounded first (one pass over X instead of two)
-        self._X, self.columns = check_X(X, func, finite=False)
-        self._func, self._finite = func, False
-        self.n_samples, self.n_features = self._X.shape
-        self.loss: Loss = resolve_loss(loss, estimator, func)
-        numeric = self.loss.name in ("squared_error", "absolute_error")
-        self.y = check_y(y, self.n_samples, func, numeric=numeric)
-        self.predictor = Predictor(estimator, self.loss, self.columns, func)
-        self.y_enc = self.predictor.encode_y(self.y, func)
-        self.estimator = estimator
-        self._e_orig: float | None = None
-        self._linear: Any = False
-
-    @property
-    def X(self) -> np.ndarray:
-        """X as float64, its values checked (finite, of magnitude at most MAX_MAGNITUDE)."""
-        if not self._finite:
-            check_finite(self._X, self._func, "X", self.columns)
-            self._finite = True
-        return self._X
-
-    @property
-    def e_orig(self) -> float:
-        if self._e_orig is None:
-            self._pred = self.predictor(self.X)
-            self._e_orig = float(np.mean(self.predictor.losses_from(self.y_enc, self._pred)))
-        return self._e_orig
-
-    @property
-    def prediction(self) -> np.ndarray:
-        """The model's response on the unswitched rows (what ``e_orig`` averages the loss of)."""
-        if getattr(self, "_pred", None) is None:
-            self._e_orig = None
-            _ = self.e_orig
-        return self._pred
-
-    def coefficients(self) -> tuple[np.ndarray, float] | None:
-        """``(coef, intercept)`` of a linear regressor under squared loss, else None."""
-        if self._linear is False:
-            head = self._X[:256]  # the rows linear_coefficients predicts on: checked first (the full check if bad)
-            if not (self._finite or np.all(np.abs(head) <= MAX_MAGNITUDE)):
-                _ = self.X
-            self._linear = linear_coefficients(self.estimator, self._X, self.predictor) if self.loss.name == "squared_error" else None
-        return self._linear
-
-    def linear(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(coef, X @ coef + intercept)`` for a linear regressor under squared loss, else None."""
-        lin = self.coefficients()
-        if lin is None:
-            return None
-        pred = self.X @ lin[0] + lin[1]
-        if self._e_orig is None:
-            # X @ coef + intercept was verified against predict(); it is the prediction.
-            self._e_orig = float(np.mean((self.y - pred) ** 2))
-        return lin[0], pred
-
-    def linear_stats(self, groups: Sequence[tuple[int, ...]]) -> LinearSwitchStats | None:
-        """Sufficient statistics of the linear closed form for ``groups`` (one pass, cached), else None."""
-        lin = self.coefficients()
-        if lin is None:
-            return None
-        cached = getattr(self, "_stats", None)
-        if cached is None or not (groups is self._stats_groups or cached.covers(groups)):
-            # the pass proves X finite and bounded, or makes the full check (which raises the clear error)
-            self._stats = LinearSwitchStats(self._X, self.y, lin[0], lin[1], groups, check=lambda: self.X,
-                                            func=self._func)
-            self._stats_groups: Sequence[tuple[int, ...]] = groups
-            self._finite = self._finite or self._stats.bounded
-            if self._e_orig is None:
-                self._e_orig = self._stats.e_orig
-        return self._stats
-
-
-def _exact_value(prep: _Prepared, group: tuple[int, ...], closed_form: Any, memory_limit: int,
-                 n_jobs: int | None, func: str, groups: Sequence[tuple[int, ...]] | None = None) -> tuple[float, str]:
-    """Exact e_switch and the algorithm used: linear closed form, tree paths, tree cells or distinct values."""
-    stats = prep.linear_stats(groups or [group]) if closed_form in ("auto", True) else None
-    if closed_form is True and stats is None:
-        raise RashomonInputError(
-            f"The 'closed_form' parameter of {func} is True, but the closed form needs a linear regressor "
-            "(coef_/intercept_, or a Pipeline of affine scalers ending in one) and loss='squared_error'."
-        )
-    if stats is not None:
-        return stats.e_switch(group), "linear"
-    X = prep.X
-    max_rows = max(1, int(memory_limit // (8 * (X.shape[1] + 4))))
-    if closed_form == "auto" and not prep.predictor.is_callable:
-        value = forest_path_e_switch(prep.estimator, prep.predictor, X, prep.y_enc, group, prep.prediction, memory_limit)
-        if value is not None:
-            return value, "tree-paths"
-        cells = threshold_cells(prep.estimator, X, group)
-        if cells is not None:
-            return exact_e_switch(prep.predictor, X, prep.y_enc, group, max_rows, n_jobs, cells), "tree-cells"
-    return exact_e_switch(prep.predictor, X, prep.y_enc, group, max_rows, n_jobs), "distinct-values"
-
-
-def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeats: int, seed: int | None,
-                  shuffle: bool, closed_form: Any, memory_limit: int, n_jobs: int | None, func: str,
-                  groups: Sequence[tuple[int, ...]] | None = None) -> ModelRelianceResult:
+def _reliance_one(
+    prep: _Prepared,
+    group: tuple[int, ...],
+    method: str,
+    n_repeats: int,
+    seed: int | None,
+    shuffle: bool,
+    closed_form: Any,
+    memory_limit: int,
+    n_jobs: int | None,
+    func: str,
+    groups: Sequence[tuple[int, ...]] | None = None,
+) -> ModelRelianceResult:
     y_enc, n = prep.y_enc, prep.n_samples
     names = tuple(prep.columns[i] if prep.columns else f"x{i}" for i in group)
     reps = None
@@ -225,10 +108,17 @@ def _reliance_one(prep: _Prepared, group: tuple[int, ...], method: str, n_repeat
     )
 
 
+# --------------------------------------------------------------------------- public API
 #: the declared constraints of model_reliance and feature_reliance (closed_form keeps its own check:
 #: ``True``/``False``/``"auto"`` compared by value, as before)
-_MR_PARAMS = {"method": Options(("exact", "divide", "permutation")), "n_repeats": Integral(1), "shuffle": Boolean(),
-              "random_state": RandomStateLike(), "n_jobs": NJobs(), "memory_limit": Integral(1024)}
+_MR_PARAMS = {
+    "method": Options(("exact", "divide", "permutation")),
+    "n_repeats": Integral(1),
+    "shuffle": Boolean(),
+    "random_state": RandomStateLike(),
+    "n_jobs": NJobs(),
+    "memory_limit": Integral(1024),
+}
 
 
 @validate_params(_MR_PARAMS)
@@ -314,8 +204,9 @@ def model_reliance(
     func = "model_reliance"
     check_choice(closed_form, ("auto", True, False), "closed_form", func)
     if is_dask_input(X, y):  # out of core: the linear closed form from one pass of row sums
-        return dask_reliance(estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func,
-                             single=True)
+        return dask_reliance(
+            estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func, single=True
+        )
     prep = _Prepared(estimator, X, y, loss, func)
     group = resolve_group(features, prep.columns, prep.n_features, func)
     seed = seed_from(random_state, func) if method in ("permutation", "divide") else None
@@ -356,11 +247,14 @@ def feature_reliance(
     func = "feature_reliance"
     check_choice(closed_form, ("auto", True, False), "closed_form", func)
     if is_dask_input(X, y):
-        return dask_reliance(estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func,
-                             single=False)
+        return dask_reliance(
+            estimator, X, y, features, loss=loss, method=method, closed_form=closed_form, func=func, single=False
+        )
     prep = _Prepared(estimator, X, y, loss, func)
     if not (features is None or isinstance(features, (dict, list, tuple))):
-        raise RashomonInputError(f"The 'features' parameter of {func} must be None, a list or a dict. Got {features!r} instead.")
+        raise RashomonInputError(
+            f"The 'features' parameter of {func} must be None, a list or a dict. Got {features!r} instead."
+        )
     items = resolve_features(features, prep.columns, prep.n_features, func)
     seed = seed_from(random_state, func) if method in ("permutation", "divide") else None
     groups = list(items.values())
@@ -380,6 +274,7 @@ def feature_reliance(
         loss=prep.loss.name,
         # permutations: every result has its repeats
         ratio_repeats=np.vstack([r.ratio_repeats for r in results if r.ratio_repeats is not None]) if reps else None,
-        difference_repeats=(np.vstack([r.difference_repeats for r in results if r.difference_repeats is not None])
-                            if reps else None),
+        difference_repeats=(
+            np.vstack([r.difference_repeats for r in results if r.difference_repeats is not None]) if reps else None
+        ),
     )

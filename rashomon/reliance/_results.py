@@ -1,4 +1,5 @@
 """Result objects of the model-reliance estimators."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -60,9 +61,16 @@ class ModelRelianceResult(DisplayMixin):
     exact_algorithm: str | None = None
 
     def _display_(self) -> tuple[dict, list]:
-        fields = {"features": list(self.features), "method": self.method, "loss": self.loss, "ratio": self.ratio,
-                  "difference": self.difference, "e_orig": self.e_orig, "e_switch": self.e_switch,
-                  "n_samples": self.n_samples}
+        fields = {
+            "features": list(self.features),
+            "method": self.method,
+            "loss": self.loss,
+            "ratio": self.ratio,
+            "difference": self.difference,
+            "e_orig": self.e_orig,
+            "e_switch": self.e_switch,
+            "n_samples": self.n_samples,
+        }
         if self.e_switch_repeats is not None:
             fields["n_repeats"] = len(self.e_switch_repeats)
         if self.exact_algorithm:
@@ -105,8 +113,13 @@ class FeatureRelianceResult(DisplayMixin):
     difference_repeats: np.ndarray | None = None
 
     def _display_(self) -> tuple[dict, list]:
-        fields = {"n_features": len(self.names), "method": self.method, "loss": self.loss, "e_orig": self.e_orig,
-                  "ratio": dict(zip(self.names, self.ratio))}
+        fields = {
+            "n_features": len(self.names),
+            "method": self.method,
+            "loss": self.loss,
+            "e_orig": self.e_orig,
+            "ratio": dict(zip(self.names, self.ratio)),
+        }
         if self.ratio_repeats is not None:
             fields["n_repeats"] = int(self.ratio_repeats.shape[1])
         return fields, [("", self.to_frame())]

@@ -25,6 +25,7 @@ Missing values never reach here (inputs are checked finite). Anything not
 listed (a Pipeline, a subclass, a GradientBoosting with a fitted ``init``
 estimator) returns None and keeps the generic path.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -34,8 +35,14 @@ import numpy as np
 __all__ = ["tree_thresholds", "threshold_cells"]
 
 _SKLEARN_TREES = {
-    "DecisionTreeRegressor", "DecisionTreeClassifier", "ExtraTreeRegressor", "ExtraTreeClassifier",
-    "RandomForestRegressor", "RandomForestClassifier", "ExtraTreesRegressor", "ExtraTreesClassifier",
+    "DecisionTreeRegressor",
+    "DecisionTreeClassifier",
+    "ExtraTreeRegressor",
+    "ExtraTreeClassifier",
+    "RandomForestRegressor",
+    "RandomForestClassifier",
+    "ExtraTreesRegressor",
+    "ExtraTreesClassifier",
 }
 _GB = {"GradientBoostingRegressor", "GradientBoostingClassifier"}
 _HGB = {"HistGradientBoostingRegressor", "HistGradientBoostingClassifier"}
@@ -55,7 +62,9 @@ def sklearn_trees(estimator: Any) -> list[Any] | None:
         return None if not est else [e.tree_ for e in est]
     if _is_sklearn_class(estimator, _GB):
         init = getattr(estimator, "init_", None)
-        if not (isinstance(init, str) and init == "zero") and not _is_sklearn_class(init, {"DummyRegressor", "DummyClassifier"}):
+        if not (isinstance(init, str) and init == "zero") and not _is_sklearn_class(
+            init, {"DummyRegressor", "DummyClassifier"}
+        ):
             return None  # a fitted init estimator may depend on the switched values in any way
         est = getattr(estimator, "estimators_", None)
         return None if est is None else [e.tree_ for e in np.ravel(est)]
@@ -97,12 +106,13 @@ def tree_thresholds(estimator: Any, n_features: int) -> tuple[list[np.ndarray], 
     order = np.lexsort((thr, feats))
     feats, thr = feats[order], thr[order]
     bounds = np.searchsorted(feats, np.arange(n_features + 1))
-    per_feature = [np.unique(thr[bounds[k]:bounds[k + 1]]) for k in range(n_features)]
+    per_feature = [np.unique(thr[bounds[k] : bounds[k + 1]]) for k in range(n_features)]
     return per_feature, rule, cat
 
 
-def threshold_cells(estimator: Any, X: np.ndarray, group: tuple[int, ...],
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def threshold_cells(
+    estimator: Any, X: np.ndarray, group: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``(values, inverse, counts)`` of the occupied threshold cells of ``X[:, group]``, or None.
 
     ``values`` holds one data row of the group per cell (the first row in it);

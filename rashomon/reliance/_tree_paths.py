@@ -24,6 +24,7 @@ at its own value must equal the model's own prediction for that row (relative 1e
 returned and the caller uses the threshold-cell path. Classifiers only through ``predict_proba``
 (a label from an argmax could flip on a rounding-level tie); one switched feature only.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -172,8 +173,16 @@ def _stack(trees, qvals, spans):
     left = np.concatenate([np.where(t[0] >= 0, t[0] + o, -1) for t, o in zip(trees, off)])
     right = np.concatenate([np.where(t[0] >= 0, t[1] + o, -1) for t, o in zip(trees, off)])
     cat = np.concatenate
-    return (left, right, cat([t[2] for t in trees]), cat([t[3] for t in trees]).astype(np.float64), cat(qvals),
-            cat([s[0] for s in spans]), cat([s[1] for s in spans]), off)
+    return (
+        left,
+        right,
+        cat([t[2] for t in trees]),
+        cat([t[3] for t in trees]).astype(np.float64),
+        cat(qvals),
+        cat([s[0] for s in spans]),
+        cat([s[1] for s in spans]),
+        off,
+    )
 
 
 def _walk(table, Xb: np.ndarray, k: int):
@@ -205,8 +214,15 @@ def _walk(table, Xb: np.ndarray, k: int):
     return rows, lo_node[nodes], hi_node[nodes], values[nodes]
 
 
-def forest_path_e_switch(estimator: Any, predictor: Predictor, X: np.ndarray, y_enc: np.ndarray,
-                         group: tuple[int, ...], prediction: np.ndarray, memory_limit: int) -> float | None:
+def forest_path_e_switch(
+    estimator: Any,
+    predictor: Predictor,
+    X: np.ndarray,
+    y_enc: np.ndarray,
+    group: tuple[int, ...],
+    prediction: np.ndarray,
+    memory_limit: int,
+) -> float | None:
     """Exact e_switch of a scikit-learn tree ensemble on one feature (module notes), or None if not applicable."""
     if len(group) != 1 or predictor.is_callable:
         return None
@@ -268,8 +284,9 @@ def forest_path_e_switch(estimator: Any, predictor: Predictor, X: np.ndarray, y_
         step = max(1, (1 << 20) // (n_occ + 1))
         for s in range(0, b, step):
             t = min(b, s + step)
-            losses = predictor.losses_from(np.repeat(y_enc[j0 + s:j0 + t], n_occ),
-                                           finish(V[s:t, :n_occ].reshape((t - s) * n_occ, K)))
+            losses = predictor.losses_from(
+                np.repeat(y_enc[j0 + s : j0 + t], n_occ), finish(V[s:t, :n_occ].reshape((t - s) * n_occ, K))
+            )
             total += float(np.sum(losses.reshape(t - s, n_occ) @ cnt))
         j0 = j1
     diag = float(np.sum(predictor.losses_from(y_enc, prediction)))

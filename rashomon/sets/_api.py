@@ -1,4 +1,5 @@
 """One-call functions: thin wrappers that fit a :class:`~rashomon.RashomonSet` and ask it one question."""
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -10,7 +11,17 @@ from ._results import MCREnvelope, MCRResult
 __all__ = ["model_class_reliance", "mcr_envelope", "rashomon_pd_band"]
 
 
-@validate_params({"epsilon_kind": Options(("relative", "additive", "absolute")), "kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="neither"), "max_iter": Integral(1), "n_starts": Integral(1), "random_state": RandomStateLike(), "conditional": Boolean()})
+@validate_params(
+    {
+        "epsilon_kind": Options(("relative", "additive", "absolute")),
+        "kind": Options(("ratio", "difference")),
+        "tol": Real(0.0, closed="neither"),
+        "max_iter": Integral(1),
+        "n_starts": Integral(1),
+        "random_state": RandomStateLike(),
+        "conditional": Boolean(),
+    }
+)
 def model_class_reliance(
     model_class: Any,
     X: Any,
@@ -46,11 +57,28 @@ def model_class_reliance(
     """
     rs = RashomonSet(model_class, epsilon, epsilon_kind=epsilon_kind, reference=reference, loss=loss)
     rs.fit(X, y, sample_weight)
-    return rs.model_class_reliance(features, kind=kind, conditional=conditional, strata=strata, tol=tol,
-                                   max_iter=max_iter, n_starts=n_starts, random_state=random_state)
+    return rs.model_class_reliance(
+        features,
+        kind=kind,
+        conditional=conditional,
+        strata=strata,
+        tol=tol,
+        max_iter=max_iter,
+        n_starts=n_starts,
+        random_state=random_state,
+    )
 
 
-@validate_params({"epsilon_kind": Options(("relative", "additive", "absolute")), "kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="neither"), "max_iter": Integral(1), "progress": Boolean(), "conditional": Boolean()})
+@validate_params(
+    {
+        "epsilon_kind": Options(("relative", "additive", "absolute")),
+        "kind": Options(("ratio", "difference")),
+        "tol": Real(0.0, closed="neither"),
+        "max_iter": Integral(1),
+        "progress": Boolean(),
+        "conditional": Boolean(),
+    }
+)
 def mcr_envelope(
     model_class: Any,
     X: Any,
@@ -76,11 +104,27 @@ def mcr_envelope(
     MCREnvelope
     """
     rs = RashomonSet(model_class, 0.0, reference=reference).fit(X, y)
-    return rs.envelope(features, epsilons, epsilon_kind=epsilon_kind, kind=kind, conditional=conditional,
-                       strata=strata, tol=tol, max_iter=max_iter, progress=progress)
+    return rs.envelope(
+        features,
+        epsilons,
+        epsilon_kind=epsilon_kind,
+        kind=kind,
+        conditional=conditional,
+        strata=strata,
+        tol=tol,
+        max_iter=max_iter,
+        progress=progress,
+    )
 
 
-@validate_params({"epsilon": Real(0.0), "epsilon_kind": Options(("relative", "additive", "absolute")), "grid_resolution": Integral(2), "tol": Real(0.0, closed="neither")})
+@validate_params(
+    {
+        "epsilon": Real(0.0),
+        "epsilon_kind": Options(("relative", "additive", "absolute")),
+        "grid_resolution": Integral(2),
+        "tol": Real(0.0, closed="neither"),
+    }
+)
 def rashomon_pd_band(
     model_class: Any,
     X: Any,

@@ -11,6 +11,7 @@ once (COMPAS audit: 1.0 step per end against 12.7 from scratch); otherwise Newto
 :meth:`~rashomon.RashomonSet.model_class_reliance` certifies them (the starting γ only chooses where the
 search looks).
 """
+
 from __future__ import annotations
 
 import math
@@ -21,7 +22,7 @@ import numpy as np
 
 from ..utils import DisplayMixin, single_blas_thread
 from ..utils.validation import RashomonInputError, check_choice, check_float, check_positive_int, group_name
-from ._search import search_result
+from ._search_result import search_result
 
 __all__ = ["bootstrap_mcr", "BootstrapMCR"]
 
@@ -56,8 +57,7 @@ class BootstrapMCR(DisplayMixin):
     def interval(self, name: str, key: str = "upper", confidence_level: float = 0.95) -> tuple[float, float]:
         """Percentile interval of ``draws[name][key]`` (key ``"mr_ref"``, ``"lower"`` or ``"upper"``)."""
         check_choice(key, _KEYS, "key", "BootstrapMCR.interval")
-        confidence_level = check_float(confidence_level, "confidence_level", "BootstrapMCR.interval", low=0.0,
-                                       high=1.0)
+        confidence_level = check_float(confidence_level, "confidence_level", "BootstrapMCR.interval", low=0.0, high=1.0)
         a = (1.0 - confidence_level) / 2.0
         v = np.asarray(self.draws[name][key], dtype=float)
         return float(np.quantile(v, a)), float(np.quantile(v, 1.0 - a))
@@ -126,7 +126,7 @@ def _kkt_solve(srch, th, nu, H, rhs, gap=0.0):
         sol = np.linalg.solve(H, rhs)
     except np.linalg.LinAlgError:
         return None
-    return sol[:len(th)], (sol[-1] if nu > 0 else np.zeros(np.shape(rhs)[1:]))
+    return sol[: len(th)], (sol[-1] if nu > 0 else np.zeros(np.shape(rhs)[1:]))
 
 
 def _slope(srch, side: str, g: float, th: np.ndarray, nu: float) -> float:
@@ -143,8 +143,9 @@ def _slope(srch, side: str, g: float, th: np.ndarray, nu: float) -> float:
     return math.nan if d is None else float(2.0 * (eo.Q @ th - eo.c) @ d[0])
 
 
-def _estimate(srch, side: str, eps: float, g: float, th: np.ndarray, nu: float, h: float,
-              slope: float | None = None) -> float:
+def _estimate(
+    srch, side: str, eps: float, g: float, th: np.ndarray, nu: float, h: float, slope: float | None = None
+) -> float:
     """The larger of the Newton estimates of γ_φ and (ratio) γ₀ from a minimiser θ at γ (NaN if none).
 
     γ_φ is aimed at ``φ = −η``, inside the set by a margin whose cost in the gap is about tol/4:
@@ -261,16 +262,27 @@ def _groups(rs, features, func: str) -> dict:
     """``{name: column indices}`` from one feature or group, or a dict of them."""
     if isinstance(features, dict):
         if not features:
-            raise RashomonInputError(f"The 'features' parameter of {func} must be a non-empty dict, a feature or a "
-                                     "group. Got {} instead.")
+            raise RashomonInputError(
+                f"The 'features' parameter of {func} must be a non-empty dict, a feature or a group. Got {{}} instead."
+            )
         return {str(k): rs._group(v, func) for k, v in features.items()}
     group = rs._group(features, func)
     return {group_name(group, rs._columns): group}
 
 
-def bootstrap_mcr(rs: Any, features: Any, n_resamples: int = 1000, *, kind: str = "ratio", random_state: Any = 0,
-                  n_jobs: int | None = None, tol: float = 2.0**-20, max_iter: int = 100, warm_start: bool = True,
-                  callback: Any = None) -> BootstrapMCR:
+def bootstrap_mcr(
+    rs: Any,
+    features: Any,
+    n_resamples: int = 1000,
+    *,
+    kind: str = "ratio",
+    random_state: Any = 0,
+    n_jobs: int | None = None,
+    tol: float = 2.0**-20,
+    max_iter: int = 100,
+    warm_start: bool = True,
+    callback: Any = None,
+) -> BootstrapMCR:
     """Bootstrap MR(reference), MCR− and MCR+ of feature groups over a fitted squared-loss set.
 
     Resample r draws counts ``w = RandomState(seed_r).multinomial(n, [1/n]*n)`` over the set's
@@ -308,11 +320,14 @@ def bootstrap_mcr(rs: Any, features: Any, n_resamples: int = 1000, *, kind: str 
 
     func = "bootstrap_mcr"
     if not hasattr(rs, "loss_") or rs.loss_ != "squared_error":
-        raise RashomonInputError(f"The 'rs' parameter of {func} must be a RashomonSet fitted with "
-                                 "loss='squared_error'.")
+        raise RashomonInputError(
+            f"The 'rs' parameter of {func} must be a RashomonSet fitted with loss='squared_error'."
+        )
     if rs.sample_weight_ is not None:
-        raise RashomonInputError(f"The 'rs' parameter of {func} must be a set fitted without sample_weight (a "
-                                 "resample re-weights equally likely rows).")
+        raise RashomonInputError(
+            f"The 'rs' parameter of {func} must be a set fitted without sample_weight (a "
+            "resample re-weights equally likely rows)."
+        )
     n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=1)
     check_choice(kind, ("ratio", "difference"), "kind", func)
     tol = check_float(tol, "tol", func, low=0.0)
@@ -330,7 +345,8 @@ def bootstrap_mcr(rs: Any, features: Any, n_resamples: int = 1000, *, kind: str 
         rows.extend(chunk)
         if callback is not None:
             callback(len(chunk))
-    draws = {name: {k: np.array([r[name][i] for r in rows], dtype=float) for i, k in enumerate(_KEYS)}
-             for name in groups}
+    draws = {
+        name: {k: np.array([r[name][i] for r in rows], dtype=float) for i, k in enumerate(_KEYS)} for name in groups
+    }
     tight = {name: np.array([[r[name][3], r[name][4]] for r in rows], dtype=bool) for name in groups}
     return BootstrapMCR(draws, tight, seeds, groups, kind, tol, starts)

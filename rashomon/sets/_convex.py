@@ -23,6 +23,7 @@ of the switched block with weights ``#{i ≠ j : x1_i = v}`` (as in
 :func:`rashomon.model_reliance`), so a binary or categorical group costs O(n)
 rows; a continuous one n² rows (``max_rows`` guards memory).
 """
+
 from __future__ import annotations
 
 import math
@@ -48,7 +49,9 @@ def encode_labels(y, loss, func):
             return y.astype(float)
         if vals <= {0.0, 1.0}:
             return 2.0 * y - 1.0
-        raise RashomonInputError(f"The 'y' parameter of {func} must hold labels in {{-1, +1}} or {{0, 1}} for loss={loss!r}.")
+        raise RashomonInputError(
+            f"The 'y' parameter of {func} must hold labels in {{-1, +1}} or {{0, 1}} for loss={loss!r}."
+        )
     return y
 
 
@@ -68,8 +71,27 @@ def _dloss(loss, y, z):
     return -np.sign(y - z)
 
 
-def convex_loss_mcr(par, X, ye, columns, group, *, loss, t_orig, theta_min, e_min, e_ref, epsilon_abs,
-                    reference_theta, kind, tol, max_iter, n_starts, random_state, func) -> MCRResult:
+def convex_loss_mcr(
+    par,
+    X,
+    ye,
+    columns,
+    group,
+    *,
+    loss,
+    t_orig,
+    theta_min,
+    e_min,
+    e_ref,
+    epsilon_abs,
+    reference_theta,
+    kind,
+    tol,
+    max_iter,
+    n_starts,
+    random_state,
+    func,
+) -> MCRResult:
     """MCR of ``group`` over a fitted convex-loss Rashomon set.
 
     ``par`` is the class's :class:`~rashomon.model_classes.LinearParametrization`, ``ye`` the
@@ -92,7 +114,8 @@ def convex_loss_mcr(par, X, ye, columns, group, *, loss, t_orig, theta_min, e_mi
     if len(values) * n > MAX_ROWS:
         raise RashomonInputError(
             f"{func}: exact e_switch for loss={loss!r} needs {len(values) * n:,} switched rows (> {MAX_ROWS:,}); "
-            "use fewer rows or a discrete feature group.")
+            "use fewer rows or a discrete feature group."
+        )
     rows = np.repeat(D[None], len(values), axis=0)  # values × n × d
     rows[:, :, g + o] = values[:, None, :]
     F = rows.reshape(-1, d)
@@ -146,6 +169,7 @@ def convex_loss_mcr(par, X, ye, columns, group, *, loss, t_orig, theta_min, e_mi
                 hi = gval
                 break
             lo, gval = gval, gval * 2
+
         def on_segment():
             # Between the bracketing minimisers (e_orig above / below ε) lies a model with e_orig = ε:
             # e_orig is convex along the segment, so bisection on t finds it; the ball is convex.
@@ -168,8 +192,10 @@ def convex_loss_mcr(par, X, ye, columns, group, *, loss, t_orig, theta_min, e_mi
                 else:
                     lo = mid
     else:
-        notes.append("lower end: the e_switch minimiser is already in the Rashomon set; the tight bound needs γ < 0 "
-                     "(non-convex for this loss), so the γ = 0 bound is returned (valid, possibly conservative)")
+        notes.append(
+            "lower end: the e_switch minimiser is already in the Rashomon set; the tight bound needs γ < 0 "
+            "(non-convex for this loss), so the γ = 0 bound is returned (valid, possibly conservative)"
+        )
     lower = bound()
     lth, lmr = best_lower_model()
     lower_gap = max(0.0, lmr - lower) if lth is not None else math.inf
@@ -221,25 +247,53 @@ def convex_loss_mcr(par, X, ye, columns, group, *, loss, t_orig, theta_min, e_mi
             th, cur = new, val
         if cur > best_up:
             best_up, best_th = cur, th
-    notes.append("upper end: non-convex for this loss; the value is the best model found by convex-concave "
-                  "(Dinkelbach) ascent, an inner value (a lower bound on MCR+), not a certified bound")
+    notes.append(
+        "upper end: non-convex for this loss; the value is the best model found by convex-concave "
+        "(Dinkelbach) ascent, an inner value (a lower bound on MCR+), not a certified bound"
+    )
 
     def model(th):
         if th is None:
             return None
         e1, e2 = e_o(th), e_s(th)
         coef = th[o:] / sd
-        return MCRModel(np.asarray(th), e1, e2, mr_value(e1, e2, kind),
-                        {"coef": coef, "intercept": float((th[0] if o else 0.0) - mean @ coef)}, par.estimator(th))
+        return MCRModel(
+            np.asarray(th),
+            e1,
+            e2,
+            mr_value(e1, e2, kind),
+            {"coef": coef, "intercept": float((th[0] if o else 0.0) - mean @ coef)},
+            par.estimator(th),
+        )
 
     names = tuple(columns[i] if columns else f"x{i}" for i in group)
     return MCRResult(
-        lower=float(lower), upper=float(best_up), lower_model=model(lth), upper_model=model(best_th),
-        lower_gap=float(lower_gap), upper_gap=math.nan,
-        lower_tight=bool(lower_gap <= max(tol, 1e-5) * max(1.0, abs(lower))), upper_tight=False,
-        gamma_lower=float(max(steps, key=lambda s: step_bound(s, eps, kind) if np.isfinite(step_bound(s, eps, kind)) else -math.inf).gamma),
-        gamma_upper=math.nan, kind=kind, features=names, epsilon_abs=float(eps), e_ref=float(e_ref), e_min=float(e_min),
-        reference_model=model(reference_theta), steps=steps, model_class=par.class_name, tol=tol,
-        certified=all(s.certified for s in steps), lower_certified=True, upper_certified=False, loss=loss,
+        lower=float(lower),
+        upper=float(best_up),
+        lower_model=model(lth),
+        upper_model=model(best_th),
+        lower_gap=float(lower_gap),
+        upper_gap=math.nan,
+        lower_tight=bool(lower_gap <= max(tol, 1e-5) * max(1.0, abs(lower))),
+        upper_tight=False,
+        gamma_lower=float(
+            max(
+                steps, key=lambda s: step_bound(s, eps, kind) if np.isfinite(step_bound(s, eps, kind)) else -math.inf
+            ).gamma
+        ),
+        gamma_upper=math.nan,
+        kind=kind,
+        features=names,
+        epsilon_abs=float(eps),
+        e_ref=float(e_ref),
+        e_min=float(e_min),
+        reference_model=model(reference_theta),
+        steps=steps,
+        model_class=par.class_name,
+        tol=tol,
+        certified=all(s.certified for s in steps),
+        lower_certified=True,
+        upper_certified=False,
+        loss=loss,
         notes="; ".join(notes),
     )

@@ -10,6 +10,7 @@ leave-one-out error in one more pass (:func:`ridge_loo_statistics`); the class's
 on the training part is the e_orig minimiser over its ball from the summaries
 (:func:`reference_from_statistics`, what ``fit_reference`` does in memory).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -57,14 +58,22 @@ def dask_split_statistics(X: Any, y: Any, mask: Any, *, func: str = "audit", on_
         return out if keepdims else out[0]
 
     blocks = _per_block(both, Xd, yd, md, 2 * K)
-    total = da.reduction(blocks, lambda b, axis, keepdims: b, merge, axis=0, keepdims=True, combine=merge,
-                         dtype=float, concatenate=True, meta=np.empty((0, 0)))
+    total = da.reduction(
+        blocks,
+        lambda b, axis, keepdims: b,
+        merge,
+        axis=0,
+        keepdims=True,
+        combine=merge,
+        dtype=float,
+        concatenate=True,
+        meta=np.empty((0, 0)),
+    )
     (packed,) = dask.compute(total)
     packed = np.asarray(packed)[0]
     if on_counts is not None:
         on_counts(int(round(packed[1])), int(round(packed[K + 1])))
-    return (RowStatistics(packed[:K], func, columns), RowStatistics(packed[K:], func, columns), (Xd, yd, md),
-            columns)
+    return (RowStatistics(packed[:K], func, columns), RowStatistics(packed[K:], func, columns), (Xd, yd, md), columns)
 
 
 def _mask(mb: Any) -> np.ndarray:
@@ -91,13 +100,14 @@ def transform_statistics(st: RowStatistics, columns: Any = None, shift: Any = No
     packed = np.zeros(packed_size(len(S)))
     packed[:3] = st.n_rows, st.weight_sum, st.n_positive
     q = len(S) + 1
-    packed[_HEAD + q - 1:_HEAD + 2 * q - 1] = mean
-    packed[_HEAD + 2 * q - 1:] = C.ravel()
+    packed[_HEAD + q - 1 : _HEAD + 2 * q - 1] = mean
+    packed[_HEAD + 2 * q - 1 :] = C.ravel()
     return RowStatistics(packed, "transform_statistics")
 
 
-def ridge_loo_statistics(data: Any, st: RowStatistics, column_sets: list, alphas: Any, *, shift: Any = None,
-                         scale: Any = None) -> list[dict]:
+def ridge_loo_statistics(
+    data: Any, st: RowStatistics, column_sets: list, alphas: Any, *, shift: Any = None, scale: Any = None
+) -> list[dict]:
     """Ridge ``min Σ w (y - μ - z_S'β)² + α·||β||²`` on ``z = (x - shift)/scale``, α by exact leave-one-out error.
 
     For each column set S (non-empty) of ``column_sets``, with ``data = (X, y, w)`` the dask
@@ -135,8 +145,13 @@ def ridge_loo_statistics(data: Any, st: RowStatistics, column_sets: list, alphas
         wb = np.asarray(wb, dtype=float).reshape(-1)
         sel = wb > 0  # rows of weight 0 add nothing: skip them
         xb, yb, wb = xb[sel], yb[sel], wb[sel]
-        return np.concatenate([loo_block(xb[:, S], yb, wb, mu, sd, 0.0, cy, V, sv, uty, shrink, W, True)
-                               for S, mu, sd, cy, V, sv, uty, shrink, _, _ in specs], axis=1)
+        return np.concatenate(
+            [
+                loo_block(xb[:, S], yb, wb, mu, sd, 0.0, cy, V, sv, uty, shrink, W, True)
+                for S, mu, sd, cy, V, sv, uty, shrink, _, _ in specs
+            ],
+            axis=1,
+        )
 
     (total,) = dask.compute(_per_block(fn, Xd, yd, wd, len(specs) * len(alphas)).sum(axis=0))
     loo_all = np.asarray(total).reshape(len(specs), len(alphas)) / W
@@ -144,13 +159,21 @@ def ridge_loo_statistics(data: Any, st: RowStatistics, column_sets: list, alphas
     for (_, _, _, cy, V, sv, uty, _, s2, sub), loo in zip(specs, loo_all):
         best = int(np.argmin(loo))
         coef = V @ (uty * sv / (s2 + alphas[best]))
-        out.append({"alpha": float(alphas[best]), "coef": coef, "intercept": float(cy - sub.mean[:-1] @ coef),
-                    "loo_mse": float(loo[best]), "statistics": sub})
+        out.append(
+            {
+                "alpha": float(alphas[best]),
+                "coef": coef,
+                "intercept": float(cy - sub.mean[:-1] @ coef),
+                "loo_mse": float(loo[best]),
+                "statistics": sub,
+            }
+        )
     return out
 
 
-def reference_from_statistics(mc: LinearModelClass, st: RowStatistics, func: str,
-                              columns: list[str] | None = None) -> ClassMember:
+def reference_from_statistics(
+    mc: LinearModelClass, st: RowStatistics, func: str, columns: list[str] | None = None
+) -> ClassMember:
     """``mc.fit_reference`` on the rows summarised by ``st`` (``mc.norm_bound`` given): the e_orig
     minimiser over the class's ball, a member whose parametrisation travels with it."""
     par = statistics_parametrization(mc, st, None, func, columns)

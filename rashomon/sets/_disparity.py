@@ -21,6 +21,7 @@ A disparity compares a group metric (:mod:`._fair_metrics`) between two groups: 
 With more than two groups, each group is compared with the reference group, plus fairlearn's between-groups
 summary: ``max_g m_g - min_g m_g`` (difference) or ``min_g m_g / max_g m_g`` (ratio).
 """
+
 from __future__ import annotations
 
 import copy
@@ -100,8 +101,9 @@ def quad_min(rs, N: Quadratic, eps, tol=2.0**-20, max_iter=100, srch=None):
     k = max(abs(float(N.k)), abs(float(rs.e_orig_form_.k)))
     bound -= 2e3 * np.finfo(float).eps * k  # the rounding of losses of size k (as the MCR result)
     if th is None or not np.isfinite(bound):
-        raise RashomonInputError("disparity_range: the γ-search found no certified bound for a quadratic disparity; "
-                                 "please report this data.")
+        raise RashomonInputError(
+            "disparity_range: the γ-search found no certified bound for a quadratic disparity; please report this data."
+        )
     return float(bound), th, float(val), srch
 
 
@@ -188,16 +190,20 @@ class _Ranger:
             return lo, -nhi, th_lo, th_hi
         dlo, dhi = self._group_range(h)
         if not dlo > 0:
-            raise RashomonInputError(f"{self.func}: the ratio needs the reference group's metric positive on the whole "
-                                     f"set; it can reach {dlo:.4g}. Use kind='difference'.")
+            raise RashomonInputError(
+                f"{self.func}: the ratio needs the reference group's metric positive on the whole "
+                f"set; it can reach {dlo:.4g}. Use kind='difference'."
+            )
         vals = lambda th: self.spec.group_values(th)[0]  # noqa: E731
         t0 = float(vals(self.rs.reference_theta_)[g] / vals(self.rs.reference_theta_)[h])
         out = []
         for sign in (1.0, -1.0):
+
             def comb(t, sign=sign):
                 b, th = self._comb_min(g, h, sign * t, sign)
                 v = vals(th)
                 return b, th, sign * v[g], v[h]
+
             out.append(_dinkelbach(comb, dlo, dhi, sign * t0, self.tol))
         (lo, th_lo, _), (nhi, th_hi, _) = out
         return lo, -nhi, th_lo, th_hi
@@ -305,8 +311,11 @@ def range_rows(rs, spec: MetricSpec, kind: str, eps: float, tol: float, func: st
         rows["upper"].append(hi)
         rows["lower_attained"].append(la)
         rows["upper_attained"].append(ua)
-        rows["exact"].append(spec.structure != "rowwise" and la - lo <= _EXACT_TOL * max(1, abs(lo))
-                             and hi - ua <= _EXACT_TOL * max(1, abs(hi)))
+        rows["exact"].append(
+            spec.structure != "rowwise"
+            and la - lo <= _EXACT_TOL * max(1, abs(lo))
+            and hi - ua <= _EXACT_TOL * max(1, abs(hi))
+        )
         lo_m[i], hi_m[i] = cands[a], cands[b]
     # the between-groups summary (fairlearn's difference / ratio)
     target = 0.0 if kind == "difference" else 1.0
@@ -316,7 +325,7 @@ def range_rows(rs, spec: MetricSpec, kind: str, eps: float, tol: float, func: st
     else:
         blo, bhi = min(p[0] for p in pair_b), min(p[1] for p in pair_b)
     extra = []
-    for (g, h) in all_pairs[:1] if G == 2 else []:
+    for g, h in all_pairs[:1] if G == 2 else []:
         lo, hi = outer[(g, h)]
         if lo <= target <= hi:  # the end members straddle target: a member on their segment attains it
             i = signed.index((g, h))
@@ -331,12 +340,19 @@ def range_rows(rs, spec: MetricSpec, kind: str, eps: float, tol: float, func: st
     rows["upper"].append(bhi)
     rows["lower_attained"].append(la)
     rows["upper_attained"].append(ua)
-    rows["exact"].append(spec.structure != "rowwise" and G == 2 and la - blo <= _EXACT_TOL * max(1, abs(blo))
-                         and bhi - ua <= _EXACT_TOL * max(1, abs(bhi)))
+    rows["exact"].append(
+        spec.structure != "rowwise"
+        and G == 2
+        and la - blo <= _EXACT_TOL * max(1, abs(blo))
+        and bhi - ua <= _EXACT_TOL * max(1, abs(bhi))
+    )
     lo_m[-1], hi_m[-1] = allc[a], allc[b]
     out = {k: np.asarray(v) if k != "names" else v for k, v in rows.items()}
     out["lower_models"], out["upper_models"] = lo_m, hi_m
-    out["reference"] = np.concatenate([
-        [_pair_value(spec, kind, g, h, ref_theta) for g, h in signed],
-        between_value(spec.group_values(ref_theta), kind)])
+    out["reference"] = np.concatenate(
+        [
+            [_pair_value(spec, kind, g, h, ref_theta) for g, h in signed],
+            between_value(spec.group_values(ref_theta), kind),
+        ]
+    )
     return out, ranger

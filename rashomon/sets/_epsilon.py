@@ -1,4 +1,5 @@
 """The one meaning of ε: a threshold ε_abs on e_orig, given in one of three ways."""
+
 from __future__ import annotations
 
 from ..utils.validation import RashomonInputError
@@ -27,5 +28,6 @@ def epsilon_threshold(epsilon: float, epsilon_kind: str, e_ref: float, e_min: fl
     if eps < e_min * (1 - 1e-12):
         raise RashomonInputError(
             f"The 'epsilon' parameter of {func} gives an absolute threshold {eps:.6g} below the best loss the model "
-            f"class attains ({e_min:.6g}); the Rashomon set would be empty. Use a larger epsilon.")
+            f"class attains ({e_min:.6g}); the Rashomon set would be empty. Use a larger epsilon."
+        )
     return max(float(eps), float(e_min))

@@ -40,6 +40,7 @@ folds over the class parametrised once on all rows given (the ball of :meth:`fit
 those rows; the same certified solve), folds are stratified by label, and each fold's loss is the
 mean log loss or hinge loss of its held-out rows.
 """
+
 from __future__ import annotations
 
 import math
@@ -106,8 +107,18 @@ class EpsilonChoice(DisplayMixin):
         return RashomonSet(model_class, self.epsilon, epsilon_kind=self.epsilon_kind, **kwargs)
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame([{"rule": self.rule, "epsilon": self.epsilon, "epsilon_kind": self.epsilon_kind,
-                              "cv_loss": self.cv_loss, "cv_se": self.cv_se, "description": self.description}])
+        return pd.DataFrame(
+            [
+                {
+                    "rule": self.rule,
+                    "epsilon": self.epsilon,
+                    "epsilon_kind": self.epsilon_kind,
+                    "cv_loss": self.cv_loss,
+                    "cv_se": self.cv_se,
+                    "description": self.description,
+                }
+            ]
+        )
 
     def plot(self, *, ax: Any = None):
         """Per-fold CV losses with their mean ± SE and the chosen ε (CV rules), or ε as a bar."""
@@ -119,8 +130,13 @@ class EpsilonChoice(DisplayMixin):
             k = len(self.fold_losses)
             ax.plot(np.arange(1, k + 1), self.fold_losses, "o", color="C0", label="held-out loss per fold")
             ax.axhline(self.cv_loss, color="k", label=f"CV loss {self.cv_loss:.4g}")
-            ax.axhspan(self.cv_loss - self.cv_se, self.cv_loss + self.cv_se, color="C0", alpha=0.2,
-                       label=f"± SE {self.cv_se:.3g}")
+            ax.axhspan(
+                self.cv_loss - self.cv_se,
+                self.cv_loss + self.cv_se,
+                color="C0",
+                alpha=0.2,
+                label=f"± SE {self.cv_se:.3g}",
+            )
             ax.set_xlabel("fold")
             ax.set_ylabel("loss")
         else:
@@ -152,22 +168,30 @@ def _margin_cv_losses(model_class, X, y, sample_weight, cv, seed, func):
     ye = encode_margin_labels(y, func)
     rare = int(min(np.sum(ye > 0), np.sum(ye < 0)))
     if cv > rare:
-        raise RashomonInputError(f"The 'cv' parameter of {func} must be at most the number of rows of the rarer label "
-                                 f"({rare}) for {type(model_class).__name__} (folds are stratified by label). Got {cv} "
-                                 "instead.")
+        raise RashomonInputError(
+            f"The 'cv' parameter of {func} must be at most the number of rows of the rarer label "
+            f"({rare}) for {type(model_class).__name__} (folds are stratified by label). Got {cv} "
+            "instead."
+        )
     folds = list(StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed).split(X, ye))
     par, thetas = model_class.minimise_loss(X, y, sample_weight, func=func, folds=[tr for tr, _ in folds])
     loss = par.info["margin_loss"]
-    return np.array([float(np.mean(loss.exact(ye[te] * (par.design(X[te]) @ th)))) for (_, te), th in zip(folds, thetas)])
+    return np.array(
+        [float(np.mean(loss.exact(ye[te] * (par.design(X[te]) @ th)))) for (_, te), th in zip(folds, thetas)]
+    )
 
 
 #: rules with a meaning per class family (see the module notes)
 _ALLOWED = {
     "LogisticModelClass": (EPSILON_RULES, "log loss"),
-    "HingeModelClass": (("holdout_cv", "cv_1se"), "the hinge loss is not a log-likelihood, so no likelihood-ratio or "
-                        "profile-likelihood rule is defined for it"),
-    "KernelModelClass": (("holdout_cv", "cv_1se", "likelihood_ratio"), "the profile (t) rule needs the Gaussian "
-                         "linear model of a LinearModelClass"),
+    "HingeModelClass": (
+        ("holdout_cv", "cv_1se"),
+        "the hinge loss is not a log-likelihood, so no likelihood-ratio or profile-likelihood rule is defined for it",
+    ),
+    "KernelModelClass": (
+        ("holdout_cv", "cv_1se", "likelihood_ratio"),
+        "the profile (t) rule needs the Gaussian linear model of a LinearModelClass",
+    ),
 }
 
 
@@ -185,8 +209,9 @@ def _check_rule(rule, family, func):
         return
     allowed, why = _ALLOWED[family]
     if rule not in allowed:
-        raise RashomonInputError(f"The 'rule' parameter of {func} must be one of {list(allowed)} for {family} ({why}). "
-                                 f"Got {rule!r} instead.")
+        raise RashomonInputError(
+            f"The 'rule' parameter of {func} must be one of {list(allowed)} for {family} ({why}). Got {rule!r} instead."
+        )
 
 
 def _logistic_lr(model_class, X, y, rule, alpha, n, func) -> EpsilonChoice:
@@ -199,8 +224,10 @@ def _logistic_lr(model_class, X, y, rule, alpha, n, func) -> EpsilonChoice:
     encode_margin_labels(y, func)
     q = float(stats.chi2.ppf(1 - alpha, 1))
     eps = q / (2 * n)
-    desc = (f"likelihood-ratio rule for the log loss: ε_abs = e_ref + χ²₁({1 - alpha:g})/(2n) = e_ref + {q:.4g}/{2 * n}"
-            f" = e_ref + {eps:.4g} (with e_ref = e_min: the models with LR statistic 2n(L - L_min) <= {q:.4g})")
+    desc = (
+        f"likelihood-ratio rule for the log loss: ε_abs = e_ref + χ²₁({1 - alpha:g})/(2n) = e_ref + {q:.4g}/{2 * n}"
+        f" = e_ref + {eps:.4g} (with e_ref = e_min: the models with LR statistic 2n(L - L_min) <= {q:.4g})"
+    )
     if rule == "likelihood_ratio":
         return EpsilonChoice(rule, eps, "additive", desc)
     from ._rashomon_set import RashomonSet
@@ -212,24 +239,50 @@ def _logistic_lr(model_class, X, y, rule, alpha, n, func) -> EpsilonChoice:
         on_ball = ["the loss minimiser lies"]
     else:  # a range attained strictly inside the ball is the range of the unbounded set (convexity)
         cr = rs.coef_range(return_models=True)
-        on_ball = [name for name, lo, hi in zip(cr.names, cr.lower_models, cr.upper_models)
-                   if max(lo @ B @ lo, hi @ B @ hi) >= r * (1 - 1e-6)]
-        on_ball = [f"the members attaining the ranges of {on_ball[:5]}" + (f" and {len(on_ball) - 5} more"
-                                                                           if len(on_ball) > 5 else "") + " lie"] if on_ball else []
+        on_ball = [
+            name
+            for name, lo, hi in zip(cr.names, cr.lower_models, cr.upper_models)
+            if max(lo @ B @ lo, hi @ B @ hi) >= r * (1 - 1e-6)
+        ]
+        on_ball = (
+            [
+                f"the members attaining the ranges of {on_ball[:5]}"
+                + (f" and {len(on_ball) - 5} more" if len(on_ball) > 5 else "")
+                + " lie"
+            ]
+            if on_ball
+            else []
+        )
     if on_ball:
         raise RashomonInputError(
             f"The 'rule' parameter of {func} is 'profile', whose coefficient ranges are the profile-likelihood "
             f"intervals only when the class's norm bound does not cut the set; here {on_ball[0]} on the norm "
             f"bound (r = {r:.6g}). Give {type(model_class).__name__} a larger norm_bound, or use "
-            "rule='likelihood_ratio' (the same ε without this reading).")
-    return EpsilonChoice(rule, eps, "additive", "profile-likelihood rule for the log loss: " + desc[desc.index(":") + 2:]
-                         + f"; each coefficient range is its {1 - alpha:.0%} profile-likelihood interval (checked: "
-                         "no range is attained on the norm bound)")
+            "rule='likelihood_ratio' (the same ε without this reading)."
+        )
+    return EpsilonChoice(
+        rule,
+        eps,
+        "additive",
+        "profile-likelihood rule for the log loss: "
+        + desc[desc.index(":") + 2 :]
+        + f"; each coefficient range is its {1 - alpha:.0%} profile-likelihood interval (checked: "
+        "no range is attained on the norm bound)",
+    )
 
 
-def select_epsilon(model_class: Any, X: Any, y: Any, rule: str = "cv_1se", *, cv: int = 10,
-                   multiplier: float = 0.1, alpha: float = 0.05, sample_weight: Any = None,
-                   random_state: Any = 0) -> EpsilonChoice:
+def select_epsilon(
+    model_class: Any,
+    X: Any,
+    y: Any,
+    rule: str = "cv_1se",
+    *,
+    cv: int = 10,
+    multiplier: float = 0.1,
+    alpha: float = 0.05,
+    sample_weight: Any = None,
+    random_state: Any = 0,
+) -> EpsilonChoice:
     """Choose ε from the data by a named rule, in the class's own loss (see the module notes for each rule).
 
     Parameters
@@ -277,9 +330,11 @@ def select_epsilon(model_class: Any, X: Any, y: Any, rule: str = "cv_1se", *, cv
     ya = check_y(y, Xa.shape[0], func)
     n = Xa.shape[0]
     if np.ptp(ya) == 0:
-        raise RashomonInputError(f"The 'y' parameter of {func} must take at least two distinct values (a constant y "
-                                 f"leaves the class nothing to fit and no loss to measure ε by). Got y = {ya[0]:g} on "
-                                 "every row instead.")
+        raise RashomonInputError(
+            f"The 'y' parameter of {func} must take at least two distinct values (a constant y "
+            f"leaves the class nothing to fit and no loss to measure ε by). Got y = {ya[0]:g} on "
+            "every row instead."
+        )
     classifier = family in ("LogisticModelClass", "HingeModelClass")
     if rule in ("profile", "likelihood_ratio"):
         alpha = check_float(alpha, "alpha", func, low=0.0, strict=True, high=1.0)
@@ -287,16 +342,27 @@ def select_epsilon(model_class: Any, X: Any, y: Any, rule: str = "cv_1se", *, cv
             return _logistic_lr(model_class, X, ya, rule, alpha, n, func)
         if rule == "likelihood_ratio":
             eps = math.expm1(float(stats.chi2.ppf(1 - alpha, 1)) / n)
-            return EpsilonChoice(rule, eps, "relative", f"likelihood-ratio rule: relative ε = exp(χ²₁({1 - alpha:g})/n)"
-                                 f" - 1 = {eps:.4g} (n = {n})")
+            return EpsilonChoice(
+                rule,
+                eps,
+                "relative",
+                f"likelihood-ratio rule: relative ε = exp(χ²₁({1 - alpha:g})/n) - 1 = {eps:.4g} (n = {n})",
+            )
         d = Xa.shape[1] + (1 if model_class.fit_intercept else 0)
         if n - d < 1:
-            raise RashomonInputError(f"The 'profile' rule of {func} needs more rows than parameters (n = {n}, d = {d}).")
+            raise RashomonInputError(
+                f"The 'profile' rule of {func} needs more rows than parameters (n = {n}, d = {d})."
+            )
         t = float(stats.t.ppf(1 - alpha / 2, n - d))
         eps = t * t / (n - d)
-        return EpsilonChoice(rule, eps, "relative", f"profile (t) rule: relative ε = t²/(n-d) = {t:.4g}²/{n - d} = "
-                             f"{eps:.4g}; coefficient ranges are the OLS {1 - alpha:.0%} t-intervals when the norm "
-                             "bound is inactive")
+        return EpsilonChoice(
+            rule,
+            eps,
+            "relative",
+            f"profile (t) rule: relative ε = t²/(n-d) = {t:.4g}²/{n - d} = "
+            f"{eps:.4g}; coefficient ranges are the OLS {1 - alpha:.0%} t-intervals when the norm "
+            "bound is inactive",
+        )
     cv = check_positive_int(cv, "cv", func, minimum=2)
     if cv > n:
         raise RashomonInputError(f"The 'cv' parameter of {func} must be at most the number of rows ({n}). Got {cv}.")
@@ -315,8 +381,10 @@ def select_epsilon(model_class: Any, X: Any, y: Any, rule: str = "cv_1se", *, cv
     if rule == "holdout_cv":
         multiplier = check_float(multiplier, "multiplier", func, low=0.0)
         eps = multiplier * cv_loss
-        desc = (f"held-out + CV rule: ε_abs = e_ref + {multiplier:g} × {cv}-fold CV {name} ({cv_loss:.4g}) = "
-                f"e_ref + {eps:.4g}")
+        desc = (
+            f"held-out + CV rule: ε_abs = e_ref + {multiplier:g} × {cv}-fold CV {name} ({cv_loss:.4g}) = "
+            f"e_ref + {eps:.4g}"
+        )
     else:
         eps = se
         desc = f"one-standard-error rule: ε_abs = e_ref + SE of the {cv}-fold CV {name} = e_ref + {se:.4g}"

@@ -13,6 +13,7 @@ class; ``σ`` of it on the probability scale of the logistic class). So, per gro
 * everything else is a mean of values each monotone in its row's score, so per-row certified score ranges
   give certified outer bounds (each row at its own extreme), and members give attained inner values.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,14 @@ from ..utils.validation import RashomonInputError
 
 __all__ = ["METRICS", "MetricSpec", "make_spec"]
 
-METRICS = ("mean_prediction", "mean_residual", "group_loss", "positive_rate", "true_positive_rate",
-           "false_positive_rate")
+METRICS = (
+    "mean_prediction",
+    "mean_residual",
+    "group_loss",
+    "positive_rate",
+    "true_positive_rate",
+    "false_positive_rate",
+)
 
 
 class MetricSpec:
@@ -65,10 +72,14 @@ class MetricSpec:
             m = (codes == g) & rows & (w > 0)
             tot = float(w[m].sum())
             if tot <= 0:
-                what = {"true_positive_rate": f" with y = {positive!r}",
-                        "false_positive_rate": f" with y != {positive!r}"}.get(metric, "")
-                raise RashomonInputError(f"The 'sensitive' parameter of {func}: group {labels[g]!r} has no rows{what}, "
-                                         f"so its {metric} is undefined.")
+                what = {
+                    "true_positive_rate": f" with y = {positive!r}",
+                    "false_positive_rate": f" with y != {positive!r}",
+                }.get(metric, "")
+                raise RashomonInputError(
+                    f"The 'sensitive' parameter of {func}: group {labels[g]!r} has no rows{what}, "
+                    f"so its {metric} is undefined."
+                )
             W[g, m] = w[m] / tot
         self.W = W
         if metric in ("mean_prediction", "mean_residual") and scale in ("prediction", "score"):
@@ -144,25 +155,32 @@ def _codes(rs, sensitive, func):
     if isinstance(sensitive, str) or np.isscalar(sensitive):
         cols = list(rs._columns) if rs._columns else []
         if sensitive not in cols:
-            raise RashomonInputError(f"The 'sensitive' parameter of {func} must be a column name of the data the set "
-                                     f"was fitted on ({cols[:8]}{'...' if len(cols) > 8 else ''}) or an array of one "
-                                     f"group label per row. Got {sensitive!r} instead.")
+            raise RashomonInputError(
+                f"The 'sensitive' parameter of {func} must be a column name of the data the set "
+                f"was fitted on ({cols[:8]}{'...' if len(cols) > 8 else ''}) or an array of one "
+                f"group label per row. Got {sensitive!r} instead."
+            )
         vals = np.asarray(rs.X_[:, cols.index(sensitive)])
     else:
         vals = np.asarray(getattr(sensitive, "to_numpy", lambda: sensitive)())
         if vals.ndim != 1 or len(vals) != rs.X_.shape[0]:
-            raise RashomonInputError(f"The 'sensitive' parameter of {func} must be a column name or a 1-d array of "
-                                     f"{rs.X_.shape[0]} group labels (one per row the set was fitted on). Got shape "
-                                     f"{vals.shape} instead.")
+            raise RashomonInputError(
+                f"The 'sensitive' parameter of {func} must be a column name or a 1-d array of "
+                f"{rs.X_.shape[0]} group labels (one per row the set was fitted on). Got shape "
+                f"{vals.shape} instead."
+            )
         if vals.dtype.kind == "f" and not np.all(np.isfinite(vals)):
             raise RashomonInputError(f"The 'sensitive' parameter of {func} must not contain missing values.")
     labels, codes = np.unique(vals, return_inverse=True)
     if len(labels) < 2:
-        raise RashomonInputError(f"The 'sensitive' parameter of {func} must have two or more groups. Got one group "
-                                 f"({labels[0]!r}) instead.")
+        raise RashomonInputError(
+            f"The 'sensitive' parameter of {func} must have two or more groups. Got one group ({labels[0]!r}) instead."
+        )
     if len(labels) > 50:
-        raise RashomonInputError(f"The 'sensitive' parameter of {func} must be a group label (at most 50 groups). "
-                                 f"Got {len(labels)} distinct values instead (a continuous column?).")
+        raise RashomonInputError(
+            f"The 'sensitive' parameter of {func} must be a group label (at most 50 groups). "
+            f"Got {len(labels)} distinct values instead (a continuous column?)."
+        )
     return codes.ravel(), [v.item() if hasattr(v, "item") else v for v in labels]
 
 
@@ -172,63 +190,87 @@ def make_spec(rs, sensitive, metric, *, positive, threshold, scale, reference_gr
 
     rs._check_fitted(func.split(".")[-1])
     if not isinstance(rs.X_, np.ndarray):
-        raise RashomonInputError(f"{func} needs the set's rows in memory (a set fitted on Dask input keeps only "
-                                 "sufficient statistics).")
+        raise RashomonInputError(
+            f"{func} needs the set's rows in memory (a set fitted on Dask input keeps only sufficient statistics)."
+        )
     ms = margin_set(rs)
     if rs.loss_ != "squared_error" and ms is None:
-        raise RashomonInputError(f"{func} needs a quadratic class (loss='squared_error') or a classifier class "
-                                 f"(LogisticModelClass, HingeModelClass). Got loss={rs.loss_!r}.")
+        raise RashomonInputError(
+            f"{func} needs a quadratic class (loss='squared_error') or a classifier class "
+            f"(LogisticModelClass, HingeModelClass). Got loss={rs.loss_!r}."
+        )
     if metric not in METRICS:
-        raise RashomonInputError(f"The 'metric' parameter of {func} must be one of {list(METRICS)}. Got {metric!r} "
-                                 "instead.")
+        raise RashomonInputError(
+            f"The 'metric' parameter of {func} must be one of {list(METRICS)}. Got {metric!r} instead."
+        )
     codes, labels = _codes(rs, sensitive, func)
     ref = 0
     if reference_group is not None:
         if reference_group not in labels:
-            raise RashomonInputError(f"The 'reference_group' parameter of {func} must be one of the groups {labels}. "
-                                     f"Got {reference_group!r} instead.")
+            raise RashomonInputError(
+                f"The 'reference_group' parameter of {func} must be one of the groups {labels}. "
+                f"Got {reference_group!r} instead."
+            )
         ref = labels.index(reference_group)
     y = np.asarray(rs.y_, dtype=float)
     yvals = np.unique(y)
     logistic = ms is not None and ms.loss.name == "logistic"
     if ms is None:
         if scale not in (None, "prediction"):
-            raise RashomonInputError(f"The 'scale' parameter of {func} must be None or 'prediction' for a regression "
-                                     f"class. Got {scale!r} instead.")
+            raise RashomonInputError(
+                f"The 'scale' parameter of {func} must be None or 'prediction' for a regression "
+                f"class. Got {scale!r} instead."
+            )
         scale = "prediction"
     else:
         scale = scale or ("probability" if logistic else "score")
         if scale not in ("score", "probability") or (scale == "probability" and not logistic):
-            raise RashomonInputError(f"The 'scale' parameter of {func} must be 'score'{' or probability' if logistic else ''}"
-                                     f" for {type(rs.model_class).__name__}. Got {scale!r} instead.")
+            raise RashomonInputError(
+                f"The 'scale' parameter of {func} must be 'score'{' or probability' if logistic else ''}"
+                f" for {type(rs.model_class).__name__}. Got {scale!r} instead."
+            )
         if metric == "mean_residual" and scale == "score":
-            raise RashomonInputError(f"The 'metric' parameter of {func} is 'mean_residual', which needs probabilities "
-                                     "(LogisticModelClass with scale='probability') or a regression class.")
+            raise RashomonInputError(
+                f"The 'metric' parameter of {func} is 'mean_residual', which needs probabilities "
+                "(LogisticModelClass with scale='probability') or a regression class."
+            )
     if ms is not None:
         pos_class = float(yvals.max())  # the classifier classes score the larger label (+1 or 1)
         if positive is not None and float(positive) != pos_class:
-            raise RashomonInputError(f"The 'positive' parameter of {func} must be the label the class scores "
-                                     f"({pos_class:g}) for {type(rs.model_class).__name__}. Got {positive!r} instead.")
+            raise RashomonInputError(
+                f"The 'positive' parameter of {func} must be the label the class scores "
+                f"({pos_class:g}) for {type(rs.model_class).__name__}. Got {positive!r} instead."
+            )
         positive = pos_class
     elif positive is None and len(yvals) == 2:
         positive = float(yvals.max())
     elif positive is not None and float(positive) not in set(yvals.tolist()):
         raise RashomonInputError(f"The 'positive' parameter of {func} must be a value of y. Got {positive!r} instead.")
-    needs_pos = metric in ("true_positive_rate", "false_positive_rate") or (metric == "mean_residual" and ms is not None)
+    needs_pos = metric in ("true_positive_rate", "false_positive_rate") or (
+        metric == "mean_residual" and ms is not None
+    )
     if needs_pos and positive is None:
-        raise RashomonInputError(f"The 'positive' parameter of {func} must be given for metric={metric!r} when y is "
-                                 "not binary (the label counted as positive).")
+        raise RashomonInputError(
+            f"The 'positive' parameter of {func} must be given for metric={metric!r} when y is "
+            "not binary (the label counted as positive)."
+        )
     if metric in ("positive_rate", "true_positive_rate", "false_positive_rate"):
         if threshold is None:
             if scale == "prediction" and not set(yvals.tolist()) <= {0.0, 1.0}:
-                raise RashomonInputError(f"The 'threshold' parameter of {func} must be given for metric={metric!r} on "
-                                         "a regression target that is not 0/1 (decisions are prediction > threshold).")
+                raise RashomonInputError(
+                    f"The 'threshold' parameter of {func} must be given for metric={metric!r} on "
+                    "a regression target that is not 0/1 (decisions are prediction > threshold)."
+                )
             threshold = 0.0 if scale == "score" else 0.5
         threshold = float(threshold)
         if scale == "probability" and not 0.0 < threshold < 1.0:
-            raise RashomonInputError(f"The 'threshold' parameter of {func} must be in (0, 1) on the probability scale. "
-                                     f"Got {threshold!r} instead.")
+            raise RashomonInputError(
+                f"The 'threshold' parameter of {func} must be in (0, 1) on the probability scale. "
+                f"Got {threshold!r} instead."
+            )
     elif threshold is not None:
-        raise RashomonInputError(f"The 'threshold' parameter of {func} applies to positive_rate, true_positive_rate "
-                                 f"and false_positive_rate only. Got threshold={threshold!r} with metric={metric!r}.")
+        raise RashomonInputError(
+            f"The 'threshold' parameter of {func} applies to positive_rate, true_positive_rate "
+            f"and false_positive_rate only. Got threshold={threshold!r} with metric={metric!r}."
+        )
     return MetricSpec(rs, metric, codes, labels, ref, positive, threshold, scale, func)

@@ -1,5 +1,7 @@
-"""Results of the fairness queries: disparity ranges, the least disparate member and its frontier, reliance
-differences and the certified reliance order. Each has ``to_frame()``, ``to_dict()`` (JSON-ready) and ``plot()``."""
+"""Results of the fairness queries: disparity ranges, the least disparate member and its frontier (the reliance
+differences and the certified reliance order are in ``_order_results.py``). Each has ``to_frame()``,
+``to_dict()`` (JSON-ready) and ``plot()``."""
+
 from __future__ import annotations
 
 import math
@@ -11,7 +13,7 @@ import pandas as pd
 
 from ..utils import DisplayMixin
 
-__all__ = ["DisparityRange", "DisparityFrontier", "LeastDisparate", "RelianceDifference", "RelianceOrder"]
+__all__ = ["DisparityRange", "DisparityFrontier", "LeastDisparate"]
 
 
 def _num(v):
@@ -83,9 +85,11 @@ class DisparityRange(DisplayMixin):
     def __repr__(self) -> str:
         i = 0
         tag = "exact" if self.exact[i] else "outer"
-        return (f"DisparityRange(metric={self.metric!r}, kind={self.kind!r}, {self.names[i]}: "
-                f"[{self.lower[i]:.4g}, {self.upper[i]:.4g}] ({tag}), reference={self.reference[i]:.4g}, "
-                f"groups={len(self.groups)}, epsilon_abs={self.epsilon_abs:.4g})")
+        return (
+            f"DisparityRange(metric={self.metric!r}, kind={self.kind!r}, {self.names[i]}: "
+            f"[{self.lower[i]:.4g}, {self.upper[i]:.4g}] ({tag}), reference={self.reference[i]:.4g}, "
+            f"groups={len(self.groups)}, epsilon_abs={self.epsilon_abs:.4g})"
+        )
 
     @property
     def gap(self) -> np.ndarray:
@@ -102,28 +106,58 @@ class DisparityRange(DisplayMixin):
 
         G = self.spec.group_values(np.atleast_2d(thetas))
         ref = self.spec.ref
-        cols = [G[:, g] - G[:, ref] if self.kind == "difference" else G[:, g] / G[:, ref]
-                for g in range(G.shape[1]) if g != ref]
+        cols = [
+            G[:, g] - G[:, ref] if self.kind == "difference" else G[:, g] / G[:, ref]
+            for g in range(G.shape[1])
+            if g != ref
+        ]
         return np.column_stack(cols + [between_value(G, self.kind)])
 
     def _display_(self) -> tuple[dict, list]:
-        return ({"metric": self.metric, "kind": self.kind, "scale": self.scale, "method": self.method,
-                 "epsilon_abs": self.epsilon_abs, "n_disparities": len(self.names)}, [("", self.to_frame())])
+        return (
+            {
+                "metric": self.metric,
+                "kind": self.kind,
+                "scale": self.scale,
+                "method": self.method,
+                "epsilon_abs": self.epsilon_abs,
+                "n_disparities": len(self.names),
+            },
+            [("", self.to_frame())],
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per disparity: lower, attained ends, reference, upper, gaps and exactness."""
         g = self.gap
-        return pd.DataFrame({"disparity": self.names, "lower": self.lower, "lower_attained": self.lower_attained,
-                             "reference": self.reference, "upper_attained": self.upper_attained, "upper": self.upper,
-                             "lower_gap": g[0], "upper_gap": g[1], "exact": self.exact})
+        return pd.DataFrame(
+            {
+                "disparity": self.names,
+                "lower": self.lower,
+                "lower_attained": self.lower_attained,
+                "reference": self.reference,
+                "upper_attained": self.upper_attained,
+                "upper": self.upper,
+                "lower_gap": g[0],
+                "upper_gap": g[1],
+                "exact": self.exact,
+            }
+        )
 
     def to_dict(self) -> dict:
         """JSON-ready summary (for reports)."""
-        return {"metric": self.metric, "kind": self.kind, "scale": self.scale, "method": self.method,
-                "groups": [_num(v) for v in self.groups], "reference_group": _num(self.reference_group),
-                "threshold": _num(self.threshold), "positive": _num(self.positive),
-                "epsilon_abs": _num(self.epsilon_abs), "rows": _records(self.to_frame()),
-                "group_values": _records(self.group_values.reset_index())}
+        return {
+            "metric": self.metric,
+            "kind": self.kind,
+            "scale": self.scale,
+            "method": self.method,
+            "groups": [_num(v) for v in self.groups],
+            "reference_group": _num(self.reference_group),
+            "threshold": _num(self.threshold),
+            "positive": _num(self.positive),
+            "epsilon_abs": _num(self.epsilon_abs),
+            "rows": _records(self.to_frame()),
+            "group_values": _records(self.group_values.reset_index()),
+        }
 
     def plot(self, *, ax: Any = None, benchmark: float | None = None, **kwargs: Any):
         """Intervals per disparity (certified outer and attained inner) with the reference marked."""
@@ -155,23 +189,47 @@ class DisparityFrontier(DisplayMixin):
     benchmark: float | None = None
 
     def __repr__(self) -> str:
-        return (f"DisparityFrontier({self.name}, n_epsilons={len(self.epsilons)}, least |disparity| at the set's "
-                f"epsilon={np.interp(self.epsilon_abs, self.epsilons, self.attained):.4g}, zero disparity from loss "
-                f"{self.zero_loss_upper:.6g})")
+        return (
+            f"DisparityFrontier({self.name}, n_epsilons={len(self.epsilons)}, least |disparity| at the set's "
+            f"epsilon={np.interp(self.epsilon_abs, self.epsilons, self.attained):.4g}, zero disparity from loss "
+            f"{self.zero_loss_upper:.6g})"
+        )
 
     def _display_(self) -> tuple[dict, list]:
-        return ({"name": self.name, "kind": self.kind, "e_ref": self.e_ref, "e_min": self.e_min,
-                 "epsilon_abs": self.epsilon_abs, "reference_disparity": self.reference_disparity}, [("", self.to_frame())])
+        return (
+            {
+                "name": self.name,
+                "kind": self.kind,
+                "e_ref": self.e_ref,
+                "e_min": self.e_min,
+                "epsilon_abs": self.epsilon_abs,
+                "reference_disparity": self.reference_disparity,
+            },
+            [("", self.to_frame())],
+        )
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"epsilon_abs": self.epsilons, "epsilon_relative": self.epsilons / self.e_ref - 1,
-                             "least_disparity_lower": self.lower, "least_disparity_attained": self.attained})
+        return pd.DataFrame(
+            {
+                "epsilon_abs": self.epsilons,
+                "epsilon_relative": self.epsilons / self.e_ref - 1,
+                "least_disparity_lower": self.lower,
+                "least_disparity_attained": self.attained,
+            }
+        )
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "e_ref": self.e_ref, "e_min": self.e_min,
-                "epsilon_abs": self.epsilon_abs, "reference_disparity": _num(self.reference_disparity),
-                "zero_loss": [_num(self.zero_loss_lower), _num(self.zero_loss_upper)],
-                "benchmark": _num(self.benchmark), "frontier": _records(self.to_frame())}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "e_ref": self.e_ref,
+            "e_min": self.e_min,
+            "epsilon_abs": self.epsilon_abs,
+            "reference_disparity": _num(self.reference_disparity),
+            "zero_loss": [_num(self.zero_loss_lower), _num(self.zero_loss_upper)],
+            "benchmark": _num(self.benchmark),
+            "frontier": _records(self.to_frame()),
+        }
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
         """Least ``|disparity|`` against the loss threshold (the envelope), the set's ε and the reference marked."""
@@ -221,148 +279,68 @@ class LeastDisparate(DisplayMixin):
     benchmark: dict | None = None
 
     def __repr__(self) -> str:
-        b = "" if self.benchmark is None else f", benchmark={self.benchmark['disparity']:.4g} ({self.benchmark['position']})"
-        return (f"LeastDisparate({self.name}={self.disparity:.4g} (certified least |.| >= {self.certified_lower:.4g}"
-                f"{', exact' if self.exact else ''}), loss={self.loss:.6g}, e_ref={self.e_ref:.6g}, reference "
-                f"disparity={self.reference_disparity:.4g}{b})")
+        b = (
+            ""
+            if self.benchmark is None
+            else f", benchmark={self.benchmark['disparity']:.4g} ({self.benchmark['position']})"
+        )
+        return (
+            f"LeastDisparate({self.name}={self.disparity:.4g} (certified least |.| >= {self.certified_lower:.4g}"
+            f"{', exact' if self.exact else ''}), loss={self.loss:.6g}, e_ref={self.e_ref:.6g}, reference "
+            f"disparity={self.reference_disparity:.4g}{b})"
+        )
 
     def _display_(self) -> tuple[dict, list]:
-        return ({"name": self.name, "disparity": self.disparity, "certified_lower": self.certified_lower,
-                 "exact": self.exact, "loss": self.loss, "e_ref": self.e_ref, "epsilon_abs": self.epsilon_abs,
-                 "reference_disparity": self.reference_disparity}, [("", self.to_frame())])
+        return (
+            {
+                "name": self.name,
+                "disparity": self.disparity,
+                "certified_lower": self.certified_lower,
+                "exact": self.exact,
+                "loss": self.loss,
+                "e_ref": self.e_ref,
+                "epsilon_abs": self.epsilon_abs,
+                "reference_disparity": self.reference_disparity,
+            },
+            [("", self.to_frame())],
+        )
 
     def to_frame(self) -> pd.DataFrame:
-        rows = [{"model": "least disparate", "disparity": self.disparity, "loss": self.loss},
-                {"model": "reference", "disparity": self.reference_disparity, "loss": self.e_ref}]
+        rows = [
+            {"model": "least disparate", "disparity": self.disparity, "loss": self.loss},
+            {"model": "reference", "disparity": self.reference_disparity, "loss": self.e_ref},
+        ]
         if self.benchmark is not None:
-            rows.append({"model": "benchmark", "disparity": self.benchmark["disparity"],
-                         "loss": self.benchmark.get("loss", math.nan)})
+            rows.append(
+                {
+                    "model": "benchmark",
+                    "disparity": self.benchmark["disparity"],
+                    "loss": self.benchmark.get("loss", math.nan),
+                }
+            )
         df = pd.DataFrame(rows)
         for _, r in self.reliance.iterrows():
             df[f"MR({r['features']})"] = [r["least_disparate"], r["reference"]] + ([math.nan] if len(rows) == 3 else [])
         return df
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "disparity": _num(self.disparity), "certified_lower": _num(self.certified_lower),
-                "exact": bool(self.exact), "loss": _num(self.loss), "e_ref": _num(self.e_ref),
-                "epsilon_abs": _num(self.epsilon_abs), "reference_disparity": _num(self.reference_disparity),
-                "reliance": _records(self.reliance), "range": self.range.to_dict(),
-                "frontier": None if self.frontier is None else self.frontier.to_dict(),
-                "benchmark": None if self.benchmark is None else {k: _num(v) for k, v in self.benchmark.items()}}
+        return {
+            "name": self.name,
+            "disparity": _num(self.disparity),
+            "certified_lower": _num(self.certified_lower),
+            "exact": bool(self.exact),
+            "loss": _num(self.loss),
+            "e_ref": _num(self.e_ref),
+            "epsilon_abs": _num(self.epsilon_abs),
+            "reference_disparity": _num(self.reference_disparity),
+            "reliance": _records(self.reliance),
+            "range": self.range.to_dict(),
+            "frontier": None if self.frontier is None else self.frontier.to_dict(),
+            "benchmark": None if self.benchmark is None else {k: _num(v) for k, v in self.benchmark.items()},
+        }
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
         """The frontier (least ``|disparity|`` against ε) with this member, the reference and the benchmark."""
         if self.frontier is None:
             return self.range.plot(ax=ax, benchmark=None if self.benchmark is None else self.benchmark["disparity"])
         return self.frontier.plot(ax=ax, **kwargs)
-
-
-@dataclass(frozen=True, repr=False)
-class RelianceDifference(DisplayMixin):
-    """Range over the set of ``MR(a) - MR(b)``, certified, with members attaining (or approaching) each end.
-
-    ``exact`` when both gaps are within the search tolerance (quadratic classes); for the classifier classes
-    the bounds come from the two MCR intervals (outer) and the members from their searches (inner).
-    """
-
-    a: tuple
-    b: tuple
-    kind: str
-    lower: float
-    upper: float
-    lower_attained: float
-    upper_attained: float
-    exact: bool
-    lower_theta: np.ndarray | None
-    upper_theta: np.ndarray | None
-    reference: float
-    epsilon_abs: float
-    method: str
-    parametrization: Any = None
-
-    def __repr__(self) -> str:
-        return (f"RelianceDifference(MR({', '.join(map(str, self.a))}) - MR({', '.join(map(str, self.b))}), "
-                f"kind={self.kind!r}: [{self.lower:.6g}, {self.upper:.6g}]{' exact' if self.exact else ' outer'}, "
-                f"reference={self.reference:.6g}, epsilon_abs={self.epsilon_abs:.6g})")
-
-    @property
-    def gap(self) -> tuple[float, float]:
-        return self.lower_attained - self.lower, self.upper - self.upper_attained
-
-    def member(self, end: str = "lower"):
-        return self.parametrization.estimator(self.lower_theta if end == "lower" else self.upper_theta)
-
-    def _display_(self) -> tuple[dict, list]:
-        return ({"a": list(self.a), "b": list(self.b), "kind": self.kind, "range": (self.lower, self.upper),
-                 "exact": self.exact, "reference": self.reference, "epsilon_abs": self.epsilon_abs}, [("", self.to_frame())])
-
-    def to_frame(self) -> pd.DataFrame:
-        g = self.gap
-        return pd.DataFrame([{"a": ", ".join(map(str, self.a)), "b": ", ".join(map(str, self.b)), "kind": self.kind,
-                              "lower": self.lower, "lower_attained": self.lower_attained, "reference": self.reference,
-                              "upper_attained": self.upper_attained, "upper": self.upper, "lower_gap": g[0],
-                              "upper_gap": g[1], "exact": self.exact}])
-
-    def to_dict(self) -> dict:
-        return {"method": self.method, "epsilon_abs": _num(self.epsilon_abs), **_records(self.to_frame())[0]}
-
-    def plot(self, *, ax: Any = None, **kwargs: Any):
-        from ..plotting import RelianceOrderDisplay
-
-        return RelianceOrderDisplay.interval(self, ax=ax, **kwargs)
-
-
-@dataclass(frozen=True, repr=False)
-class RelianceOrder(DisplayMixin):
-    """The certified partial order of reliances: ``a ≻ b`` when the certified lower end of MR(a) - MR(b) is > 0.
-
-    ``relations`` has one row per ordered pair that holds, with the lower end and the critical ε: the relation
-    holds (certified) for every ε_abs <= ``critical_lower`` and fails (a member witnesses it) at
-    ``critical_upper`` (inf: holds up to the largest ε searched, ``epsilon_max``, or, for the classifiers, no member
-    breaking it was found). ``critical_refuted``: a member witnesses the failure at ``critical_upper``;
-    ``critical_exact``: the bracket is closed to ``rtol`` (quadratic classes; the classifiers' is bounded in steps).
-    ``differences`` holds the :class:`RelianceDifference` of every unordered pair.
-    """
-
-    features: list
-    relations: pd.DataFrame
-    differences: dict
-    kind: str
-    epsilon_abs: float
-    e_ref: float
-    epsilon_max: float
-
-    def __repr__(self) -> str:
-        rel = "; ".join(f"{r.a} > {r.b}" for r in self.relations.itertuples())
-        return (f"RelianceOrder({len(self.features)} features, {len(self.relations)} relations"
-                f"{': ' + rel if rel else ''}, epsilon_abs={self.epsilon_abs:.6g})")[:300]
-
-    def holds(self, a, b) -> bool:
-        """Whether ``a ≻ b`` is certified at the set's ε."""
-        df = self.relations
-        return bool(((df["a"] == str(a)) & (df["b"] == str(b))).any())
-
-    def hasse_edges(self) -> list[tuple[str, str]]:
-        """The covering relations (transitive reduction) of the order."""
-        rel = {(r.a, r.b) for r in self.relations.itertuples()}
-        names = [str(f) for f in self.features]
-        return sorted((a, b) for a, b in rel if not any((a, c) in rel and (c, b) in rel for c in names))
-
-    def _display_(self) -> tuple[dict, list]:
-        return ({"features": [str(f) for f in self.features], "kind": self.kind, "epsilon_abs": self.epsilon_abs,
-                 "e_ref": self.e_ref, "epsilon_max": self.epsilon_max}, [("", self.to_frame())])
-
-    def to_frame(self) -> pd.DataFrame:
-        return self.relations.copy()
-
-    def to_dict(self) -> dict:
-        return {"features": [str(f) for f in self.features], "kind": self.kind, "epsilon_abs": self.epsilon_abs,
-                "e_ref": self.e_ref, "epsilon_max": _num(self.epsilon_max), "relations": _records(self.relations),
-                "hasse_edges": [list(e) for e in self.hasse_edges()],
-                "differences": [d.to_dict() for d in self.differences.values()]}
-
-    def plot(self, *, ax: Any = None, **kwargs: Any):
-        """Hasse diagram: an arrow a → b for each covering relation a ≻ b, labelled with its critical ε."""
-        from ..plotting import RelianceOrderDisplay
-
-        return RelianceOrderDisplay(self).plot(ax=ax, **kwargs)

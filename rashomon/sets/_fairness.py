@@ -6,6 +6,7 @@ Coston, Rambachan & Chouldechova (ICML 2021) range group disparities over the se
 importance over Rashomon sets. Here each is one more problem for the set's exact engines (see
 :mod:`._disparity`, :mod:`._least`, :mod:`._order`).
 """
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -14,8 +15,9 @@ from ..utils.validation import Boolean, Integral, Options, Real, validate_params
 
 __all__ = ["FairnessQueries"]
 
-_METRIC = Options(("mean_prediction", "mean_residual", "group_loss", "positive_rate", "true_positive_rate",
-                   "false_positive_rate"))
+_METRIC = Options(
+    ("mean_prediction", "mean_residual", "group_loss", "positive_rate", "true_positive_rate", "false_positive_rate")
+)
 _SCALE = Options(("prediction", "score", "probability"), allow_none=True)
 
 
@@ -24,13 +26,30 @@ class FairnessQueries:
 
     epsilon_abs_: float  # set by RashomonSet.fit
 
-    @validate_params({"metric": _METRIC, "kind": Options(("difference", "ratio")), "threshold": Real(allow_none=True),
-                      "scale": _SCALE, "tol": Real(0.0, closed="neither"), "exact_rows": Integral(0)},
-                     func="RashomonSet.disparity_range")
-    def disparity_range(self, sensitive: Any, metric: str = "mean_prediction", *, positive: Any = None,
-                        threshold: float | None = None, kind: Literal["difference", "ratio"] = "difference",
-                        scale: str | None = None, reference_group: Any = None, tol: float = 1e-10,
-                        exact_rows: int = 32):
+    @validate_params(
+        {
+            "metric": _METRIC,
+            "kind": Options(("difference", "ratio")),
+            "threshold": Real(allow_none=True),
+            "scale": _SCALE,
+            "tol": Real(0.0, closed="neither"),
+            "exact_rows": Integral(0),
+        },
+        func="RashomonSet.disparity_range",
+    )
+    def disparity_range(
+        self,
+        sensitive: Any,
+        metric: str = "mean_prediction",
+        *,
+        positive: Any = None,
+        threshold: float | None = None,
+        kind: Literal["difference", "ratio"] = "difference",
+        scale: str | None = None,
+        reference_group: Any = None,
+        tol: float = 1e-10,
+        exact_rows: int = 32,
+    ):
         """Certified range over the set of a group disparity (definitions as fairlearn's).
 
         Parameters
@@ -72,21 +91,49 @@ class FairnessQueries:
         from ._least import make_range
 
         func = "RashomonSet.disparity_range"
-        spec = make_spec(self, sensitive, metric, positive=positive, threshold=threshold, scale=scale,
-                         reference_group=reference_group, func=func)
+        spec = make_spec(
+            self,
+            sensitive,
+            metric,
+            positive=positive,
+            threshold=threshold,
+            scale=scale,
+            reference_group=reference_group,
+            func=func,
+        )
         _check_kind(spec, kind, func)
         spec.exact_rows = exact_rows
         return make_range(self, spec, kind, self.epsilon_abs_, tol, func)[0]
 
-    @validate_params({"metric": _METRIC, "kind": Options(("difference", "ratio")), "threshold": Real(allow_none=True),
-                      "scale": _SCALE, "frontier": Boolean(), "tol": Real(0.0, closed="neither"),
-                      "exact_rows": Integral(0)},
-                     func="RashomonSet.least_disparate")
-    def least_disparate(self, sensitive: Any, metric: str = "mean_prediction", *, features: Any = None,
-                        benchmark: Any = None, epsilons: Any = None, frontier: bool = True, positive: Any = None,
-                        threshold: float | None = None, kind: Literal["difference", "ratio"] = "difference",
-                        scale: str | None = None, reference_group: Any = None, tol: float = 1e-10,
-                        exact_rows: int = 32):
+    @validate_params(
+        {
+            "metric": _METRIC,
+            "kind": Options(("difference", "ratio")),
+            "threshold": Real(allow_none=True),
+            "scale": _SCALE,
+            "frontier": Boolean(),
+            "tol": Real(0.0, closed="neither"),
+            "exact_rows": Integral(0),
+        },
+        func="RashomonSet.least_disparate",
+    )
+    def least_disparate(
+        self,
+        sensitive: Any,
+        metric: str = "mean_prediction",
+        *,
+        features: Any = None,
+        benchmark: Any = None,
+        epsilons: Any = None,
+        frontier: bool = True,
+        positive: Any = None,
+        threshold: float | None = None,
+        kind: Literal["difference", "ratio"] = "difference",
+        scale: str | None = None,
+        reference_group: Any = None,
+        tol: float = 1e-10,
+        exact_rows: int = 32,
+    ):
         """The good model closest to parity, certified, with its loss, reliances and the trade-off frontier.
 
         Parameters
@@ -115,18 +162,35 @@ class FairnessQueries:
         from ._least import least_disparate
 
         func = "RashomonSet.least_disparate"
-        spec = make_spec(self, sensitive, metric, positive=positive, threshold=threshold, scale=scale,
-                         reference_group=reference_group, func=func)
+        spec = make_spec(
+            self,
+            sensitive,
+            metric,
+            positive=positive,
+            threshold=threshold,
+            scale=scale,
+            reference_group=reference_group,
+            func=func,
+        )
         _check_kind(spec, kind, func)
         spec.exact_rows = exact_rows
         if features is not None and (isinstance(features, (str, int)) or not hasattr(features, "__len__")):
             features = [features]
         return least_disparate(self, spec, kind, features, benchmark, epsilons, frontier, tol, func)
 
-    @validate_params({"kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="neither"),
-                      "max_iter": Integral(1)}, func="RashomonSet.reliance_difference")
-    def reliance_difference(self, a: Any, b: Any, *, kind: Literal["ratio", "difference"] = "ratio",
-                            tol: float = 2.0**-20, max_iter: int = 100):
+    @validate_params(
+        {"kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="neither"), "max_iter": Integral(1)},
+        func="RashomonSet.reliance_difference",
+    )
+    def reliance_difference(
+        self,
+        a: Any,
+        b: Any,
+        *,
+        kind: Literal["ratio", "difference"] = "ratio",
+        tol: float = 2.0**-20,
+        max_iter: int = 100,
+    ):
         """Certified range over the set of ``MR(a) - MR(b)`` for features or groups a and b, with members.
 
         Exact for the quadratic classes (one γ-search per end with the numerator ``e_switch(a) - e_switch(b)``);
@@ -141,13 +205,28 @@ class FairnessQueries:
 
         return reliance_difference(self, a, b, kind, tol, max_iter, "RashomonSet.reliance_difference")[0]
 
-    @validate_params({"kind": Options(("ratio", "difference")), "critical": Boolean(),
-                      "epsilon_max": Real(0.0, closed="neither", allow_none=True),
-                      "rtol": Real(0.0, closed="neither"), "tol": Real(0.0, closed="neither"),
-                      "max_iter": Integral(1)}, func="RashomonSet.reliance_order")
-    def reliance_order(self, features: Any, *, kind: Literal["ratio", "difference"] = "ratio", critical: bool = True,
-                       epsilon_max: float | None = None, rtol: float = 1e-3, tol: float = 2.0**-20,
-                       max_iter: int = 100):
+    @validate_params(
+        {
+            "kind": Options(("ratio", "difference")),
+            "critical": Boolean(),
+            "epsilon_max": Real(0.0, closed="neither", allow_none=True),
+            "rtol": Real(0.0, closed="neither"),
+            "tol": Real(0.0, closed="neither"),
+            "max_iter": Integral(1),
+        },
+        func="RashomonSet.reliance_order",
+    )
+    def reliance_order(
+        self,
+        features: Any,
+        *,
+        kind: Literal["ratio", "difference"] = "ratio",
+        critical: bool = True,
+        epsilon_max: float | None = None,
+        rtol: float = 1e-3,
+        tol: float = 2.0**-20,
+        max_iter: int = 100,
+    ):
         """The certified partial order ``a ≻ b`` (lower end of ``MR(a) - MR(b)`` > 0) over the set.
 
         Parameters
@@ -170,13 +249,16 @@ class FairnessQueries:
         """
         from ._order import reliance_order
 
-        return reliance_order(self, features, kind, critical, epsilon_max, rtol, tol, max_iter,
-                              "RashomonSet.reliance_order")
+        return reliance_order(
+            self, features, kind, critical, epsilon_max, rtol, tol, max_iter, "RashomonSet.reliance_order"
+        )
 
 
 def _check_kind(spec, kind, func):
     from ..utils.validation import RashomonInputError
 
     if kind == "ratio" and spec.metric == "mean_residual":
-        raise RashomonInputError(f"The 'kind' parameter of {func} must be 'difference' for metric='mean_residual' "
-                                 "(residuals change sign, so their ratio is not a disparity). Got 'ratio' instead.")
+        raise RashomonInputError(
+            f"The 'kind' parameter of {func} must be 'difference' for metric='mean_residual' "
+            "(residuals change sign, so their ratio is not a disparity). Got 'ratio' instead."
+        )

@@ -16,6 +16,7 @@ Diagonalising the pencil (Q, B) once (``V'QV = diag(q)``, ``V'BV = diag(s)``) ma
 each ``G(t)`` cost O(d) per functional, vectorised over many functionals (rows of
 a prediction matrix, coefficients, contrasts).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -74,8 +75,10 @@ class LinearFunctionalRange:
         M = Q / sq + B / sb
         ev = linalg.eigvalsh(M)
         if ev[0] <= 1e-12 * ev[-1]:
-            raise RashomonInputError(f"{func}: the Rashomon set is unbounded (a direction changes neither the loss on "
-                                     "the data nor the norm), so some predictions or coefficients have no finite range.")
+            raise RashomonInputError(
+                f"{func}: the Rashomon set is unbounded (a direction changes neither the loss on "
+                "the data nor the norm), so some predictions or coefficients have no finite range."
+            )
         _, V = linalg.eigh(Q / sq, M)
         self.V = V
         q = np.clip(np.einsum("ij,jk,ki->i", V.T, Q, V), 0.0, None)
@@ -94,13 +97,17 @@ class LinearFunctionalRange:
         self.z_min = self.Vinv @ th_min
         self.slack = max(self.eps - self._loss(th_min), 0.0)
         self.ball_slack = max(self.r - float(self.z_min**2 @ self.s), 0.0)
-        self.constraints = ((self.q, 2 * (self.q * self.z_min - self.ct), self.slack),
-                            (self.s, 2 * self.s * self.z_min, self.ball_slack))
+        self.constraints = (
+            (self.q, 2 * (self.q * self.z_min - self.ct), self.slack),
+            (self.s, 2 * self.s * self.z_min, self.ball_slack),
+        )
         self.z_int = self._interior()
         # the same two constraints in θ (the final check: V is only as accurate as the pencil's conditioning)
         self.theta_min, self.theta_int = th_min, V @ self.z_int
-        self.theta_constraints = ((Q, 2 * (Q @ th_min - c), self.slack),
-                                  (B, 2 * (B @ th_min), max(self.r - float(th_min @ B @ th_min), 0.0)))
+        self.theta_constraints = (
+            (Q, 2 * (Q @ th_min - c), self.slack),
+            (B, 2 * (B @ th_min), max(self.r - float(th_min @ B @ th_min), 0.0)),
+        )
         self.t0 = float(np.mean(self.q) / max(np.mean(self.s), _TINY))
 
     # ---------------------------------------------------------------- pieces
@@ -301,7 +308,7 @@ class LinearFunctionalRange:
                 # secular equations), where ψ itself varies over decades
                 nrm = p_c[idx] + self.r
                 phi = 1.0 / np.sqrt(nrm) - 1.0 / np.sqrt(self.r)
-                newton = t_c[idx] - phi / (-0.5 * nrm ** -1.5 * dp_c[idx])
+                newton = t_c[idx] - phi / (-0.5 * nrm**-1.5 * dp_c[idx])
                 fa, fc = pl[idx], ph[idx]
                 sec = c - fc * (c - a) / (fc - fa)  # regula falsi on the bracket
             # safeguards: the secant inside the bracket, else geometric bisection (arithmetic while a = 0)

@@ -6,6 +6,7 @@ no member of the set is closer to parity. For the exact metrics with two groups 
 contains parity, a member on the segment between the two end members has zero disparity (the set is convex and
 the disparity continuous along the segment), and among those the least-loss one is bracketed by bisection over ε.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,9 +20,11 @@ from ._fair_results import DisparityFrontier, DisparityRange, LeastDisparate
 
 __all__ = ["make_range", "least_disparate"]
 
-_METHODS = {"linear": "exact: linear functional of θ (functional-range engine)",
-            "quadratic": "exact: γ-search on the indefinite quadratic L_g - L_h",
-            "rowwise": "certified outer bounds from per-row score ranges; attained inner values from members"}
+_METHODS = {
+    "linear": "exact: linear functional of θ (functional-range engine)",
+    "quadratic": "exact: γ-search on the indefinite quadratic L_g - L_h",
+    "rowwise": "certified outer bounds from per-row score ranges; attained inner values from members",
+}
 
 
 def make_range(rs, spec, kind, eps, tol, func, ranger=None):
@@ -29,10 +32,29 @@ def make_range(rs, spec, kind, eps, tol, func, ranger=None):
     gv = spec.group_values(rs.reference_theta_)[0]
     n = (spec.W > 0).sum(axis=1)
     group_values = pd.DataFrame({"group": spec.labels, "reference_model": gv, "n_rows": n}).set_index("group")
-    res = DisparityRange(rows["names"], rows["lower"], rows["upper"], rows["lower_attained"], rows["upper_attained"],
-                         rows["exact"], rows["reference"], rows["lower_models"], rows["upper_models"], spec.metric,
-                         kind, spec.scale, _METHODS[spec.structure], spec.labels, spec.labels[spec.ref], group_values,
-                         spec.threshold, spec.positive, float(eps), rs.parametrization_, spec)
+    res = DisparityRange(
+        rows["names"],
+        rows["lower"],
+        rows["upper"],
+        rows["lower_attained"],
+        rows["upper_attained"],
+        rows["exact"],
+        rows["reference"],
+        rows["lower_models"],
+        rows["upper_models"],
+        spec.metric,
+        kind,
+        spec.scale,
+        _METHODS[spec.structure],
+        spec.labels,
+        spec.labels[spec.ref],
+        group_values,
+        spec.threshold,
+        spec.positive,
+        float(eps),
+        rs.parametrization_,
+        spec,
+    )
     return res, ranger
 
 
@@ -86,9 +108,11 @@ def _benchmark(rs, spec, kind, res: DisparityRange, benchmark, func):
     else:
         pred = np.asarray(getattr(benchmark, "to_numpy", lambda: benchmark)(), dtype=float)
         if pred.ndim != 1 or len(pred) != n or not np.all(np.isfinite(pred)):
-            raise RashomonInputError(f"The 'benchmark' parameter of {func} must be a fitted model (predict, "
-                                     f"predict_proba or decision_function) or a finite 1-d array of {n} predictions on "
-                                     f"the set's rows. Got {type(benchmark).__name__} of shape {np.shape(pred)} instead.")
+            raise RashomonInputError(
+                f"The 'benchmark' parameter of {func} must be a fitted model (predict, "
+                f"predict_proba or decision_function) or a finite 1-d array of {n} predictions on "
+                f"the set's rows. Got {type(benchmark).__name__} of shape {np.shape(pred)} instead."
+            )
     pred = pred.astype(float)
     if spec.metric == "group_loss" and spec.margin:
         scores = logit(np.clip(pred, 1e-15, 1 - 1e-15)) if spec.scale == "probability" else pred
@@ -100,10 +124,16 @@ def _benchmark(rs, spec, kind, res: DisparityRange, benchmark, func):
     lo, hi = float(res.lower[i]), float(res.upper[i])
     pos = "below" if val < lo else ("above" if val > hi else "inside")
     dist = abs(val) if kind == "difference" else 1 - min(val, 1 / val) if val > 0 else math.inf
-    far = (res.upper[-1] if kind == "difference" else 1 - res.lower[-1])
-    out = {"disparity": val, "row": res.names[i], "lower": lo, "upper": hi, "position": pos,
-           "fraction_of_range": (val - lo) / (hi - lo) if hi > lo else math.nan,
-           "more_disparate_than_every_member": bool(dist > far)}
+    far = res.upper[-1] if kind == "difference" else 1 - res.lower[-1]
+    out = {
+        "disparity": val,
+        "row": res.names[i],
+        "lower": lo,
+        "upper": hi,
+        "position": pos,
+        "fraction_of_range": (val - lo) / (hi - lo) if hi > lo else math.nan,
+        "more_disparate_than_every_member": bool(dist > far),
+    }
     w = spec.W.sum(axis=0)
     w = w / w.sum()
     if not spec.margin:
@@ -145,7 +175,9 @@ def least_disparate(rs, spec, kind, features, benchmark, epsilons, frontier, tol
     fr = None
     if frontier:
         if epsilons is None:
-            grid = rs.e_min_ + (rs.epsilon_abs_ - rs.e_min_) * np.array([0.02, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0])
+            grid = rs.e_min_ + (rs.epsilon_abs_ - rs.e_min_) * np.array(
+                [0.02, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
+            )
         else:
             from ._epsilon import epsilon_threshold
 
@@ -161,14 +193,44 @@ def least_disparate(rs, spec, kind, features, benchmark, epsilons, frontier, tol
                 c, a, _ = _distance(r)
             lows.append(c)
             atts.append(a)
-        bdist = None if bench is None else (abs(bench["disparity"]) if kind == "difference"
-                                            else 1 - min(bench["disparity"], 1 / bench["disparity"]))
-        fr = DisparityFrontier(grid, np.array(lows), np.array(atts), rs.e_ref_, rs.e_min_, rs.epsilon_abs_,
-                               float(_distance_of(res.reference[-1], kind)), res.names[-1], kind, z_lo, z_hi, bdist)
+        bdist = (
+            None
+            if bench is None
+            else (
+                abs(bench["disparity"]) if kind == "difference" else 1 - min(bench["disparity"], 1 / bench["disparity"])
+            )
+        )
+        fr = DisparityFrontier(
+            grid,
+            np.array(lows),
+            np.array(atts),
+            rs.e_ref_,
+            rs.e_min_,
+            rs.epsilon_abs_,
+            float(_distance_of(res.reference[-1], kind)),
+            res.names[-1],
+            kind,
+            z_lo,
+            z_hi,
+            bdist,
+        )
     rel = _reliance(rs, features, [th, rs.reference_theta_], func)
-    return LeastDisparate(disp, cert, exact and att - cert <= 1e-6 * max(1.0, cert), rs.parametrization_.estimator(th),
-                          np.asarray(th), _loss(rs, th), rs.e_ref_, rs.epsilon_abs_, float(res.reference[i]),
-                          res.names[i], rel, res, fr, bench)
+    return LeastDisparate(
+        disp,
+        cert,
+        exact and att - cert <= 1e-6 * max(1.0, cert),
+        rs.parametrization_.estimator(th),
+        np.asarray(th),
+        _loss(rs, th),
+        rs.e_ref_,
+        rs.epsilon_abs_,
+        float(res.reference[i]),
+        res.names[i],
+        rel,
+        res,
+        fr,
+        bench,
+    )
 
 
 def _distance_of(v, kind):

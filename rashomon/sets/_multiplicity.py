@@ -11,6 +11,7 @@ For decisions ``f(x) > t``:
   the threshold (no member can flip another row): the ambiguity, unless a row's certified
   gap straddles the threshold.
 """
+
 from __future__ import annotations
 
 import math
@@ -68,24 +69,47 @@ class Multiplicity(DisplayMixin):
     def to_frame(self) -> pd.DataFrame:
         """One row per data row: reference prediction, range, decision and whether some member flips it."""
         r = self.ranges
-        return pd.DataFrame({"reference": r.reference, "lower": r.lower, "upper": r.upper,
-                             "reference_decision": self.reference_decision, "flippable": self.flips,
-                             "scale": self.scale})
+        return pd.DataFrame(
+            {
+                "reference": r.reference,
+                "lower": r.lower,
+                "upper": r.upper,
+                "reference_decision": self.reference_decision,
+                "flippable": self.flips,
+                "scale": self.scale,
+            }
+        )
 
     def _display_(self) -> tuple[dict, list]:
         r = self.ranges
-        fields = {"threshold": self.threshold, "scale": getattr(r, "scale", None), "ambiguity": self.ambiguity,
-                  "discrepancy": (self.discrepancy_lower, self.discrepancy_upper), "n_rows": len(self.flips),
-                  "n_flippable": int(np.sum(self.flips))}
+        fields = {
+            "threshold": self.threshold,
+            "scale": getattr(r, "scale", None),
+            "ambiguity": self.ambiguity,
+            "discrepancy": (self.discrepancy_lower, self.discrepancy_upper),
+            "n_rows": len(self.flips),
+            "n_flippable": int(np.sum(self.flips)),
+        }
         fields = {k: v for k, v in fields.items() if v is not None}
-        tables = [] if r is None else [("width of the prediction ranges, quantiles over the rows",
-                                        self._quantiles({"width": r.width}))]
+        tables = (
+            []
+            if r is None
+            else [("width of the prediction ranges, quantiles over the rows", self._quantiles({"width": r.width}))]
+        )
         return fields, tables
 
     def summary(self) -> pd.Series:
-        return pd.Series({"threshold": self.threshold, "scale": self.scale, "ambiguity": self.ambiguity,
-                          "discrepancy_lower": self.discrepancy_lower, "discrepancy_upper": self.discrepancy_upper,
-                          "n_rows": len(self.flips), "n_flippable": int(self.flips.sum())})
+        return pd.Series(
+            {
+                "threshold": self.threshold,
+                "scale": self.scale,
+                "ambiguity": self.ambiguity,
+                "discrepancy_lower": self.discrepancy_lower,
+                "discrepancy_upper": self.discrepancy_upper,
+                "n_rows": len(self.flips),
+                "n_flippable": int(self.flips.sum()),
+            }
+        )
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
         """The viable prediction range figure with the threshold and the flippable rows coloured."""
@@ -103,11 +127,21 @@ def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None, progre
     t = t_user
     if scale == "probability":
         if not 0.0 < t_user < 1.0:
-            raise RashomonInputError(f"The 'threshold' parameter of {func} must be in (0, 1) on the probability "
-                                     f"scale. Got {threshold!r} instead.")
+            raise RashomonInputError(
+                f"The 'threshold' parameter of {func} must be in (0, 1) on the probability "
+                f"scale. Got {threshold!r} instead."
+            )
         t = math.log(t_user / (1.0 - t_user))
-    rng_res, P, p0 = prediction_range(rs, X, tol=tol, return_models=True, func=func, return_map=True,
-                                      scale=None if scale == "prediction" else "score", progress=progress)
+    rng_res, P, p0 = prediction_range(
+        rs,
+        X,
+        tol=tol,
+        return_models=True,
+        func=func,
+        return_map=True,
+        scale=None if scale == "prediction" else "score",
+        progress=progress,
+    )
     above = rng_res.reference > t
     flips = rng_res.flippable(t)
     n = len(flips)
@@ -132,12 +166,22 @@ def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None, progre
                 thetas.append(eng.minimize((sgn[rows] @ P[rows])[None, :] / rows.sum(), tol=tol)[1][0])
     best, best_theta = 0.0, rs.reference_theta_
     for s in range(0, len(thetas), 64):
-        Th = np.array(thetas[s:s + 64])
+        Th = np.array(thetas[s : s + 64])
         shares = np.mean((P @ Th.T + p0[:, None] > t) != above[:, None], axis=0)
         j = int(np.argmax(shares))
         if shares[j] > best:
             best, best_theta = float(shares[j]), Th[j]
     if scale == "probability":
         rng_res = to_probability(rng_res)
-    return Multiplicity(t_user, ambiguity, best, disc_upper, flips, above, rs.parametrization_.estimator(best_theta),
-                        rng_res, len(thetas), scale)
+    return Multiplicity(
+        t_user,
+        ambiguity,
+        best,
+        disc_upper,
+        flips,
+        above,
+        rs.parametrization_.estimator(best_theta),
+        rng_res,
+        len(thetas),
+        scale,
+    )

@@ -20,6 +20,7 @@ The order: ``a ≻ b`` when the certified lower end of ``MR(a) - MR(b)`` is > 0.
 ``critical_lower`` (certified: the lower end is still > 0) and ``critical_upper`` (a member of the set at that
 ε has ``MR(a) <= MR(b)``). The searches keep their steps, and every certified step bounds at every ε.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,7 +31,7 @@ import pandas as pd
 from ..model_classes.quadratics import MCRProblem, Quadratic
 from ..utils.validation import RashomonInputError
 from ._disparity import best_inside
-from ._fair_results import RelianceDifference, RelianceOrder
+from ._order_results import RelianceDifference, RelianceOrder
 
 __all__ = ["reliance_difference", "reliance_order"]
 
@@ -51,8 +52,9 @@ class _DiffSearch:
         N = Quadratic(sign * (ea.Q - eb.Q), sign * (ea.c - eb.c), sign * (ea.k - eb.k))
         es = N if kind == "ratio" else Quadratic(N.Q + D.Q, N.c + D.c, N.k + D.k)
         self.rs, self.kind, self.N = rs, kind, N
-        self.srch = GammaSearch(MCRProblem(D, es, rs.parametrization_, ("difference",)), kind, tol, max_iter,
-                                theta_min=rs.theta_min_)
+        self.srch = GammaSearch(
+            MCRProblem(D, es, rs.parametrization_, ("difference",)), kind, tol, max_iter, theta_min=rs.theta_min_
+        )
         self.k = max(abs(float(D.k)), abs(float(es.k)), abs(float(rs.e_min_)))
 
     def value(self, th):
@@ -76,8 +78,9 @@ class _DiffSearch:
         res = 1e3 * np.finfo(float).eps * self.k  # the rounding of losses of size k, as in the MCR result
         bound -= res * (1 + abs(bound)) / max(rs.e_min_, 1e-300) if self.kind == "ratio" else 2 * res
         if th is None or not np.isfinite(bound):
-            raise RashomonInputError("reliance_difference: the γ-search found no certified bound; please report "
-                                     "this data.")
+            raise RashomonInputError(
+                "reliance_difference: the γ-search found no certified bound; please report this data."
+            )
         return float(min(bound, val)), th, float(val)
 
 
@@ -89,9 +92,22 @@ def _quadratic_difference(rs, ga, gb, kind, tol, max_iter, func):
     nhi, th_hi, nv_hi = searches[1].lower(eps)
     ref = searches[0].value(rs.reference_theta_)
     exact = (v_lo - lo <= tol * max(1.0, abs(lo))) and (nv_hi - nhi <= tol * max(1.0, abs(nhi)))
-    res = RelianceDifference(_label(rs, ga), _label(rs, gb), kind, lo, -nhi, v_lo, -nv_hi, bool(exact), th_lo, th_hi,
-                             float(ref), eps, "exact (γ-search with the numerator e_switch(a) - e_switch(b))",
-                             rs.parametrization_)
+    res = RelianceDifference(
+        _label(rs, ga),
+        _label(rs, gb),
+        kind,
+        lo,
+        -nhi,
+        v_lo,
+        -nv_hi,
+        bool(exact),
+        th_lo,
+        th_hi,
+        float(ref),
+        eps,
+        "exact (γ-search with the numerator e_switch(a) - e_switch(b))",
+        rs.parametrization_,
+    )
     return res, searches
 
 
@@ -105,9 +121,23 @@ def _margin_difference(rs, ga, gb, kind, tol, func, eps=None):
     if eps == rs.epsilon_abs_:
         ra, rb = (rs.model_class_reliance(list(g), kind=kind, tol=tol) for g in (ga, gb))
     else:  # as model_class_reliance's defaults, at another ε
-        ra, rb = (margin_mcr(ms, rs._columns, list(g), e_ref=rs.e_ref_, epsilon_abs=eps,
-                             reference_theta=rs.reference_theta_, kind=kind, tol=tol, max_iter=100, n_starts=5,
-                             random_state=0, func=func) for g in (ga, gb))
+        ra, rb = (
+            margin_mcr(
+                ms,
+                rs._columns,
+                list(g),
+                e_ref=rs.e_ref_,
+                epsilon_abs=eps,
+                reference_theta=rs.reference_theta_,
+                kind=kind,
+                tol=tol,
+                max_iter=100,
+                n_starts=5,
+                random_state=0,
+                func=func,
+            )
+            for g in (ga, gb)
+        )
     Ta = MarginTerms(ms.D, ms.y, np.asarray(ga, dtype=int) + ms.o)
     Tb = MarginTerms(ms.D, ms.y, np.asarray(gb, dtype=int) + ms.o)
 
@@ -116,15 +146,26 @@ def _margin_difference(rs, ga, gb, kind, tol, func, eps=None):
         sa, sb = Ta.e_switch(th, ms.loss), Tb.e_switch(th, ms.loss)
         return (sa - sb) / eo if kind == "ratio" else sa - sb
 
-    cands = [rs.reference_theta_] + [m.theta for r in (ra, rb) for m in (r.lower_model, r.upper_model)
-                                     if m is not None]
+    cands = [rs.reference_theta_] + [m.theta for r in (ra, rb) for m in (r.lower_model, r.upper_model) if m is not None]
     vals = np.array([value(t) for t in cands])
     i, j = int(np.argmin(vals)), int(np.argmax(vals))
     lo, hi = min(ra.lower - rb.upper, vals[i]), max(ra.upper - rb.lower, vals[j])
-    return RelianceDifference(_label(rs, ga), _label(rs, gb), kind, float(lo), float(hi), float(vals[i]),
-                              float(vals[j]), False, cands[i], cands[j], float(value(rs.reference_theta_)),
-                              eps, "outer bounds from the two certified MCR intervals; attained inner "
-                              "values from their members", rs.parametrization_), None
+    return RelianceDifference(
+        _label(rs, ga),
+        _label(rs, gb),
+        kind,
+        float(lo),
+        float(hi),
+        float(vals[i]),
+        float(vals[j]),
+        False,
+        cands[i],
+        cands[j],
+        float(value(rs.reference_theta_)),
+        eps,
+        "outer bounds from the two certified MCR intervals; attained inner values from their members",
+        rs.parametrization_,
+    ), None
 
 
 def reliance_difference(rs, a, b, kind, tol, max_iter, func):
@@ -133,8 +174,10 @@ def reliance_difference(rs, a, b, kind, tol, max_iter, func):
     if rs.loss_ == "squared_error":
         return _quadratic_difference(rs, ga, gb, kind, tol, max_iter, func)
     if getattr(rs, "_margin", None) is None:
-        raise NotImplementedError(f"{func} is not implemented for loss={rs.loss_!r} (no certified MCR of both ends "
-                                  "for this class); it supports the squared loss and the logistic / hinge classes.")
+        raise NotImplementedError(
+            f"{func} is not implemented for loss={rs.loss_!r} (no certified MCR of both ends "
+            "for this class); it supports the squared loss and the logistic / hinge classes."
+        )
     return _margin_difference(rs, ga, gb, kind, tol, func)
 
 
@@ -237,11 +280,15 @@ def _margin_critical(rs, ga, gb, sign, kind, tol, func, eps_max, rtol):
             else:
                 w = max(w, mid)
     if not np.isfinite(hi):
-        note = (f"certified up to ε_abs = {lo:.6g}; not refuted up to {w:.6g} (no member found breaking it: the "
-                "classifier bounds are outer bounds from MCR)")
+        note = (
+            f"certified up to ε_abs = {lo:.6g}; not refuted up to {w:.6g} (no member found breaking it: the "
+            "classifier bounds are outer bounds from MCR)"
+        )
     elif u < hi:
-        note = (f"certified up to ε_abs = {lo:.6g}, refuted at {hi:.6g}; between, the gap of the classifier outer "
-                f"bounds ({CLASSIFIER_EXPAND} + {CLASSIFIER_BISECT} steps of two MCRs)")
+        note = (
+            f"certified up to ε_abs = {lo:.6g}, refuted at {hi:.6g}; between, the gap of the classifier outer "
+            f"bounds ({CLASSIFIER_EXPAND} + {CLASSIFIER_BISECT} steps of two MCRs)"
+        )
     else:
         note = f"bracketed by bisection ({CLASSIFIER_BISECT} steps of two MCRs each)"
     return lo, hi, note, bool(np.isfinite(hi))
@@ -252,8 +299,10 @@ def _items(rs, features, func):
         items = [(str(k), rs._group(v, func)) for k, v in features.items()]
     else:
         if isinstance(features, (str, int, np.integer)) or len(features) < 2:
-            raise RashomonInputError(f"The 'features' parameter of {func} must list two or more features or groups. "
-                                     f"Got {features!r} instead.")
+            raise RashomonInputError(
+                f"The 'features' parameter of {func} must list two or more features or groups. "
+                f"Got {features!r} instead."
+            )
         items = []
         for f in features:
             g = rs._group(f, func)
@@ -276,7 +325,7 @@ def reliance_order(rs, features, kind, critical, eps_max, rtol, tol, max_iter, f
             (na, ga), (nb, gb) = items[i], items[j]
             rd, searches = reliance_difference(rs, ga, gb, kind, tol, max_iter, func)
             diffs[(na, nb)] = rd
-            for (a, b, low, k) in ((na, nb, rd.lower, 0), (nb, na, -rd.upper, 1)):
+            for a, b, low, k in ((na, nb, rd.lower, 0), (nb, na, -rd.upper, 1)):
                 if not low > 0:
                     continue
                 c_lo, c_hi, note, refuted = math.nan, math.nan, "critical ε not computed (critical=False)", False
@@ -284,13 +333,35 @@ def reliance_order(rs, features, kind, critical, eps_max, rtol, tol, max_iter, f
                     c_lo, c_hi, note = _critical(rs, searches[k], eps_max, rtol)
                     refuted = bool(np.isfinite(c_hi)) and not note.startswith("undetermined")
                 elif critical:
-                    c_lo, c_hi, note, refuted = _margin_critical(rs, ga, gb, 1.0 if k == 0 else -1.0, kind, tol, func,
-                                                                 eps_max, rtol)
-                rows.append({"a": a, "b": b, "lower": low, "critical_epsilon_abs_lower": c_lo,
-                             "critical_epsilon_abs_upper": c_hi, "critical_epsilon_lower": _eps_in_kind(rs, c_lo),
-                             "critical_epsilon_upper": _eps_in_kind(rs, c_hi), "critical_refuted": refuted,
-                             "critical_exact": bool(quad and refuted), "note": note})
-    cols = ["a", "b", "lower", "critical_epsilon_abs_lower", "critical_epsilon_abs_upper", "critical_epsilon_lower",
-            "critical_epsilon_upper", "critical_refuted", "critical_exact", "note"]
-    return RelianceOrder([n for n, _ in items], pd.DataFrame(rows, columns=cols), diffs, kind, rs.epsilon_abs_,
-                         rs.e_ref_, float(eps_max))
+                    c_lo, c_hi, note, refuted = _margin_critical(
+                        rs, ga, gb, 1.0 if k == 0 else -1.0, kind, tol, func, eps_max, rtol
+                    )
+                rows.append(
+                    {
+                        "a": a,
+                        "b": b,
+                        "lower": low,
+                        "critical_epsilon_abs_lower": c_lo,
+                        "critical_epsilon_abs_upper": c_hi,
+                        "critical_epsilon_lower": _eps_in_kind(rs, c_lo),
+                        "critical_epsilon_upper": _eps_in_kind(rs, c_hi),
+                        "critical_refuted": refuted,
+                        "critical_exact": bool(quad and refuted),
+                        "note": note,
+                    }
+                )
+    cols = [
+        "a",
+        "b",
+        "lower",
+        "critical_epsilon_abs_lower",
+        "critical_epsilon_abs_upper",
+        "critical_epsilon_lower",
+        "critical_epsilon_upper",
+        "critical_refuted",
+        "critical_exact",
+        "note",
+    ]
+    return RelianceOrder(
+        [n for n, _ in items], pd.DataFrame(rows, columns=cols), diffs, kind, rs.epsilon_abs_, rs.e_ref_, float(eps_max)
+    )

@@ -1,4 +1,5 @@
 """The Rashomon PD band: the lowest and highest partial dependence over the set, certified."""
+
 from __future__ import annotations
 
 import math
@@ -53,9 +54,14 @@ class RashomonPDBand(DisplayMixin):
 
     def _display_(self) -> tuple[dict, list]:
         w = self.upper - self.lower
-        fields = {"feature": self.feature, "grid_points": len(self.grid), "scale": self.scale,
-                  "epsilon_abs": self.epsilon_abs, "width_median": float(np.median(w)) if w.size else math.nan,
-                  "width_max": float(np.max(w)) if w.size else math.nan}
+        fields = {
+            "feature": self.feature,
+            "grid_points": len(self.grid),
+            "scale": self.scale,
+            "epsilon_abs": self.epsilon_abs,
+            "width_median": float(np.median(w)) if w.size else math.nan,
+            "width_max": float(np.max(w)) if w.size else math.nan,
+        }
         df = self.to_frame()
         if self.duality_gap is not None:
             df["lower_gap"], df["upper_gap"] = self.duality_gap[0], self.duality_gap[1]
@@ -80,12 +86,15 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> RashomonPDB
     ``mean σ(score)`` is not linear in θ; averaging σ of per-row score ranges would give only a valid outer
     band (not tight) at the cost of one range per row and grid value, so it is not offered.
     """
-    from ._ranges import FunctionalRange, functional_ranges
+    from ._range_results import FunctionalRange
+    from ._ranges import functional_ranges
 
     func = "RashomonSet.pd_band"
     group = rs._group(feature, func)
     if len(group) != 1:
-        raise RashomonInputError(f"The 'feature' parameter of {func} must be a single feature. Got {feature!r} instead.")
+        raise RashomonInputError(
+            f"The 'feature' parameter of {func} must be a single feature. Got {feature!r} instead."
+        )
     j = group[0]
     Xa, par = rs.X_, rs.parametrization_
     if grid is None:
@@ -107,12 +116,35 @@ def pd_band(rs, feature, grid, grid_resolution, percentiles, tol) -> RashomonPDB
     if rs._degenerate:
         th = rs.theta_min_
         vals = A_rows @ th + a0
-        return RashomonPDBand(g, vals, vals.copy(), reference, [th] * len(g), [th] * len(g), np.zeros((2, len(g))),
-                              float(eps), name, np.column_stack([A_rows, a0]))
+        return RashomonPDBand(
+            g,
+            vals,
+            vals.copy(),
+            reference,
+            [th] * len(g),
+            [th] * len(g),
+            np.zeros((2, len(g))),
+            float(eps),
+            name,
+            np.column_stack([A_rows, a0]),
+        )
 
     # each end at each grid value: a linear objective over the set, solved exactly with its certificate
-    rng_: FunctionalRange = functional_ranges(rs, A_rows, a0, [f"{v:g}" for v in g], tol=tol, return_models=True, func=func)
+    rng_: FunctionalRange = functional_ranges(
+        rs, A_rows, a0, [f"{v:g}" for v in g], tol=tol, return_models=True, func=func
+    )
     scale = "prediction" if rs.loss_ == "squared_error" else "score"
     assert rng_.lower_models is not None and rng_.upper_models is not None  # return_models=True
-    return RashomonPDBand(g, rng_.lower, rng_.upper, reference, list(rng_.lower_models), list(rng_.upper_models),
-                          np.maximum(rng_.gap, 0.0), float(eps), name, np.column_stack([A_rows, a0]), scale)
+    return RashomonPDBand(
+        g,
+        rng_.lower,
+        rng_.upper,
+        reference,
+        list(rng_.lower_models),
+        list(rng_.upper_models),
+        np.maximum(rng_.gap, 0.0),
+        float(eps),
+        name,
+        np.column_stack([A_rows, a0]),
+        scale,
+    )

@@ -1,5 +1,6 @@
 """Progress of long set queries: one tqdm bar on a terminal, plain ``[rashomon] ...`` lines otherwise, nothing
 when disabled (the same reporter as :func:`rashomon.audit`'s ``progress=``)."""
+
 from __future__ import annotations
 
 import sys

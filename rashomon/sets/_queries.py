@@ -1,4 +1,5 @@
 """Queries of a fitted :class:`~rashomon.RashomonSet` beyond reliance: ranges, multiplicity, sampling."""
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -23,9 +24,12 @@ class SetQueries:
     #: Set by RashomonSet.fit when X has string column names (absent otherwise, as in scikit-learn).
     feature_names_in_: np.ndarray
 
-    @validate_params({"tol": Real(0.0, closed="neither"), "return_models": Boolean()}, func="RashomonSet.functional_range")
-    def functional_range(self, c: Any, c0: Any = None, *, names: Any = None, tol: float = 1e-10,
-                         return_models: bool = False):
+    @validate_params(
+        {"tol": Real(0.0, closed="neither"), "return_models": Boolean()}, func="RashomonSet.functional_range"
+    )
+    def functional_range(
+        self, c: Any, c0: Any = None, *, names: Any = None, tol: float = 1e-10, return_models: bool = False
+    ):
         """Range of ``c'θ + c0`` over the set, for one functional or a matrix of them (rows).
 
         Parameters
@@ -49,9 +53,24 @@ class SetQueries:
 
         return scaled_functional_range(self, c, c0, names, tol, return_models, "RashomonSet.functional_range")
 
-    @validate_params({"tol": Real(0.0, closed="neither"), "return_models": Boolean(), "scale": Options(("score", "probability"), allow_none=True), "progress": Boolean()}, func="RashomonSet.prediction_range")
-    def prediction_range(self, X: Any = None, *, tol: float = 1e-10, return_models: bool = False,
-                         scale: Literal["score", "probability"] | None = None, progress: bool = False):
+    @validate_params(
+        {
+            "tol": Real(0.0, closed="neither"),
+            "return_models": Boolean(),
+            "scale": Options(("score", "probability"), allow_none=True),
+            "progress": Boolean(),
+        },
+        func="RashomonSet.prediction_range",
+    )
+    def prediction_range(
+        self,
+        X: Any = None,
+        *,
+        tol: float = 1e-10,
+        return_models: bool = False,
+        scale: Literal["score", "probability"] | None = None,
+        progress: bool = False,
+    ):
         """Lowest and highest prediction of any member of the set, for every row of ``X``.
 
         For the classifier classes each end is ``min c'θ`` over the set (convex), solved for all rows at once
@@ -80,12 +99,28 @@ class SetQueries:
         """
         from ._ranges import prediction_range
 
-        return prediction_range(self, X, tol=tol, return_models=return_models, func="RashomonSet.prediction_range",
-                                scale=scale, progress=progress)
+        return prediction_range(
+            self,
+            X,
+            tol=tol,
+            return_models=return_models,
+            func="RashomonSet.prediction_range",
+            scale=scale,
+            progress=progress,
+        )
 
-    @validate_params({"standardize": Boolean(), "tol": Real(0.0, closed="neither"), "return_models": Boolean(), "progress": Boolean()}, func="RashomonSet.coef_range")
-    def coef_range(self, *, standardize: bool = False, tol: float = 1e-10, return_models: bool = False,
-                   progress: bool = False):
+    @validate_params(
+        {
+            "standardize": Boolean(),
+            "tol": Real(0.0, closed="neither"),
+            "return_models": Boolean(),
+            "progress": Boolean(),
+        },
+        func="RashomonSet.coef_range",
+    )
+    def coef_range(
+        self, *, standardize: bool = False, tol: float = 1e-10, return_models: bool = False, progress: bool = False
+    ):
         """Per-coefficient range over the set in the user's units (linear classes), with sign stability.
 
         Parameters
@@ -106,13 +141,30 @@ class SetQueries:
         """
         from ._ranges import coef_range
 
-        return coef_range(self, tol, return_models, "RashomonSet.coef_range", standardize=bool(standardize),
-                          progress=progress)
+        return coef_range(
+            self, tol, return_models, "RashomonSet.coef_range", standardize=bool(standardize), progress=progress
+        )
 
-    @validate_params({"threshold": Real(allow_none=True), "max_candidates": Integral(1), "tol": Real(0.0, closed="neither"), "scale": Options(("score", "probability"), allow_none=True), "progress": Boolean()}, func="RashomonSet.multiplicity")
-    def multiplicity(self, X: Any = None, threshold: float | None = None, *, max_candidates: int = 500,
-                     tol: float = 1e-10, scale: Literal["score", "probability"] | None = None,
-                     progress: bool = False):
+    @validate_params(
+        {
+            "threshold": Real(allow_none=True),
+            "max_candidates": Integral(1),
+            "tol": Real(0.0, closed="neither"),
+            "scale": Options(("score", "probability"), allow_none=True),
+            "progress": Boolean(),
+        },
+        func="RashomonSet.multiplicity",
+    )
+    def multiplicity(
+        self,
+        X: Any = None,
+        threshold: float | None = None,
+        *,
+        max_candidates: int = 500,
+        tol: float = 1e-10,
+        scale: Literal["score", "probability"] | None = None,
+        progress: bool = False,
+    ):
         """Predictive multiplicity of the decisions ``prediction > threshold``.
 
         Parameters
@@ -138,12 +190,25 @@ class SetQueries:
         """
         from ._multiplicity import multiplicity
 
-        return multiplicity(self, X, threshold, max_candidates, tol, "RashomonSet.multiplicity", scale=scale,
-                            progress=progress)
+        return multiplicity(
+            self, X, threshold, max_candidates, tol, "RashomonSet.multiplicity", scale=scale, progress=progress
+        )
 
-    @validate_params({"n_models": Integral(1), "method": Options(("auto", "rejection", "hit_and_run")), "random_state": RandomStateLike()}, func="RashomonSet.sample")
-    def sample(self, n_models: int = 1000, *, method: Literal["auto", "rejection", "hit_and_run"] = "auto",
-               random_state: Any = None):
+    @validate_params(
+        {
+            "n_models": Integral(1),
+            "method": Options(("auto", "rejection", "hit_and_run")),
+            "random_state": RandomStateLike(),
+        },
+        func="RashomonSet.sample",
+    )
+    def sample(
+        self,
+        n_models: int = 1000,
+        *,
+        method: Literal["auto", "rejection", "hit_and_run"] = "auto",
+        random_state: Any = None,
+    ):
         """Members drawn uniformly from the set (see :mod:`rashomon.sets` sampling notes).
 
         Parameters
@@ -164,10 +229,28 @@ class SetQueries:
 
         return sample_members(self, n_models, method, random_state, "RashomonSet.sample")
 
-    @validate_params({"n_models": Integral(1), "kind": Options(("ratio", "difference")), "method": Options(("auto", "rejection", "hit_and_run")), "random_state": RandomStateLike(), "tol": Real(0.0, closed="neither"), "n_jobs": NJobs()}, func="RashomonSet.importance_cloud")
-    def importance_cloud(self, features: Any = None, *, n_models: int = 1000,
-                         kind: Literal["ratio", "difference"] = "ratio", method: str = "auto",
-                         random_state: Any = None, tol: float = 2.0**-20, n_jobs: int | None = None):
+    @validate_params(
+        {
+            "n_models": Integral(1),
+            "kind": Options(("ratio", "difference")),
+            "method": Options(("auto", "rejection", "hit_and_run")),
+            "random_state": RandomStateLike(),
+            "tol": Real(0.0, closed="neither"),
+            "n_jobs": NJobs(),
+        },
+        func="RashomonSet.importance_cloud",
+    )
+    def importance_cloud(
+        self,
+        features: Any = None,
+        *,
+        n_models: int = 1000,
+        kind: Literal["ratio", "difference"] = "ratio",
+        method: str = "auto",
+        random_state: Any = None,
+        tol: float = 2.0**-20,
+        n_jobs: int | None = None,
+    ):
         """The variable importance cloud: exact MCR per feature with the MR of sampled members.
 
         Parameters
@@ -190,5 +273,6 @@ class SetQueries:
         """
         from ._sampling import importance_cloud
 
-        return importance_cloud(self, features, n_models, kind, method, random_state, tol,
-                                "RashomonSet.importance_cloud", n_jobs)
+        return importance_cloud(
+            self, features, n_models, kind, method, random_state, tol, "RashomonSet.importance_cloud", n_jobs
+        )

@@ -2,169 +2,24 @@
 
 All three are one computation (:class:`~rashomon.sets.LinearFunctionalRange`): a linear
 objective ``a'θ + a₀`` minimised and maximised over the loss ellipsoid cut by the norm
-ball, with a certified bound and an attaining member at each end.
+ball, with a certified bound and an attaining member at each end. The result classes are in
+``_range_results.py``.
 """
+
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
-import pandas as pd
 
-from ..utils import DisplayMixin
-from ..utils.validation import RashomonInputError, check_float
+from ..utils.validation import RashomonInputError
+from ._range_results import CoefRange, FunctionalRange, PredictionRange
 
-__all__ = ["FunctionalRange", "PredictionRange", "CoefRange", "functional_ranges", "engine_of", "affine_attributes"]
+__all__ = ["functional_ranges", "engine_of", "affine_attributes"]
 
 #: rows per block of predictions (bounded memory for any number of rows)
 _BLOCK = 4096
 _R = TypeVar("_R", bound="FunctionalRange")
-
-
-@dataclass(frozen=True, repr=False)
-class FunctionalRange(DisplayMixin):
-    """Lowest and highest value of linear functionals ``a'θ + a₀`` over every member of the set.
-
-    Attributes
-    ----------
-    names : list of str
-        One label per functional.
-    lower, upper : ndarray of shape (m,)
-        Certified: no member of the set has a value outside ``[lower, upper]``.
-    lower_attained, upper_attained : ndarray of shape (m,)
-        Values of the returned members (``lower_attained - lower`` and
-        ``upper - upper_attained`` are the certified gaps, >= 0).
-    reference : ndarray of shape (m,)
-        Values of the set's reference.
-    lower_models, upper_models : ndarray of shape (m, d) or None
-        Parameters θ of members attaining each end (``return_models=True``).
-    epsilon_abs : float
-    tol : float
-        Relative tolerance the gaps were driven below.
-    """
-
-    names: list
-    lower: np.ndarray
-    upper: np.ndarray
-    lower_attained: np.ndarray = field(repr=False)
-    upper_attained: np.ndarray = field(repr=False)
-    reference: np.ndarray = field(repr=False)
-    lower_models: np.ndarray | None = field(repr=False, default=None)
-    upper_models: np.ndarray | None = field(repr=False, default=None)
-    epsilon_abs: float = math.nan
-    tol: float = math.nan
-    parametrization: Any = field(repr=False, default=None)
-
-    def _display_(self) -> tuple[dict, list]:
-        """Headline and tables of the notebook display (:class:`~rashomon.utils.DisplayMixin`)."""
-        w, g = self.width, self.gap
-        fields = {"m": len(self.lower), "scale": getattr(self, "scale", None), "epsilon_abs": self.epsilon_abs,
-                  "width_median": float(np.median(w)), "width_max": float(np.max(w)), "max_gap": float(np.max(g)),
-                  "all_tight": bool(np.all(self._tight(self.lower, g[0], self.tol))
-                                    and np.all(self._tight(self.upper, g[1], self.tol)))}
-        fields = {k: v for k, v in fields.items() if v is not None}
-        df = self.to_frame()
-        df.insert(df.columns.get_loc("lower") + 1, "lower_attained", self.lower_attained)
-        df.insert(df.columns.get_loc("upper") + 1, "upper_attained", self.upper_attained)
-        df["tight"] = self._tight(self.lower, g[0], self.tol) & self._tight(self.upper, g[1], self.tol)
-        df = df.set_index(df.columns[0])
-        if len(df) <= 12:
-            return fields, [("", df)]
-        return fields, [("width of the range, quantiles over the rows", self._quantiles({"width": w})),
-                        (f"first and last of {len(df)} rows", df)]
-
-    @property
-    def width(self) -> np.ndarray:
-        """``upper - lower`` per functional."""
-        return self.upper - self.lower
-
-    @property
-    def gap(self) -> np.ndarray:
-        """Certified gaps, shape (2, m): lower end, upper end."""
-        return np.vstack([self.lower_attained - self.lower, self.upper - self.upper_attained])
-
-    def member(self, i: int, end: str = "upper"):
-        """The fitted member (a :class:`~rashomon.ClassMember`) attaining ``end`` of functional ``i``."""
-        models = self.upper_models if end == "upper" else self.lower_models
-        if models is None:
-            raise RashomonInputError(f"{type(self).__name__}.member needs the attaining members; "
-                                     "compute the range with return_models=True.")
-        return self.parametrization.estimator(models[i])
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per functional: lower, reference, upper, width and the certified gaps."""
-        g = self.gap
-        return pd.DataFrame({"name": self.names, "lower": self.lower, "reference": self.reference,
-                             "upper": self.upper, "width": self.width, "lower_gap": g[0], "upper_gap": g[1]})
-
-    def plot(self, *, ax: Any = None, **kwargs: Any):
-        """Intervals per functional with the reference marked (:class:`~rashomon.plotting.RangeDisplay`)."""
-        from ..plotting import RangeDisplay
-
-        return RangeDisplay.from_range(self).plot(ax=ax, **kwargs)
-
-
-@dataclass(frozen=True, repr=False)
-class PredictionRange(FunctionalRange):
-    """Per-row range of predictions over the set (the "viable prediction range").
-
-    ``scale`` says what is ranged: ``"prediction"`` (a regression class), ``"probability"``
-    (``σ(score)``, the logistic class's default: σ is increasing, so the ends are σ of the score ends, exactly)
-    or ``"score"`` (the decision function of a classifier class, what its members' ``predict`` returns; the
-    hinge class's only scale). It is shown by ``repr``, ``to_frame`` (column ``scale``) and the plot's axis.
-    """
-
-    scale: str = "prediction"
-
-    def __repr__(self) -> str:
-        return super().__repr__()[:-1] + f", scale={self.scale!r})"
-
-    def to_frame(self) -> pd.DataFrame:
-        df = super().to_frame()
-        df["scale"] = self.scale
-        return df
-
-    def width_quantiles(self, q: Any = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)) -> pd.Series:
-        """The distribution of range widths (regression multiplicity)."""
-        q = np.asarray(q, dtype=float)
-        return pd.Series(np.quantile(self.width, q), index=q, name="width")
-
-    def flippable(self, threshold: float) -> np.ndarray:
-        """Rows whose decision ``prediction > threshold`` some member reverses against the reference.
-
-        ``threshold`` is on the range's ``scale`` (a probability for the logistic class's default). Exact from
-        the attained ends (each flip is witnessed by a returned member).
-        """
-        t = check_float(threshold, "threshold", "PredictionRange.flippable")
-        if self.scale == "probability" and not 0.0 < t < 1.0:
-            raise RashomonInputError("The 'threshold' parameter of PredictionRange.flippable must be in (0, 1) on the "
-                                     f"probability scale (this range's scale). Got {threshold!r} instead.")
-        above = self.reference > t
-        return np.where(above, self.lower_attained <= t, self.upper_attained > t)
-
-    def plot(self, *, ax: Any = None, threshold: float | None = None, kind: str = "ranges", **kwargs: Any):
-        """``kind="ranges"``: rows sorted by reference prediction with their ranges (flips coloured when
-        ``threshold`` is given); ``kind="widths"``: histogram of range widths."""
-        from ..plotting import PredictionRangeDisplay
-
-        return PredictionRangeDisplay(self, threshold).plot(ax=ax, kind=kind, **kwargs)
-
-
-@dataclass(frozen=True, repr=False)
-class CoefRange(FunctionalRange):
-    """Per-coefficient range over the set, in the user's units (intercept first when fitted)."""
-
-    @property
-    def sign_stable(self) -> np.ndarray:
-        """Coefficients whose sign no member can flip (the whole range on one side of 0)."""
-        return (self.lower > 0) | (self.upper < 0)
-
-    def to_frame(self) -> pd.DataFrame:
-        df = super().to_frame()
-        df["sign_stable"] = self.sign_stable
-        return df.rename(columns={"name": "coefficient"})
 
 
 # ---------------------------------------------------------------------- engine access
@@ -179,9 +34,11 @@ def engine_of(rs, func: str):
     rs._check_fitted(func.split(".")[-1])
     ms = margin_set(rs)
     if rs.loss_ != "squared_error" and ms is None:
-        raise RashomonInputError(f"{func} needs a quadratic class (loss='squared_error') or a classifier class "
-                                 f"(LogisticModelClass, HingeModelClass). Got {type(rs.model_class).__name__} with "
-                                 f"loss={rs.loss_!r}; only model_class_reliance answers this loss.")
+        raise RashomonInputError(
+            f"{func} needs a quadratic class (loss='squared_error') or a classifier class "
+            f"(LogisticModelClass, HingeModelClass). Got {type(rs.model_class).__name__} with "
+            f"loss={rs.loss_!r}; only model_class_reliance answers this loss."
+        )
     key = (id(rs.parametrization_), float(rs.epsilon_abs_), float(rs.theta_min_ @ rs.theta_min_))
     cached = rs.__dict__.get("_functional_engine")
     if cached is not None and cached[0] == key:
@@ -199,16 +56,37 @@ def engine_of(rs, func: str):
     return eng
 
 
-def functional_ranges(rs, A: np.ndarray, a0: np.ndarray, names: list, *, tol: float, return_models: bool,
-                      func: str, cls: type[_R] = FunctionalRange, tick=None) -> _R:  # type: ignore[assignment,unused-ignore]  # mypy#3737
+def functional_ranges(
+    rs,
+    A: np.ndarray,
+    a0: np.ndarray,
+    names: list,
+    *,
+    tol: float,
+    return_models: bool,
+    func: str,
+    cls: type[_R] = FunctionalRange,
+    tick=None,
+) -> _R:  # type: ignore[assignment,unused-ignore]  # mypy#3737
     """Ranges of ``A θ + a0`` (rows) over the set, in blocks of rows; ``tick(k)``: k row-ends done (progress)."""
     ref = A @ rs.reference_theta_ + a0
     m, d = A.shape
     if rs._degenerate:
         val = A @ rs.theta_min_ + a0
         models = np.tile(rs.theta_min_, (m, 1)) if return_models else None
-        return cls(list(names), val, val.copy(), val.copy(), val.copy(), ref, models,
-                   None if models is None else models.copy(), rs.epsilon_abs_, tol, rs.parametrization_)
+        return cls(
+            list(names),
+            val,
+            val.copy(),
+            val.copy(),
+            val.copy(),
+            ref,
+            models,
+            None if models is None else models.copy(),
+            rs.epsilon_abs_,
+            tol,
+            rs.parametrization_,
+        )
     eng = engine_of(rs, func)
     kw = {"tick": tick} if tick is not None and hasattr(eng, "_batch") else {}
     lo_b, hi_b, lo_v, hi_v = (np.empty(m) for _ in range(4))
@@ -224,8 +102,19 @@ def functional_ranges(rs, A: np.ndarray, a0: np.ndarray, names: list, *, tol: fl
         if return_models:
             hi_m[sl] = th
     _check_consistent(lo_b, hi_b, lo_v, hi_v, ref, rs, func)
-    return cls(list(names), lo_b, hi_b, lo_v, hi_v, ref, lo_m if return_models else None,
-               hi_m if return_models else None, rs.epsilon_abs_, tol, rs.parametrization_)
+    return cls(
+        list(names),
+        lo_b,
+        hi_b,
+        lo_v,
+        hi_v,
+        ref,
+        lo_m if return_models else None,
+        hi_m if return_models else None,
+        rs.epsilon_abs_,
+        tol,
+        rs.parametrization_,
+    )
 
 
 def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):
@@ -235,9 +124,11 @@ def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):
     if rs.e_ref_ <= rs.epsilon_abs_ * (1 + 1e-12):
         bad |= (ref < lo - scale) | (ref > hi + scale)
     if not np.all(np.isfinite(lo)) or not np.all(np.isfinite(hi)) or np.any(bad):
-        raise RashomonInputError(f"{func}: consistency check failed (a bound is not finite, or the reference or an "
-                                 "attaining member lies outside it by more than 1e-9 relative); the ranges are not "
-                                 "certified. Please report this data.")
+        raise RashomonInputError(
+            f"{func}: consistency check failed (a bound is not finite, or the reference or an "
+            "attaining member lies outside it by more than 1e-9 relative); the ranges are not "
+            "certified. Please report this data."
+        )
 
 
 def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -259,8 +150,10 @@ def functional_range(rs, C, c0, names, tol, return_models, func, progress=False)
     d = rs.parametrization_.dim
     Ca = np.atleast_2d(np.asarray(C, dtype=float)) if not np.isscalar(C) else np.array([[C]], dtype=float)
     if Ca.ndim != 2 or Ca.shape[1] != d or Ca.shape[0] == 0 or not np.all(np.isfinite(Ca)):
-        raise RashomonInputError(f"The 'c' parameter of {func} must be a finite array of shape (d,) or (m, d) with "
-                                 f"d = {d} (the set's parameter dimension). Got shape {np.shape(C)} instead.")
+        raise RashomonInputError(
+            f"The 'c' parameter of {func} must be a finite array of shape (d,) or (m, d) with "
+            f"d = {d} (the set's parameter dimension). Got shape {np.shape(C)} instead."
+        )
     m = Ca.shape[0]
     a0 = np.zeros(m) if c0 is None else np.broadcast_to(np.asarray(c0, dtype=float), (m,)).astype(float)
     if not np.all(np.isfinite(a0)):
@@ -284,13 +177,17 @@ def _score_scale(rs, scale, func) -> str:
     ms = margin_set(rs)
     if ms is None:
         if scale == "probability":
-            raise RashomonInputError(f"The 'scale' parameter of {func} is 'probability', which needs the logistic "
-                                     f"class (LogisticModelClass). Got {type(rs.model_class).__name__} with "
-                                     f"loss={rs.loss_!r}; use scale=None.")
+            raise RashomonInputError(
+                f"The 'scale' parameter of {func} is 'probability', which needs the logistic "
+                f"class (LogisticModelClass). Got {type(rs.model_class).__name__} with "
+                f"loss={rs.loss_!r}; use scale=None."
+            )
         return "prediction"
     if scale == "probability" and ms.loss.name != "logistic":
-        raise RashomonInputError(f"The 'scale' parameter of {func} is 'probability', which needs the logistic class; "
-                                 f"the set's class uses loss={rs.loss_!r} (no probabilities). Use scale='score'.")
+        raise RashomonInputError(
+            f"The 'scale' parameter of {func} is 'probability', which needs the logistic class; "
+            f"the set's class uses loss={rs.loss_!r} (no probabilities). Use scale='score'."
+        )
     return scale or ("probability" if ms.loss.name == "logistic" else "score")
 
 
@@ -300,19 +197,35 @@ def to_probability(res: PredictionRange) -> PredictionRange:
 
     from scipy.special import expit
 
-    return replace(res, lower=expit(res.lower), upper=expit(res.upper), lower_attained=expit(res.lower_attained),
-                   upper_attained=expit(res.upper_attained), reference=expit(res.reference), scale="probability")
+    return replace(
+        res,
+        lower=expit(res.lower),
+        upper=expit(res.upper),
+        lower_attained=expit(res.lower_attained),
+        upper_attained=expit(res.upper_attained),
+        reference=expit(res.reference),
+        scale="probability",
+    )
 
 
 def prediction_range(rs, X, *, tol, return_models, func, return_map=False, scale=None, progress=False):
     rs._check_fitted(func.split(".")[-1])
     scale = _score_scale(rs, scale, func)
     if scale == "probability":
-        res = prediction_range(rs, X, tol=tol, return_models=return_models, func=func, return_map=return_map,
-                               scale="score", progress=progress)
+        res = prediction_range(
+            rs,
+            X,
+            tol=tol,
+            return_models=return_models,
+            func=func,
+            return_map=return_map,
+            scale="score",
+            progress=progress,
+        )
         return (to_probability(res[0]),) + tuple(res[1:]) if return_map else to_probability(res)
-    return _prediction_range(rs, X, tol=tol, return_models=return_models, func=func, return_map=return_map,
-                             scale=scale, progress=progress)
+    return _prediction_range(
+        rs, X, tol=tol, return_models=return_models, func=func, return_map=return_map, scale=scale, progress=progress
+    )
 
 
 def _prediction_range(rs, X, *, tol, return_models, func, return_map, scale, progress=False):
@@ -327,23 +240,54 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
 
     if return_map:  # the caller needs the whole prediction map (multiplicity evaluates members on every row)
         P, p0 = par.prediction_map(Xa)
-        res = functional_ranges(rs, P, p0, [str(i) for i in range(m)], tol=tol, return_models=return_models,
-                                func=func, cls=PredictionRange, tick=tick)
+        res = functional_ranges(
+            rs,
+            P,
+            p0,
+            [str(i) for i in range(m)],
+            tol=tol,
+            return_models=return_models,
+            func=func,
+            cls=PredictionRange,
+            tick=tick,
+        )
         return replace(res, scale=scale), P, p0
     # bounded memory: the prediction map (rows x d, d up to the kernel dictionary's size) block by block
     parts = []
     for s in range(0, m, _BLOCK):
-        P, p0 = par.prediction_map(Xa[s:s + _BLOCK])
-        parts.append(functional_ranges(rs, P, p0, [str(i) for i in range(s, s + len(P))], tol=tol,
-                                       return_models=return_models, func=func, cls=PredictionRange, tick=tick))
+        P, p0 = par.prediction_map(Xa[s : s + _BLOCK])
+        parts.append(
+            functional_ranges(
+                rs,
+                P,
+                p0,
+                [str(i) for i in range(s, s + len(P))],
+                tol=tol,
+                return_models=return_models,
+                func=func,
+                cls=PredictionRange,
+                tick=tick,
+            )
+        )
     if len(parts) == 1:
         return replace(parts[0], scale=scale)
-    cat = {k: np.concatenate([getattr(r, k) for r in parts])
-           for k in ("lower", "upper", "lower_attained", "upper_attained", "reference")}
-    models = {k: np.vstack([getattr(r, k) for r in parts]) if return_models else None
-              for k in ("lower_models", "upper_models")}
-    return PredictionRange(sum((r.names for r in parts), []), **cat, **models, epsilon_abs=rs.epsilon_abs_, tol=tol,
-                           parametrization=par, scale=scale)
+    cat = {
+        k: np.concatenate([getattr(r, k) for r in parts])
+        for k in ("lower", "upper", "lower_attained", "upper_attained", "reference")
+    }
+    models = {
+        k: np.vstack([getattr(r, k) for r in parts]) if return_models else None
+        for k in ("lower_models", "upper_models")
+    }
+    return PredictionRange(
+        sum((r.names for r in parts), []),
+        **cat,
+        **models,
+        epsilon_abs=rs.epsilon_abs_,
+        tol=tol,
+        parametrization=par,
+        scale=scale,
+    )
 
 
 def coef_range(rs, tol, return_models, func, standardize=False, progress=False) -> CoefRange:
@@ -351,8 +295,10 @@ def coef_range(rs, tol, return_models, func, standardize=False, progress=False) 
     par = rs.parametrization_
     at = par.member_attributes(rs.reference_theta_)
     if "coef_" not in at:
-        raise RashomonInputError(f"{func} needs a linear model class (coefficients); {par.class_name} has none. Use "
-                                 "functional_range for linear functionals of its parameters.")
+        raise RashomonInputError(
+            f"{func} needs a linear model class (coefficients); {par.class_name} has none. Use "
+            "functional_range for linear functionals of its parameters."
+        )
     A, a0 = affine_attributes(par, ("intercept_", "coef_"))
     p = len(at["coef_"])
     cols = list(rs._columns) if rs._columns else [f"x{j}" for j in range(p)]
@@ -362,5 +308,6 @@ def coef_range(rs, tol, return_models, func, standardize=False, progress=False) 
         a0[1:] *= sd
         cols = [f"{c} (per SD)" for c in cols]
     with _phase(rs, progress, f"{func}: {len(A)} coefficients", len(A)) as tick:
-        return functional_ranges(rs, A, a0, ["intercept"] + cols, tol=tol, return_models=return_models, func=func,
-                                 cls=CoefRange, tick=tick)
+        return functional_ranges(
+            rs, A, a0, ["intercept"] + cols, tol=tol, return_models=return_models, func=func, cls=CoefRange, tick=tick
+        )

@@ -6,6 +6,7 @@ e_orig once, solves for the least loss e_min once, and fixes the reference θ_re
 and the threshold ε_abs. Every query then adds only its own pieces (the e_switch
 form of a feature group, a linear objective, ...) and runs on the same engines.
 """
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -13,13 +14,11 @@ from typing import Any, Literal
 import numpy as np
 
 from ..model_classes.base import ClassMember
-from ..solvers import QCQPSequence
 from ..utils import DisplayMixin, one_blas_thread_methods
 from ..utils.validation import (
     Boolean,
     Integral,
     Options,
-    Percentiles,
     RandomStateLike,
     RashomonInputError,
     Real,
@@ -33,23 +32,36 @@ from ..utils.validation import (
     validate_params,
 )
 from ._dask import any_dask, fit_dask
-from ._epsilon import epsilon_threshold
 from ._fairness import FairnessQueries
+from ._mcr_queries import MCRQueries
 from ._queries import SetQueries
-from ._results import MCREnvelope, MCRResult
-from ._row_statistics import RowStatistics
-from ._search import GammaSearch, search_result
+from ._results import MCRResult
+from ._search_result import search_result
 from ._set_display import set_display
-from ._set_inputs import check_epsilons, check_set_params, query_rows, record_names
+from ._set_fit import finish_fit, fit_convex
+from ._set_inputs import check_set_params, query_rows, record_names
 
 __all__ = ["RashomonSet"]
 
 
-
-@one_blas_thread_methods("fit", "reweighted", "model_class_reliance", "envelope", "pd_band", "functional_range",
-                         "prediction_range", "coef_range", "multiplicity", "sample", "importance_cloud",
-                         "disparity_range", "least_disparate", "reliance_difference", "reliance_order")
-class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
+@one_blas_thread_methods(
+    "fit",
+    "reweighted",
+    "model_class_reliance",
+    "envelope",
+    "pd_band",
+    "functional_range",
+    "prediction_range",
+    "coef_range",
+    "multiplicity",
+    "sample",
+    "importance_cloud",
+    "disparity_range",
+    "least_disparate",
+    "reliance_difference",
+    "reliance_order",
+)
+class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
     """The empirical Rashomon set ``{f ∈ F : e_orig(f) <= ε_abs}`` of a model class, fitted once.
 
     Parameters
@@ -100,9 +112,15 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
     True
     """
 
-    def __init__(self, model_class: Any, epsilon: float = 0.1, *,
-                 epsilon_kind: Literal["relative", "additive", "absolute"] = "relative", reference: Any = None,
-                 loss: str | None = None):
+    def __init__(
+        self,
+        model_class: Any,
+        epsilon: float = 0.1,
+        *,
+        epsilon_kind: Literal["relative", "additive", "absolute"] = "relative",
+        reference: Any = None,
+        loss: str | None = None,
+    ):
         self.model_class = model_class
         self.epsilon = epsilon
         self.epsilon_kind = epsilon_kind
@@ -143,9 +161,11 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
         w = None if sample_weight is None else check_sample_weight(sample_weight, Xa.shape[0], func)
         yw = ya if w is None else ya[w > 0]
         if self.loss_ == "squared_error" and np.ptp(yw) == 0:
-            raise RashomonInputError(f"The 'y' parameter of {func} must vary. Got the constant {yw[0]!r} (on every "
-                                     "weighted row): a class with an intercept fits it exactly, so every loss ratio "
-                                     "is 0/0.")
+            raise RashomonInputError(
+                f"The 'y' parameter of {func} must vary. Got the constant {yw[0]!r} (on every "
+                "weighted row): a class with an intercept fits it exactly, so every loss ratio "
+                "is 0/0."
+            )
         self.n_features_in_ = Xa.shape[1]
         self._columns, self.X_, self.y_, self.sample_weight_ = columns, Xa, ya, w
         self._cache: dict = {}
@@ -156,12 +176,15 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
         if isinstance(ref, ClassMember):
             par = ref.parametrization_
             if par.n_features != Xa.shape[1]:
-                raise RashomonInputError(f"The 'reference' parameter of {func} was fitted on {par.n_features} "
-                                         f"features; X has {Xa.shape[1]}.")
+                raise RashomonInputError(
+                    f"The 'reference' parameter of {func} was fitted on {par.n_features} features; X has {Xa.shape[1]}."
+                )
         else:
             if ref is not None and not hasattr(ref, "predict"):
-                raise RashomonInputError(f"The 'reference' parameter of {func} must be None or a fitted model with "
-                                         f"predict. Got {ref!r} instead.")
+                raise RashomonInputError(
+                    f"The 'reference' parameter of {func} must be None or a fitted model with "
+                    f"predict. Got {ref!r} instead."
+                )
             par = self.model_class.parametrize(Xa, ya, w, columns=columns, func=func)
         self.parametrization_ = par
         self._finish_fit(func)
@@ -173,61 +196,11 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
 
     def _fit_convex(self, Xa, ya, w, columns, func: str) -> None:
         """The non-quadratic-loss fit: the same pieces as the squared path, on a convex e_orig programme."""
-        from ..model_classes import LinearModelClass
-        from ._convex import e_orig_program, encode_labels
-
-        if not isinstance(self.model_class, LinearModelClass):
-            raise RashomonInputError(
-                f"The 'loss' parameter of {func} is {self.loss_!r}; non-quadratic losses need a LinearModelClass as "
-                f"'model_class'. Got {type(self.model_class).__name__} instead.")
-        if w is not None:
-            raise RashomonInputError(f"The 'sample_weight' parameter of {func} needs loss='squared_error'.")
-        if self.loss_ in ("log_loss", "hinge"):  # classifier classes: rashomon/sets/margin/_mcr.py
-            from .margin import fit_margin_set
-
-            return fit_margin_set(self, Xa, ya, columns, func)
-        ref = self.reference
-        if ref is not None and not hasattr(ref, "predict") and not hasattr(ref, "decision_function"):
-            raise RashomonInputError(f"The 'reference' parameter of {func} must be None or a fitted model with "
-                                     f"predict or decision_function. Got {ref!r} instead.")
-        ye = encode_labels(ya, self.loss_, func)
-        par = self.model_class.parametrize(Xa, ye, None, columns=columns, func=func, loss=self.loss_)
-        self.parametrization_, self._y_encoded = par, ye
-        t_orig, self.theta_min_, self.e_min_ = e_orig_program(par, Xa, ye, self.loss_)
-        self.e_orig_term_ = t_orig
-        theta_ref = self.theta_min_ if ref is None else par.convex_reference(ref, Xa, self.loss_, func, columns)
-        self.reference_theta_ = theta_ref
-        self.reference_ = par.estimator(theta_ref)
-        self.e_ref_ = t_orig.value(theta_ref)
-        self.epsilon_abs_ = epsilon_threshold(float(self.epsilon), self.epsilon_kind, self.e_ref_, self.e_min_, func)
-        self._degenerate = False
+        fit_convex(self, Xa, ya, w, columns, func)
 
     def _finish_fit(self, func: str, cache: dict | None = None) -> None:
-        par = self.parametrization_
-        Xa, ya, w = self.X_, self.y_, self.sample_weight_
-        # reweighted copies pass the shared cache: the weight-independent pieces of e_orig are kept there
-        eo = par.e_orig(Xa, ya, w) if cache is None else par.e_orig(Xa, ya, w, cache=cache)
-        self.e_orig_form_ = eo
-        self.theta_min_ = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
-        self.e_min_ = eo(self.theta_min_)
-        if self.reference is None:
-            theta_ref = self.theta_min_
-        else:
-            theta_ref = par.project(self.reference, Xa, func, self._columns)
-        self.reference_theta_ = theta_ref
-        self.reference_ = par.estimator(theta_ref)
-        self.e_ref_ = eo(theta_ref)
-        scale = ya.mean_square if isinstance(ya, RowStatistics) else float(np.average(ya**2, weights=w))
-        # e_orig is a quadratic form whose terms are of the size of mean(y²): below 1e-10 of it, fewer than six
-        # digits of the least loss are right, and losses ratios built on it would be noise
-        if self.e_min_ <= 1e-10 * max(scale, 1e-300):
-            raise RashomonInputError(
-                f"{func}: the model class fits the data (almost) exactly: least loss {self.e_min_:.3g}, "
-                f"{self.e_min_ / max(scale, 1e-300):.2g} of mean(y²), below the 1e-10 that double precision resolves, so "
-                "loss ratios are 0/0 to rounding. Use a smaller norm_bound or dictionary (a class that cannot fit the "
-                "noise), or check that y is not a function of X.")
-        self.epsilon_abs_ = epsilon_threshold(float(self.epsilon), self.epsilon_kind, self.e_ref_, self.e_min_, func)
-        self._degenerate = self._at_e_min(self.epsilon_abs_)
+        """e_orig, e_min, the reference and ε_abs on the set's rows (:func:`~._set_fit.finish_fit`)."""
+        finish_fit(self, func, cache)
 
     def _at_e_min(self, eps: float) -> bool:
         """ε_abs within rounding of the least loss: the set is the minimiser (answered exactly, no search).
@@ -253,11 +226,13 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
         self._check_fitted("reweighted")
         func = "RashomonSet.reweighted"
         if self.loss_ != "squared_error":
-            raise RashomonInputError(f"{func} needs loss='squared_error' (row weights are not supported for "
-                                     f"loss={self.loss_!r}).")
+            raise RashomonInputError(
+                f"{func} needs loss='squared_error' (row weights are not supported for loss={self.loss_!r})."
+            )
         w = check_sample_weight(sample_weight, self.X_.shape[0], func)
-        new = RashomonSet(self.model_class, self.epsilon, epsilon_kind=self.epsilon_kind,
-                          reference=self.reference_, loss=self.loss)
+        new = RashomonSet(
+            self.model_class, self.epsilon, epsilon_kind=self.epsilon_kind, reference=self.reference_, loss=self.loss
+        )
         new.loss_, new.n_features_in_ = self.loss_, self.n_features_in_
         if hasattr(self, "feature_names_in_"):
             new.feature_names_in_ = self.feature_names_in_
@@ -288,32 +263,30 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
         codes = check_strata(strata, self.X_.shape[0], func) if strata is not None else make_strata(self.X_, group)
         return np.unique(codes, return_inverse=True)[1].ravel()
 
-    def problem(self, features: Any, *, conditional: bool = False, strata: Any = None, func: str = "RashomonSet.problem"):
-        """The :class:`~rashomon.model_classes.quadratics.MCRProblem` of one feature group on this set."""
-        from ..model_classes.quadratics import MCRProblem
-
-        self._check_fitted("problem")
-        if self.loss_ != "squared_error":  # no quadratic e_orig / e_switch forms
-            raise RashomonInputError(f"{func} needs a quadratic class (loss='squared_error'); {type(self.model_class).__name__} "
-                                     f"uses loss={self.loss_!r}. Use model_class_reliance / envelope for its MCR.")
-        group = self._group(features, func)
-        codes = self._strata(conditional, strata, group, func)
-        es = self.parametrization_.e_switch(self.X_, self.y_, self.sample_weight_, group, codes,
-                                            cache=self._cache if codes is None else None)
-        names = tuple(self._columns[i] if self._columns else f"x{i}" for i in group)
-        return MCRProblem(self.e_orig_form_, es, self.parametrization_, names)
-
-    def searcher(self, features: Any, kind: str = "ratio", *, conditional: bool = False, strata: Any = None,
-                 tol: float = 2.0**-20, max_iter: int = 100, func: str = "RashomonSet.model_class_reliance") -> GammaSearch:
-        """A :class:`~rashomon.sets.GammaSearch` of one feature group on this set (θ_min reused)."""
-        prob = self.problem(features, conditional=conditional, strata=strata, func=func)
-        return GammaSearch(prob, kind, tol, max_iter, theta_min=self.theta_min_)
-
     # ------------------------------------------------------------------ queries
-    @validate_params({"kind": Options(("ratio", "difference")), "conditional": Boolean(), "tol": Real(0.0, closed="neither"), "max_iter": Integral(1), "n_starts": Integral(1), "random_state": RandomStateLike()}, func="RashomonSet.model_class_reliance")
-    def model_class_reliance(self, features: Any, *, kind: Literal["ratio", "difference"] = "ratio",
-                             conditional: bool = False, strata: Any = None, tol: float = 2.0**-20,
-                             max_iter: int = 100, n_starts: int = 5, random_state: Any = 0) -> MCRResult:
+    @validate_params(
+        {
+            "kind": Options(("ratio", "difference")),
+            "conditional": Boolean(),
+            "tol": Real(0.0, closed="neither"),
+            "max_iter": Integral(1),
+            "n_starts": Integral(1),
+            "random_state": RandomStateLike(),
+        },
+        func="RashomonSet.model_class_reliance",
+    )
+    def model_class_reliance(
+        self,
+        features: Any,
+        *,
+        kind: Literal["ratio", "difference"] = "ratio",
+        conditional: bool = False,
+        strata: Any = None,
+        tol: float = 2.0**-20,
+        max_iter: int = 100,
+        n_starts: int = 5,
+        random_state: Any = 0,
+    ) -> MCRResult:
         """MCR of ``features``: the lowest and highest MR of any member of the set, certified.
 
         Parameters
@@ -340,7 +313,9 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
         self._check_fitted("model_class_reliance")
         if self.loss_ != "squared_error":
             return self._convex_mcr(features, kind, conditional, tol, max_iter, n_starts, random_state, func)
-        srch = self.searcher(features, kind, conditional=conditional, strata=strata, tol=tol, max_iter=max_iter, func=func)
+        srch = self.searcher(
+            features, kind, conditional=conditional, strata=strata, tol=tol, max_iter=max_iter, func=func
+        )
         eps = self.epsilon_abs_
         if not self._degenerate:
             srch.search("lower", eps)
@@ -351,69 +326,45 @@ class RashomonSet(SetQueries, FairnessQueries, DisplayMixin):
         from ._convex import convex_loss_mcr
 
         if self.sample_weight_ is not None or conditional:
-            raise RashomonInputError(f"The 'sample_weight' and 'conditional' parameters of {func} are not supported for "
-                                     f"{type(self.model_class).__name__} (loss={self.loss_!r}); they need loss='squared_error'.")
+            raise RashomonInputError(
+                f"The 'sample_weight' and 'conditional' parameters of {func} are not supported for "
+                f"{type(self.model_class).__name__} (loss={self.loss_!r}); they need loss='squared_error'."
+            )
         group = self._group(features, func)
         if getattr(self, "_margin", None) is not None:
             from .margin import margin_mcr
 
-            return margin_mcr(self._margin, self._columns, group, e_ref=self.e_ref_, epsilon_abs=self.epsilon_abs_,
-                              reference_theta=self.reference_theta_, kind=kind, tol=tol, max_iter=max_iter,
-                              n_starts=n_starts, random_state=random_state, func=func)
-        return convex_loss_mcr(self.parametrization_, self.X_, self._y_encoded, self._columns, group, loss=self.loss_,
-                               t_orig=self.e_orig_term_, theta_min=self.theta_min_, e_min=self.e_min_, e_ref=self.e_ref_,
-                               epsilon_abs=self.epsilon_abs_, reference_theta=self.reference_theta_, kind=kind, tol=tol,
-                               max_iter=max_iter, n_starts=n_starts, random_state=random_state, func=func)
-
-    @validate_params({"epsilon_kind": Options(("relative", "additive", "absolute"), allow_none=True), "kind": Options(("ratio", "difference")), "conditional": Boolean(), "tol": Real(0.0, closed="neither"), "max_iter": Integral(1), "progress": Boolean()}, func="RashomonSet.envelope")
-    def envelope(self, features: Any, epsilons: Any = None, *, epsilon_kind: str | None = None,
-                 kind: Literal["ratio", "difference"] = "ratio",
-                 conditional: bool = False, strata: Any = None, tol: float = 2.0**-20, max_iter: int = 100,
-                 progress: bool = False) -> MCREnvelope:
-        """MCR traced over several ε (read by ``epsilon_kind``, default the set's), warm-starting γ.
-
-        ``epsilons`` defaults to ``np.geomspace(0.005, 0.5, 20)`` (relative). Every
-        certified step stays valid at every ε, so :meth:`MCREnvelope.bounds` answers any ε.
-        """
-        func = "RashomonSet.envelope"
-        self._check_fitted("envelope")
-        epsilon_kind = self.epsilon_kind if epsilon_kind is None else epsilon_kind
-        eps_in = np.geomspace(0.005, 0.5, 20) if epsilons is None else check_epsilons(epsilons, epsilon_kind, func,
-                                                                                         "epsilons")
-        abs_eps = np.array([epsilon_threshold(float(e), epsilon_kind, self.e_ref_, self.e_min_, func) for e in eps_in])
-        if self.loss_ != "squared_error":  # classifier classes: rashomon/sets/margin/_envelope.py
-            from .margin import margin_envelope
-
-            return margin_envelope(self, features, abs_eps, kind=kind, conditional=conditional, strata=strata,
-                                   tol=tol, max_iter=max_iter, progress=progress)
-        srch = self.searcher(features, kind, conditional=conditional, strata=strata, tol=tol, max_iter=max_iter, func=func)
-        order = np.argsort(abs_eps)
-        results: list = [None] * len(abs_eps)
-        it = order
-        if progress:
-            from tqdm.auto import tqdm
-
-            it = tqdm(order, desc="MCR envelope")
-        start: dict = {"lower": None, "upper": None}
-        for i in it:
-            eps = abs_eps[i]
-            degenerate = self._at_e_min(eps)
-            if not degenerate:
-                for side in ("lower", "upper"):
-                    srch.search(side, eps, start=start[side])
-                    g = srch.best_gamma(side, eps)
-                    start[side] = g if np.isfinite(g) else None
-            results[i] = search_result(srch, eps, self.e_ref_, self.reference_theta_, tol, degenerate=degenerate)
-        return MCREnvelope(
-            epsilons=abs_eps, lower=np.array([r.lower for r in results]), upper=np.array([r.upper for r in results]),
-            results=results, steps=list(srch.steps), kind=kind, features=srch.prob.feature_names, e_ref=self.e_ref_,
-            e_min=self.e_min_)
-
-    @validate_params({"grid_resolution": Integral(2), "percentiles": Percentiles(), "tol": Real(0.0, closed="neither")}, func="RashomonSet.pd_band")
-    def pd_band(self, feature: Any, grid: Any = None, *, grid_resolution: int = 20,
-                percentiles: tuple[float, float] = (0.05, 0.95), tol: float = 1e-9):
-        """Lowest and highest partial dependence of ``feature`` over the set (see :func:`rashomon.rashomon_pd_band`)."""
-        from ._pd_band import pd_band
-
-        self._check_fitted("pd_band")
-        return pd_band(self, feature, grid, grid_resolution, percentiles, tol)
+            return margin_mcr(
+                self._margin,
+                self._columns,
+                group,
+                e_ref=self.e_ref_,
+                epsilon_abs=self.epsilon_abs_,
+                reference_theta=self.reference_theta_,
+                kind=kind,
+                tol=tol,
+                max_iter=max_iter,
+                n_starts=n_starts,
+                random_state=random_state,
+                func=func,
+            )
+        return convex_loss_mcr(
+            self.parametrization_,
+            self.X_,
+            self._y_encoded,
+            self._columns,
+            group,
+            loss=self.loss_,
+            t_orig=self.e_orig_term_,
+            theta_min=self.theta_min_,
+            e_min=self.e_min_,
+            e_ref=self.e_ref_,
+            epsilon_abs=self.epsilon_abs_,
+            reference_theta=self.reference_theta_,
+            kind=kind,
+            tol=tol,
+            max_iter=max_iter,
+            n_starts=n_starts,
+            random_state=random_state,
+            func=func,
+        )

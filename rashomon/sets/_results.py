@@ -1,4 +1,5 @@
 """Results of MCR queries: the interval with its attaining models, and the envelope over ε."""
+
 from __future__ import annotations
 
 import math
@@ -80,43 +81,77 @@ class MCRResult(DisplayMixin):
         feats = ", ".join(map(str, self.features))
         if len(feats) > 50:
             feats = feats[:47] + "..."
-        text = (f"MCRResult(features=[{feats}], kind={self.kind!r}, lower={self.lower:.6g}, upper={self.upper:.6g}, "
-                f"tight=({self.lower_tight}, {self.upper_tight}), epsilon_abs={self.epsilon_abs:.6g}, "
-                f"e_ref={self.e_ref:.6g}, e_min={self.e_min:.6g}, steps={len(self.steps)})")
+        text = (
+            f"MCRResult(features=[{feats}], kind={self.kind!r}, lower={self.lower:.6g}, upper={self.upper:.6g}, "
+            f"tight=({self.lower_tight}, {self.upper_tight}), epsilon_abs={self.epsilon_abs:.6g}, "
+            f"e_ref={self.e_ref:.6g}, e_min={self.e_min:.6g}, steps={len(self.steps)})"
+        )
         return text if len(text) <= 295 else text[:291] + "...)"
 
     def _display_(self) -> tuple[dict, list]:
         ref = self.reference_model
-        fields = {"features": list(self.features), "kind": self.kind, "MCR": (self.lower, self.upper),
-                  "MR_of_reference": math.nan if ref is None else ref.mr, "epsilon_abs": self.epsilon_abs,
-                  "e_ref": self.e_ref, "e_min": self.e_min, "loss": self.loss, "steps": len(self.steps)}
-        frame = pd.DataFrame({"bound": [self.lower, self.upper],
-                              "attained": [self.lower + self.lower_gap, self.upper - self.upper_gap],
-                              "gap": [self.lower_gap, self.upper_gap], "tight": [self.lower_tight, self.upper_tight],
-                              "certified": [self.lower_certified, self.upper_certified],
-                              "gamma": [self.gamma_lower, self.gamma_upper]}, index=["MCR-", "MCR+"])
+        fields = {
+            "features": list(self.features),
+            "kind": self.kind,
+            "MCR": (self.lower, self.upper),
+            "MR_of_reference": math.nan if ref is None else ref.mr,
+            "epsilon_abs": self.epsilon_abs,
+            "e_ref": self.e_ref,
+            "e_min": self.e_min,
+            "loss": self.loss,
+            "steps": len(self.steps),
+        }
+        frame = pd.DataFrame(
+            {
+                "bound": [self.lower, self.upper],
+                "attained": [self.lower + self.lower_gap, self.upper - self.upper_gap],
+                "gap": [self.lower_gap, self.upper_gap],
+                "tight": [self.lower_tight, self.upper_tight],
+                "certified": [self.lower_certified, self.upper_certified],
+                "gamma": [self.gamma_lower, self.gamma_upper],
+            },
+            index=["MCR-", "MCR+"],
+        )
         return fields, [("", frame)] + ([(f"notes: {self.notes}", None)] if self.notes else [])
 
     def to_frame(self) -> pd.DataFrame:
         """The search path: one row per step (side, γ, h*, e_orig, e_switch, MR, bound)."""
         rows = []
         for s in self.steps:
-            rows.append({
-                "side": s.side, "gamma": s.gamma, "h_star": s.h_star, "e_orig": s.e_orig, "e_switch": s.e_switch,
-                "mr": mr_value(s.e_orig, s.e_switch, self.kind) if s.theta is not None else math.nan,
-                "in_rashomon_set": s.theta is not None and s.e_orig <= self.epsilon_abs * (1 + 1e-12),
-                "bound": step_bound(s, self.epsilon_abs, self.kind), "certified": s.certified,
-            })
+            rows.append(
+                {
+                    "side": s.side,
+                    "gamma": s.gamma,
+                    "h_star": s.h_star,
+                    "e_orig": s.e_orig,
+                    "e_switch": s.e_switch,
+                    "mr": mr_value(s.e_orig, s.e_switch, self.kind) if s.theta is not None else math.nan,
+                    "in_rashomon_set": s.theta is not None and s.e_orig <= self.epsilon_abs * (1 + 1e-12),
+                    "bound": step_bound(s, self.epsilon_abs, self.kind),
+                    "certified": s.certified,
+                }
+            )
         return pd.DataFrame(rows)
 
     def summary(self) -> pd.Series:
-        return pd.Series({
-            "features": ", ".join(self.features), "kind": self.kind, "epsilon_abs": self.epsilon_abs,
-            "e_ref": self.e_ref, "e_min": self.e_min, "mcr_lower": self.lower, "mcr_upper": self.upper,
-            "lower_gap": self.lower_gap, "upper_gap": self.upper_gap, "lower_tight": self.lower_tight,
-            "upper_tight": self.upper_tight, "lower_certified": self.lower_certified,
-            "upper_certified": self.upper_certified, "loss": self.loss,
-        })
+        return pd.Series(
+            {
+                "features": ", ".join(self.features),
+                "kind": self.kind,
+                "epsilon_abs": self.epsilon_abs,
+                "e_ref": self.e_ref,
+                "e_min": self.e_min,
+                "mcr_lower": self.lower,
+                "mcr_upper": self.upper,
+                "lower_gap": self.lower_gap,
+                "upper_gap": self.upper_gap,
+                "lower_tight": self.lower_tight,
+                "upper_tight": self.upper_tight,
+                "lower_certified": self.lower_certified,
+                "upper_certified": self.upper_certified,
+                "loss": self.loss,
+            }
+        )
 
     def envelope(self, m) -> np.ndarray:
         """Certified lower bound on the loss of any model of the class with MR = m, never below ``e_min``.
@@ -170,18 +205,28 @@ class MCREnvelope(DisplayMixin):
             feats = feats[:47] + "..."
         k = len(self.epsilons)
         if k:
-            rng = (f"epsilon_abs=[{float(np.min(self.epsilons)):.4g}, {float(np.max(self.epsilons)):.4g}], "
-                   f"lower=[{float(np.min(self.lower)):.4g}, {float(np.max(self.lower)):.4g}], "
-                   f"upper=[{float(np.min(self.upper)):.4g}, {float(np.max(self.upper)):.4g}], ")
+            rng = (
+                f"epsilon_abs=[{float(np.min(self.epsilons)):.4g}, {float(np.max(self.epsilons)):.4g}], "
+                f"lower=[{float(np.min(self.lower)):.4g}, {float(np.max(self.lower)):.4g}], "
+                f"upper=[{float(np.min(self.upper)):.4g}, {float(np.max(self.upper)):.4g}], "
+            )
         else:
             rng = ""
-        text = (f"MCREnvelope(features=[{feats}], kind={self.kind!r}, n_epsilons={k}, {rng}"
-                f"e_ref={self.e_ref:.4g}, e_min={self.e_min:.4g}, steps={len(self.steps)})")
+        text = (
+            f"MCREnvelope(features=[{feats}], kind={self.kind!r}, n_epsilons={k}, {rng}"
+            f"e_ref={self.e_ref:.4g}, e_min={self.e_min:.4g}, steps={len(self.steps)})"
+        )
         return text if len(text) <= 295 else text[:291] + "...)"
 
     def _display_(self) -> tuple[dict, list]:
-        fields = {"features": list(self.features), "kind": self.kind, "n_epsilons": len(self.epsilons),
-                  "e_ref": self.e_ref, "e_min": self.e_min, "steps": len(self.steps)}
+        fields = {
+            "features": list(self.features),
+            "kind": self.kind,
+            "n_epsilons": len(self.epsilons),
+            "e_ref": self.e_ref,
+            "e_min": self.e_min,
+            "steps": len(self.steps),
+        }
         frame = self.to_frame()
         if len(self.results) == len(frame):
             frame["lower_tight"] = [r.lower_tight for r in self.results]
@@ -192,7 +237,9 @@ class MCREnvelope(DisplayMixin):
         """Certified ``(lower, upper)`` at any absolute ε, from all steps at once."""
         eps = Real().check(epsilon, "epsilon", "MCREnvelope.bounds")  # NaN gave (0, inf); a finite float
         if eps < self.e_min * (1 - 1e-12):
-            raise RashomonInputError(f"The 'epsilon' parameter of MCREnvelope.bounds must be >= e_min = {self.e_min:.6g}. Got {eps!r} instead.")
+            raise RashomonInputError(
+                f"The 'epsilon' parameter of MCREnvelope.bounds must be >= e_min = {self.e_min:.6g}. Got {eps!r} instead."
+            )
         lo = [step_bound(s, eps, self.kind) for s in self.steps if s.side == "lower"]
         up = [step_bound(s, eps, self.kind) for s in self.steps if s.side == "upper"]
         lo = [v for v in lo if np.isfinite(v)]
@@ -228,6 +275,8 @@ def _mr_values(m: Any, func: str) -> np.ndarray:
     except (TypeError, ValueError):
         arr = None
     if arr is None or not np.all(np.isfinite(arr)):
-        raise RashomonInputError(f"The 'm' parameter of {func} must be a finite float or array of "
-                                 f"them (model reliance values). Got {m!r:.80} instead.")
+        raise RashomonInputError(
+            f"The 'm' parameter of {func} must be a finite float or array of "
+            f"them (model reliance values). Got {m!r:.80} instead."
+        )
     return arr

@@ -16,6 +16,7 @@ Every row is its own leave-out unit there: exact duplicate rows are *not* groupe
 in-memory :func:`~rashomon.model_classes.ridge_loo` does (grouping needs all rows at once),
 so the two agree on data without duplicate rows.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,8 +26,14 @@ import numpy as np
 from ..model_classes import ClassMember, LinearModelClass, LinearParametrization, Quadratic
 from ..utils.validation import RashomonInputError
 
-__all__ = ["RowStatistics", "StatisticsParametrization", "block_statistics", "merge_statistics", "loo_block",
-           "statistics_parametrization"]
+__all__ = [
+    "RowStatistics",
+    "StatisticsParametrization",
+    "block_statistics",
+    "merge_statistics",
+    "loo_block",
+    "statistics_parametrization",
+]
 
 _HEAD = 5  # packed layout: [n_rows, W, n_positive, n_nonfinite_y, n_bad_weights, nonfinite_x (p), mean (q), M2 (q*q)]
 
@@ -51,14 +58,18 @@ def block_statistics(xb: Any, yb: Any, wb: Any = None) -> np.ndarray:
     xb = np.asarray(xb, dtype=float)
     yb = np.asarray(yb, dtype=float).reshape(-1)
     if xb.ndim != 2 or xb.shape[0] != yb.shape[0]:
-        raise RashomonInputError(f"The 'y' parameter of RashomonSet.fit must have one value per row of X in every "
-                                 f"chunk (Dask partitions of X and y must align). Got a chunk of X of shape {xb.shape} "
-                                 f"with {yb.shape[0]} values of y instead.")
+        raise RashomonInputError(
+            f"The 'y' parameter of RashomonSet.fit must have one value per row of X in every "
+            f"chunk (Dask partitions of X and y must align). Got a chunk of X of shape {xb.shape} "
+            f"with {yb.shape[0]} values of y instead."
+        )
     m, p = xb.shape
     wb = np.ones(m) if wb is None else np.asarray(wb, dtype=float).reshape(-1)
     if wb.shape[0] != m:
-        raise RashomonInputError(f"The 'sample_weight' parameter of RashomonSet.fit must have one value per row of X "
-                                 f"in every chunk. Got {wb.shape[0]} for a chunk of {m} rows instead.")
+        raise RashomonInputError(
+            f"The 'sample_weight' parameter of RashomonSet.fit must have one value per row of X "
+            f"in every chunk. Got {wb.shape[0]} for a chunk of {m} rows instead."
+        )
     a = np.column_stack([xb, yb])
     bad_w = ~np.isfinite(wb) | (wb < 0)
     out = np.zeros(packed_size(p))
@@ -67,9 +78,9 @@ def block_statistics(xb: Any, yb: Any, wb: Any = None) -> np.ndarray:
     mean = (wb @ a) / W if W > 0 else np.zeros(q)
     ac = a - mean
     out[:_HEAD] = m, W, np.count_nonzero(wb > 0), np.count_nonzero(~np.isfinite(yb)), np.count_nonzero(bad_w)
-    out[_HEAD:_HEAD + p] = np.count_nonzero(~np.isfinite(xb), axis=0)
-    out[_HEAD + p:_HEAD + p + q] = mean
-    out[_HEAD + p + q:] = (ac.T @ (ac * wb[:, None])).ravel()
+    out[_HEAD : _HEAD + p] = np.count_nonzero(~np.isfinite(xb), axis=0)
+    out[_HEAD + p : _HEAD + p + q] = mean
+    out[_HEAD + p + q :] = (ac.T @ (ac * wb[:, None])).ravel()
     return out[None, :]
 
 
@@ -84,15 +95,15 @@ def merge_statistics(rows: np.ndarray, axis: Any = None, keepdims: bool = True) 
     q = _columns_of(K)
     p = q - 1
     out = np.zeros(K)
-    out[:_HEAD + p] = rows[:, :_HEAD + p].sum(axis=0)
+    out[: _HEAD + p] = rows[:, : _HEAD + p].sum(axis=0)
     Wb = rows[:, 1]
     W = float(Wb.sum())
-    means = rows[:, _HEAD + p:_HEAD + p + q]
+    means = rows[:, _HEAD + p : _HEAD + p + q]
     mean = (Wb @ means) / W if W > 0 else np.zeros(q)
     dm = means - mean
-    M2 = rows[:, _HEAD + p + q:].sum(axis=0).reshape(q, q) + dm.T @ (dm * Wb[:, None])
-    out[_HEAD + p:_HEAD + p + q] = mean
-    out[_HEAD + p + q:] = M2.ravel()
+    M2 = rows[:, _HEAD + p + q :].sum(axis=0).reshape(q, q) + dm.T @ (dm * Wb[:, None])
+    out[_HEAD + p : _HEAD + p + q] = mean
+    out[_HEAD + p + q :] = M2.ravel()
     return out[None, :] if keepdims else out
 
 
@@ -119,24 +130,31 @@ class RowStatistics:
         q = _columns_of(len(packed))
         p = q - 1
         n_rows, W, n_pos, nf_y, bad_w = packed[:_HEAD]
-        nf_x = packed[_HEAD:_HEAD + p]
+        nf_x = packed[_HEAD : _HEAD + p]
         if np.any(nf_x > 0):
             names = [columns[i] if columns else int(i) for i in np.where(nf_x > 0)[0]]
-            raise RashomonInputError(f"The 'X' parameter of {func} must be finite (no NaN or inf). Got NaN or inf in "
-                                     f"column(s) {names} instead.")
+            raise RashomonInputError(
+                f"The 'X' parameter of {func} must be finite (no NaN or inf). Got NaN or inf in "
+                f"column(s) {names} instead."
+            )
         if nf_y > 0:
-            raise RashomonInputError(f"The 'y' parameter of {func} must be finite (no NaN or inf). Got {int(nf_y)} "
-                                     "non-finite value(s) instead.")
+            raise RashomonInputError(
+                f"The 'y' parameter of {func} must be finite (no NaN or inf). Got {int(nf_y)} "
+                "non-finite value(s) instead."
+            )
         if bad_w > 0 or not W > 1:
-            raise RashomonInputError(f"The 'sample_weight' parameter of {func} must be non-negative counts summing to "
-                                     f"more than 1. Got {int(bad_w)} negative or non-finite weight(s), sum {W:g} instead.")
+            raise RashomonInputError(
+                f"The 'sample_weight' parameter of {func} must be non-negative counts summing to "
+                f"more than 1. Got {int(bad_w)} negative or non-finite weight(s), sum {W:g} instead."
+            )
         if n_rows < 3:
-            raise RashomonInputError(f"The 'X' parameter of {func} must be an array with at least 3 rows. Got "
-                                     f"{int(n_rows)} row(s) instead.")
+            raise RashomonInputError(
+                f"The 'X' parameter of {func} must be an array with at least 3 rows. Got {int(n_rows)} row(s) instead."
+            )
         self.n_rows, self.weight_sum, self.n_positive = int(n_rows), float(W), int(n_pos)
         self.shape = (self.n_rows, p)
-        self.mean = packed[_HEAD + p:_HEAD + p + q].copy()
-        self.comoment = packed[_HEAD + p + q:].reshape(q, q).copy()
+        self.mean = packed[_HEAD + p : _HEAD + p + q].copy()
+        self.comoment = packed[_HEAD + p + q :].reshape(q, q).copy()
 
     def __repr__(self) -> str:
         return f"RowStatistics(n_rows={self.n_rows}, n_features={self.shape[1]})"
@@ -145,7 +163,8 @@ class RowStatistics:
         raise RashomonInputError(
             "This RashomonSet was fitted on Dask input and keeps only the sufficient statistics of the rows (O(p²)), "
             "not the rows: conditional MCR, pd_band, reweighted and projections of other estimators need the rows. "
-            "Compute them on an in-memory sample (X.compute()) or fit a new set (sample_weight= a Dask array).")
+            "Compute them on an in-memory sample (X.compute()) or fit a new set (sample_weight= a Dask array)."
+        )
 
     __array__ = __getitem__ = __iter__ = _raw_rows
 
@@ -220,9 +239,11 @@ class StatisticsParametrization(LinearParametrization):
             return super().project(estimator, X, func, columns, rtol)
         if isinstance(estimator, ClassMember) and estimator.parametrization_ in (self, getattr(self, "base", None)):
             return estimator.theta_.copy()
-        raise RashomonInputError(f"The 'reference' parameter of {func} must be None or a member fitted by the class "
-                                 "(model_class.fit_reference) when X is a Dask collection: projecting another "
-                                 "estimator needs its predictions on every row.")
+        raise RashomonInputError(
+            f"The 'reference' parameter of {func} must be None or a member fitted by the class "
+            "(model_class.fit_reference) when X is a Dask collection: projecting another "
+            "estimator needs its predictions on every row."
+        )
 
 
 def loo_block(xb, yb, wb, mu, sd, cz, cy, V, sv, uty, shrink, W, fit_intercept, rows=16384) -> np.ndarray:
@@ -247,8 +268,9 @@ def loo_block(xb, yb, wb, mu, sd, cz, cy, V, sv, uty, shrink, W, fit_intercept, 
     return out[None, :]
 
 
-def statistics_parametrization(mc: LinearModelClass, st: RowStatistics, loo_errors, func: str,
-                               columns: list[str] | None = None) -> StatisticsParametrization:
+def statistics_parametrization(
+    mc: LinearModelClass, st: RowStatistics, loo_errors, func: str, columns: list[str] | None = None
+) -> StatisticsParametrization:
     """:meth:`LinearModelClass.parametrize` from :class:`RowStatistics`.
 
     ``loo_errors(mu, sd, cz, cy, V, sv, uty, shrink, fit_intercept)`` returns the summed

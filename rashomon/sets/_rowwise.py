@@ -3,6 +3,7 @@
 Used by :func:`._disparity.range_rows` for metrics whose row values are monotone in the row's score but not
 linear in θ (probabilities, decisions at a threshold, classifier losses); see :mod:`._disparity`.
 """
+
 from __future__ import annotations
 
 import math
@@ -54,8 +55,9 @@ def _row_score_bounds(rs, spec, eps, tol, func):
 
 
 def _smooth(spec):
-    return (spec.metric in ("mean_prediction", "mean_residual") and spec.scale == "probability") or \
-        (spec.metric == "group_loss" and spec.loss == "log_loss")
+    return (spec.metric in ("mean_prediction", "mean_residual") and spec.scale == "probability") or (
+        spec.metric == "group_loss" and spec.loss == "log_loss"
+    )
 
 
 _SIG3 = math.log(2 + math.sqrt(3))  # |σ''| is largest at ±log(2 + √3)
@@ -82,7 +84,7 @@ def _taylor_bound(rs, spec, g, h, th0, sign, lo_s, hi_s, eps, func):
         if spec.metric == "mean_residual":
             phi, d1 = spec.ybin - sg, -d1
         crit = (-_SIG3, _SIG3)
-        curv = (lambda v: np.abs((1 / (1 + np.exp(-v))) * (1 / (1 + np.exp(v))) * np.tanh(-v / 2)))  # noqa: E731  (pairs with the other branch's lambda)
+        curv = lambda v: np.abs((1 / (1 + np.exp(-v))) * (1 / (1 + np.exp(v))) * np.tanh(-v / 2))  # noqa: E731  (pairs with the other branch's lambda)
     K = np.maximum(curv(lo_s), curv(hi_s))
     for c in crit:
         K = np.maximum(K, curv(np.clip(c, lo_s, hi_s)))
@@ -113,7 +115,7 @@ def _ascent_candidates(rs, spec, pairs, kind, eps, start, func, n_iter=6):
         return -d if m == "mean_residual" else d
 
     cands = []
-    for (g, h) in pairs:
+    for g, h in pairs:
         for sign in (1.0, -1.0):
             th = start.copy()
             for it in range(n_iter):

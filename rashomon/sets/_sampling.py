@@ -17,6 +17,7 @@ distribution there to the uniform distribution in θ.
 Classifier classes (logistic, hinge: a convex set that is not an ellipsoid) are sampled by
 hit-and-run with an exact membership oracle (:mod:`.margin._sample`).
 """
+
 from __future__ import annotations
 
 import math
@@ -69,8 +70,9 @@ class RashomonSample(DisplayMixin):
         if self.method == "rejection":  # the rate of a method that was not used is not shown
             fields["acceptance_rate"] = self.acceptance_rate
         fields.update(epsilon_abs=self.epsilon_abs, e_min=self.e_min, norm_bound=self.norm_bound)
-        return fields, [("members' loss and norm, quantiles", self._quantiles({"e_orig": self.e_orig,
-                                                                                "norm": self.norm}))]
+        return fields, [
+            ("members' loss and norm, quantiles", self._quantiles({"e_orig": self.e_orig, "norm": self.norm}))
+        ]
 
     def estimators(self) -> list:
         """Each member as a fitted :class:`~rashomon.ClassMember`."""
@@ -149,13 +151,26 @@ class ImportanceCloud(DisplayMixin):
     def to_frame(self) -> pd.DataFrame:
         """One row per feature: exact MCR, reference MR and the sampled members' spread."""
         s = self.samples
-        return pd.DataFrame({"feature": self.features, "mcr_lower": self.lower, "reference": self.reference,
-                             "mcr_upper": self.upper, "sample_min": s.min(axis=0), "sample_median": np.median(s, axis=0),
-                             "sample_max": s.max(axis=0)})
+        return pd.DataFrame(
+            {
+                "feature": self.features,
+                "mcr_lower": self.lower,
+                "reference": self.reference,
+                "mcr_upper": self.upper,
+                "sample_min": s.min(axis=0),
+                "sample_median": np.median(s, axis=0),
+                "sample_max": s.max(axis=0),
+            }
+        )
 
     def _display_(self) -> tuple[dict, list]:
-        fields = {"n_features": len(self.features), "n_models": int(self.samples.shape[0]), "kind": self.kind,
-                  "method": self.method, "MCR": {f: (lo, hi) for f, lo, hi in zip(self.features, self.lower, self.upper)}}
+        fields = {
+            "n_features": len(self.features),
+            "n_models": int(self.samples.shape[0]),
+            "kind": self.kind,
+            "method": self.method,
+            "MCR": {f: (lo, hi) for f, lo, hi in zip(self.features, self.lower, self.upper)},
+        }
         df = self.to_frame()
         if len(self.mcr) == len(df):
             df["lower_tight"] = [r.lower_tight for r in self.mcr]
@@ -165,8 +180,9 @@ class ImportanceCloud(DisplayMixin):
     def samples_frame(self) -> pd.DataFrame:
         """Long table: one row per (member, feature)."""
         n, f = self.samples.shape
-        return pd.DataFrame({"member": np.repeat(np.arange(n), f), "feature": np.tile(self.features, n),
-                             "mr": self.samples.ravel()})
+        return pd.DataFrame(
+            {"member": np.repeat(np.arange(n), f), "feature": np.tile(self.features, n), "mr": self.samples.ravel()}
+        )
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
         """The cloud: per feature the MCR interval, the sampled members' MR and the reference."""
@@ -233,25 +249,39 @@ def _margin_members(rs, ms, n_models, method, seed, func) -> RashomonSample:
     from .margin import sample_margin_members, set_losses
 
     if method == "rejection":
-        raise RashomonInputError(f"The 'method' parameter of {func} is 'rejection', which needs a quadratic class "
-                                 f"(the loss ellipsoid); {type(rs.model_class).__name__} (loss={rs.loss_!r}) is sampled "
-                                 "by method='hit_and_run' (or 'auto').")
+        raise RashomonInputError(
+            f"The 'method' parameter of {func} is 'rejection', which needs a quadratic class "
+            f"(the loss ellipsoid); {type(rs.model_class).__name__} (loss={rs.loss_!r}) is sampled "
+            "by method='hit_and_run' (or 'auto')."
+        )
     par = rs.parametrization_
     th = sample_margin_members(rs, n_models, random_state=seed)
     e = set_losses(ms, th)
     # the sampler accepts e_orig <= ε exactly; recomputed here in another order of summation, the loss may differ
     # by a few units in the last place, hence 1e-12 relative
     nb = _check_members(th, e, rs.epsilon_abs_, par, 1e-12, func, "")
-    return RashomonSample(th, e, nb, "hit_and_run", math.nan, rs.epsilon_abs_, par.r, rs.e_min_, par,
-                          list(rs._columns) if rs._columns else None)
+    return RashomonSample(
+        th,
+        e,
+        nb,
+        "hit_and_run",
+        math.nan,
+        rs.epsilon_abs_,
+        par.r,
+        rs.e_min_,
+        par,
+        list(rs._columns) if rs._columns else None,
+    )
 
 
 def _check_members(th, e, eps, par, rel, func, why):
     """The norms θ'Bθ of the members, after checking every one is in the set to ``rel`` (loss and ball)."""
     nb = np.einsum("ij,jk,ik->i", th, par.B, th)
     if np.any(e > eps * (1 + rel)) or np.any(nb > par.r * (1 + rel)):
-        raise RashomonInputError(f"{func}: a sampled member violates the set's constraints by more than {rel:g} "
-                                 f"relative{why}; please report this data.")
+        raise RashomonInputError(
+            f"{func}: a sampled member violates the set's constraints by more than {rel:g} "
+            f"relative{why}; please report this data."
+        )
     return nb
 
 
@@ -276,8 +306,10 @@ def sample_members(rs, n_models: int, method: str, random_state: Any, func: str)
         if method in ("auto", "rejection"):
             z, rate = _rejection(eng, n_models, rng, budget=max(20 * n_models, 20000))
             if z is None and method == "rejection":
-                raise RashomonInputError(f"{func}: rejection sampling accepted only {rate:.2%} of proposals (the norm "
-                                         "ball cuts most of the loss ellipsoid); use method='hit_and_run' or 'auto'.")
+                raise RashomonInputError(
+                    f"{func}: rejection sampling accepted only {rate:.2%} of proposals (the norm "
+                    "ball cuts most of the loss ellipsoid); use method='hit_and_run' or 'auto'."
+                )
             used = "rejection" if z is not None else used
         if z is None:
             z = _hit_and_run(eng, n_models, rng)
@@ -285,8 +317,9 @@ def sample_members(rs, n_models: int, method: str, random_state: Any, func: str)
     excess = eng.loss_excess(th) if not rs._degenerate else np.zeros(n_models)
     e = rs.e_min_ + excess
     nb = _check_members(th, e, rs.epsilon_abs_, par, 1e-9, func, " (rounding on an ill-conditioned class)")
-    return RashomonSample(th, e, nb, used, rate, rs.epsilon_abs_, par.r, rs.e_min_, par,
-                          list(rs._columns) if rs._columns else None)
+    return RashomonSample(
+        th, e, nb, used, rate, rs.epsilon_abs_, par.r, rs.e_min_, par, list(rs._columns) if rs._columns else None
+    )
 
 
 def _feature_cloud(rs, f, kind, tol, thetas, e_orig, func):
@@ -317,19 +350,25 @@ def importance_cloud(rs, features, n_models, kind, method, random_state, tol, fu
     elif isinstance(features, (str, int, np.integer)):
         features = [features]
     if isinstance(features, (list, tuple, np.ndarray, pd.Index)) and len(features) == 0:
-        raise RashomonInputError(f"The 'features' parameter of {func} must be None (every feature) or a non-empty "
-                                 f"list of features or groups. Got {features!r} instead.")
+        raise RashomonInputError(
+            f"The 'features' parameter of {func} must be None (every feature) or a non-empty "
+            f"list of features or groups. Got {features!r} instead."
+        )
     if not isinstance(features, (list, tuple, np.ndarray, pd.Index)):
-        raise RashomonInputError(f"The 'features' parameter of {func} must be None, a feature or a list of features "
-                                 f"or groups. Got {features!r} instead.")
+        raise RashomonInputError(
+            f"The 'features' parameter of {func} must be None, a feature or a list of features "
+            f"or groups. Got {features!r} instead."
+        )
     for f in features:  # every feature resolved before any sampling (a clear error naming the argument)
         rs._group(f, func)
     smp = sample_members(rs, n_models, method, random_state, func)
     # one BLAS thread in every task, in-process or in a worker: the same reductions, so the same bits for any n_jobs
-    out = Parallel(n_jobs=n_jobs)(delayed(single_blas_thread)(_feature_cloud, rs, f, kind, tol, smp.thetas, smp.e_orig,
-                                                              func) for f in features)
+    out = Parallel(n_jobs=n_jobs)(
+        delayed(single_blas_thread)(_feature_cloud, rs, f, kind, tol, smp.thetas, smp.e_orig, func) for f in features
+    )
     res = [o[0] for o in out]
     names, lo, hi = [", ".join(r.features) for r in res], [r.lower for r in res], [r.upper for r in res]
     cols, ref = [o[1] for o in out], [o[2] for o in out]
-    return ImportanceCloud(names, np.array(lo), np.array(hi), np.array(ref), np.column_stack(cols), kind,
-                           smp.method, res)
+    return ImportanceCloud(
+        names, np.array(lo), np.array(hi), np.array(ref), np.column_stack(cols), kind, smp.method, res
+    )

@@ -1,4 +1,5 @@
 """What a :class:`~rashomon.RashomonSet` shows in a notebook and in its repr (:class:`~rashomon.utils.DisplayMixin`)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -8,8 +9,10 @@ __all__ = ["set_display"]
 
 def set_display(rs: Any) -> tuple[dict, list]:
     """The class, ε (as given, and absolute), e_ref, e_min, rows and features; ``fitted=False`` before ``fit``."""
-    fields: dict[str, Any] = {"model_class": type(rs.model_class).__name__,
-                              "epsilon": f"{rs.epsilon!r} ({rs.epsilon_kind})"}
+    fields: dict[str, Any] = {
+        "model_class": type(rs.model_class).__name__,
+        "epsilon": f"{rs.epsilon!r} ({rs.epsilon_kind})",
+    }
     if not hasattr(rs, "epsilon_abs_"):
         return fields | {"fitted": False}, []
     X = getattr(rs, "X_", None)

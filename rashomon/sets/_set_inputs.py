@@ -1,5 +1,6 @@
 """Input checks of :class:`~rashomon.RashomonSet`: its constructor arguments, the column names it was fitted on,
 and the rows its queries predict on (through the one validation layer, :mod:`rashomon.utils.validation`)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,7 +22,15 @@ from ._dask import any_dask
 from ._epsilon import EPSILON_KINDS
 from ._row_statistics import RowStatistics
 
-__all__ = ["LOSSES", "MAX_EPSILON", "check_epsilons", "check_set_params", "record_names", "query_rows", "scaled_functional_range"]
+__all__ = [
+    "LOSSES",
+    "MAX_EPSILON",
+    "check_epsilons",
+    "check_set_params",
+    "record_names",
+    "query_rows",
+    "scaled_functional_range",
+]
 
 LOSSES = ("squared_error", "hinge", "log_loss", "absolute_error")
 
@@ -35,8 +44,10 @@ def check_set_params(rs: Any, func: str) -> str:
     """
     mc = rs.model_class
     if not isinstance(mc, ModelClass):
-        raise RashomonInputError(f"The 'model_class' parameter of {func} must be a model class such as "
-                                 f"LinearModelClass or KernelModelClass. Got {mc!r} instead.")
+        raise RashomonInputError(
+            f"The 'model_class' parameter of {func} must be a model class such as "
+            f"LinearModelClass or KernelModelClass. Got {mc!r} instead."
+        )
     check_choice(rs.epsilon_kind, EPSILON_KINDS, "epsilon_kind", func)
     check_model_class_params(mc)  # the class's constructor arguments (booleans, grids, ...)
     cls_loss = canonical_loss_name(getattr(mc, "loss", "squared_error"))  # a classifier class carries its loss
@@ -46,8 +57,10 @@ def check_set_params(rs: Any, func: str) -> str:
         loss = canonical_loss_name(rs.loss)  # "logistic" is "log_loss" (rashomon.utils.losses)
         check_choice(loss, LOSSES, "loss", func)
         if cls_loss != "squared_error" and loss != cls_loss:
-            raise RashomonInputError(f"The 'loss' parameter of {func} must be None or {cls_loss!r} for "
-                                     f"{type(mc).__name__} (the class carries its loss). Got {rs.loss!r} instead.")
+            raise RashomonInputError(
+                f"The 'loss' parameter of {func} must be None or {cls_loss!r} for "
+                f"{type(mc).__name__} (the class carries its loss). Got {rs.loss!r} instead."
+            )
     check_epsilons(rs.epsilon, rs.epsilon_kind, func, "epsilon")
     return loss
 
@@ -60,17 +73,25 @@ MAX_EPSILON = 1e100
 def check_epsilons(value: Any, kind: str, func: str, param: str) -> np.ndarray:
     """ε (a number, or for an envelope a non-empty 1-D array): finite, >= 0 (> 0 when absolute), at most
     MAX_EPSILON; a relative ε above 1 warns (:func:`~rashomon.utils.validation.check_relative_epsilon`)."""
-    expected = (f"a finite float {'> 0' if kind == 'absolute' else '>= 0'} and <= {MAX_EPSILON:g}" if param == "epsilon"
-                else f"a non-empty 1-D array of finite floats {'> 0' if kind == 'absolute' else '>= 0'} and <= "
-                     f"{MAX_EPSILON:g}")
+    expected = (
+        f"a finite float {'> 0' if kind == 'absolute' else '>= 0'} and <= {MAX_EPSILON:g}"
+        if param == "epsilon"
+        else f"a non-empty 1-D array of finite floats {'> 0' if kind == 'absolute' else '>= 0'} and <= {MAX_EPSILON:g}"
+    )
     if param == "epsilon":
         check_float(value, param, func, low=0.0, strict=kind == "absolute")
     try:
         arr = np.atleast_1d(np.asarray(value, dtype=float)) if not isinstance(value, (str, bytes, bool)) else None
     except (TypeError, ValueError):
         arr = None
-    if (arr is None or arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr > MAX_EPSILON)
-            or (param == "epsilon" and np.any(arr < 0))):
+    if (
+        arr is None
+        or arr.ndim != 1
+        or arr.size == 0
+        or not np.all(np.isfinite(arr))
+        or np.any(arr > MAX_EPSILON)
+        or (param == "epsilon" and np.any(arr < 0))
+    ):
         raise RashomonInputError(f"The '{param}' parameter of {func} must be {expected}. Got {value!r:.80} instead.")
     if kind == "relative" and param == "epsilon":
         check_relative_epsilon(float(arr[0]), func, param)
@@ -97,13 +118,17 @@ def query_rows(rs: Any, X: Any, func: str) -> np.ndarray:
     as scikit-learn does, reordered frames matched by name (:func:`~rashomon.utils.validation.check_new_rows`)."""
     if X is None:
         if isinstance(rs.X_, RowStatistics):
-            raise RashomonInputError(f"The 'X' parameter of {func} must be given for a set fitted on a Dask "
-                                     "collection (its rows were summarised, not kept). Got None instead; pass the "
-                                     "rows to predict (e.g. a computed sample of them).")
+            raise RashomonInputError(
+                f"The 'X' parameter of {func} must be given for a set fitted on a Dask "
+                "collection (its rows were summarised, not kept). Got None instead; pass the "
+                "rows to predict (e.g. a computed sample of them)."
+            )
         return rs.X_
     if any_dask(X):
-        raise RashomonInputError(f"The 'X' parameter of {func} must be in memory (a NumPy array or pandas "
-                                 f"DataFrame). Got a Dask {type(X).__name__} instead; compute it first (X.compute()).")
+        raise RashomonInputError(
+            f"The 'X' parameter of {func} must be in memory (a NumPy array or pandas "
+            f"DataFrame). Got a Dask {type(X).__name__} instead; compute it first (X.compute())."
+        )
     return check_new_rows(X, rs, func)
 
 
@@ -127,7 +152,9 @@ def scaled_functional_range(rs: Any, c: Any, c0: Any, names: Any, tol: float, re
     with np.errstate(over="ignore", invalid="ignore"):
         out = {k: s * getattr(res, k) + a0 for k in ("lower", "upper", "lower_attained", "upper_attained", "reference")}
     if not all(np.all(np.isfinite(v)) for v in out.values()):
-        raise RashomonInputError(f"The 'c' and 'c0' parameters of {func} must give values that fit in double "
-                                 "precision: the range of c'θ + c0 overflows. Got max |c| = "
-                                 f"{float(np.max(s)):.3g}, max |c0| = {float(np.max(np.abs(a0), initial=0.0)):.3g} instead.")
+        raise RashomonInputError(
+            f"The 'c' and 'c0' parameters of {func} must give values that fit in double "
+            "precision: the range of c'θ + c0 overflows. Got max |c| = "
+            f"{float(np.max(s)):.3g}, max |c0| = {float(np.max(np.abs(a0), initial=0.0)):.3g} instead."
+        )
     return replace(res, **out)

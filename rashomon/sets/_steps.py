@@ -1,4 +1,5 @@
 """Steps of the γ-search and the bounds each certified step gives (Fisher, Rudin & Dominici 2019, §6)."""
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,14 @@ class MCRStep(DisplayMixin):
     nu: float = math.nan
 
     def _display_(self) -> tuple[dict, list]:
-        return {"side": self.side, "gamma": self.gamma, "h_star": self.h_star, "e_orig": self.e_orig,
-                "e_switch": self.e_switch, "certified": self.certified}, []
+        return {
+            "side": self.side,
+            "gamma": self.gamma,
+            "h_star": self.h_star,
+            "e_orig": self.e_orig,
+            "e_switch": self.e_switch,
+            "certified": self.certified,
+        }, []
 
 
 @dataclass(frozen=True, repr=False)
@@ -46,8 +53,12 @@ class MCRModel(DisplayMixin):
     estimator: Any = field(default=None, repr=False, compare=False)
 
     def _display_(self) -> tuple[dict, list]:
-        return {"mr": self.mr, "e_orig": self.e_orig, "e_switch": self.e_switch,
-                "n_parameters": int(np.size(self.theta))}, []
+        return {
+            "mr": self.mr,
+            "e_orig": self.e_orig,
+            "e_switch": self.e_switch,
+            "n_parameters": int(np.size(self.theta)),
+        }, []
 
     @property
     def coef(self):

@@ -12,6 +12,7 @@ member):
   ``e_switch - m·e_orig >= L`` on the set gives ``MR >= m + min(L, 0)/e_min`` (``e_orig >= e_min``), and
   ``m·e_orig - e_switch >= L`` gives ``MR <= m + max(-L, 0)/e_min``.
 """
+
 from __future__ import annotations
 
 import math
@@ -62,8 +63,19 @@ def exact_end(srch, side: str, eps: float, tol: float, max_rounds: int = 8) -> t
     if srch.kind == "difference":
         b0, m0 = srch.best_bound(side, eps), srch.best_model(side, eps)[1]
         scale = max(1.0, abs(b0) if math.isfinite(b0) else (abs(m0) if math.isfinite(m0) else 1.0))
-        res = solve_two_constraint(sgn * (es.Q - eo.Q), sgn * (es.c - eo.c), sgn * (es.k - eo.k), A1, b1, c1,
-                                   prob.B, prob.r, x_in, atol=_PREC * tol * scale, lam_bracket=_bracket(srch, side, eps, 1.0))
+        res = solve_two_constraint(
+            sgn * (es.Q - eo.Q),
+            sgn * (es.c - eo.c),
+            sgn * (es.k - eo.k),
+            A1,
+            b1,
+            c1,
+            prob.B,
+            prob.r,
+            x_in,
+            atol=_PREC * tol * scale,
+            lam_bracket=_bracket(srch, side, eps, 1.0),
+        )
         bound = sgn * res.lower
         return bound, res.x, res.gap
     e_min = float(srch.e_min)
@@ -75,9 +87,19 @@ def exact_end(srch, side: str, eps: float, tol: float, max_rounds: int = 8) -> t
     bound, member = math.nan, theta
     for _ in range(max_rounds):
         # lower: min e_s - m e_o ; upper: min m e_o - e_s
-        res = solve_two_constraint(sgn * (es.Q - m * eo.Q), sgn * (es.c - m * eo.c), sgn * (es.k - m * eo.k),
-                                   A1, b1, c1, prob.B, prob.r, x_in, atol=_PREC * tol * max(m, 1e-300) * e_min,
-                                   lam_bracket=_bracket(srch, side, eps, m))
+        res = solve_two_constraint(
+            sgn * (es.Q - m * eo.Q),
+            sgn * (es.c - m * eo.c),
+            sgn * (es.k - m * eo.k),
+            A1,
+            b1,
+            c1,
+            prob.B,
+            prob.r,
+            x_in,
+            atol=_PREC * tol * max(m, 1e-300) * e_min,
+            lam_bracket=_bracket(srch, side, eps, m),
+        )
         x = res.x
         e_o, e_s = eo(x), es(x)
         m_new = e_s / e_o if e_o > 0 else math.nan
@@ -109,6 +131,9 @@ def close_gap(srch, side: str, eps: float, tol: float, bound: float) -> tuple[fl
     if not (math.isfinite(bound) and math.isfinite(m)):
         return bound, th, math.inf, f"{side} end: no member attains the bound{why}"
     gap = max(0.0, m - bound) if side == "lower" else max(0.0, bound - m)
-    note = "" if gap <= tol * max(1.0, abs(bound)) else \
-        f"{side} end: the two-constraint solve left a gap of {gap:.3g} between the bound and the best member{why}"
+    note = (
+        ""
+        if gap <= tol * max(1.0, abs(bound))
+        else f"{side} end: the two-constraint solve left a gap of {gap:.3g} between the bound and the best member{why}"
+    )
     return bound, th, gap, note

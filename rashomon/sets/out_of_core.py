@@ -4,9 +4,20 @@
 (e.g. the linear closed form of model reliance, the audit on a Dask table) need. See
 ``docs/scaling.md``.
 """
+
 from ._dask import any_dask, dask_row_statistics, fit_statistics, is_dask, linear_model_losses
 from ._dask_ridge import dask_split_statistics, reference_from_statistics, ridge_loo_statistics, transform_statistics
 from ._row_statistics import RowStatistics
 
-__all__ = ["is_dask", "any_dask", "dask_row_statistics", "linear_model_losses", "RowStatistics", "fit_statistics",
-           "dask_split_statistics", "transform_statistics", "ridge_loo_statistics", "reference_from_statistics"]
+__all__ = [
+    "is_dask",
+    "any_dask",
+    "dask_row_statistics",
+    "linear_model_losses",
+    "RowStatistics",
+    "fit_statistics",
+    "dask_split_statistics",
+    "transform_statistics",
+    "ridge_loo_statistics",
+    "reference_from_statistics",
+]

@@ -7,6 +7,7 @@ summary, never thousands of rows). :class:`DisplayMixin` turns that into ``__rep
 :data:`MAX_LINES` lines, no arrays) and ``_repr_html_`` (escaped, at most :data:`MAX_ROWS` rows
 per table: pandas shows the first and last rows around an ellipsis).
 """
+
 from __future__ import annotations
 
 import html
@@ -58,7 +59,7 @@ def text_repr(name: str, fields: dict) -> str:
                 lines[-1] += ","
             lines.append(part)
     if len(lines) > MAX_LINES:
-        lines = lines[:MAX_LINES - 1] + ["..."]
+        lines = lines[: MAX_LINES - 1] + ["..."]
     if len(lines) <= 1:
         return f"{name}({lines[0] if lines else ''})"
     return f"{name}(\n" + "\n".join("    " + ln for ln in lines) + "\n)"
@@ -78,8 +79,11 @@ def html_repr(name: str, fields: dict, tables: list) -> str:
         if caption:
             out.append(f'<p style="margin:0.4em 0 0.1em 0"><em>{html.escape(caption)}</em></p>')
         if frame is not None:
-            out.append(frame.to_html(max_rows=MAX_ROWS, max_cols=16, float_format=_float_format, escape=True,
-                                     border=0, notebook=False))
+            out.append(
+                frame.to_html(
+                    max_rows=MAX_ROWS, max_cols=16, float_format=_float_format, escape=True, border=0, notebook=False
+                )
+            )
     out.append("</div>")
     return "\n".join(out)
 
@@ -122,5 +126,11 @@ def quantile_table(columns: dict, q: tuple = (0.0, 0.1, 0.5, 0.9, 1.0)):
     import pandas as pd
 
     labels = ["min" if v == 0 else "max" if v == 1 else ("median" if v == 0.5 else f"{v:.0%}") for v in q]
-    return pd.DataFrame([np.quantile(np.asarray(a, dtype=float), q) if np.size(a) else np.full(len(q), np.nan)
-                         for a in columns.values()], index=list(columns), columns=labels)
+    return pd.DataFrame(
+        [
+            np.quantile(np.asarray(a, dtype=float), q) if np.size(a) else np.full(len(q), np.nan)
+            for a in columns.values()
+        ],
+        index=list(columns),
+        columns=labels,
+    )

@@ -1,4 +1,5 @@
 """The partial-dependence grid rule (shared by PD, uncertainty PD and learner PD)."""
+
 from __future__ import annotations
 
 import numpy as np

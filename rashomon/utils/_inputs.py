@@ -4,6 +4,7 @@ check, matched by name), linear functionals, memory requests and relative margin
 Part of the one validation layer: :mod:`rashomon.utils.validation` re-exports every name here, and the messages
 follow its template ("The 'X' parameter of f must be ... Got ... instead.").
 """
+
 from __future__ import annotations
 
 import warnings
@@ -11,8 +12,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["feature_names_of", "check_columns", "check_new_rows", "check_functional", "memory_limit", "check_memory",
-           "check_relative_epsilon", "check_grid", "check_feature_indices"]
+__all__ = [
+    "feature_names_of",
+    "check_columns",
+    "check_new_rows",
+    "check_functional",
+    "memory_limit",
+    "check_memory",
+    "check_relative_epsilon",
+    "check_grid",
+    "check_feature_indices",
+]
 
 
 def _param_error(*args: Any):
@@ -35,8 +45,13 @@ def feature_names_of(X: Any, func: str, param: str = "X") -> np.ndarray | None:
         return None
     types = sorted({type(v).__qualname__ for v in names})
     if len(types) > 1 and "str" in types:
-        raise _param_error(param, func, "a frame whose column names are all strings (or none of them: convert them "
-                           "with X.columns = X.columns.astype(str))", f"column name types {types}")
+        raise _param_error(
+            param,
+            func,
+            "a frame whose column names are all strings (or none of them: convert them "
+            "with X.columns = X.columns.astype(str))",
+            f"column name types {types}",
+        )
     return names if types == ["str"] else None
 
 
@@ -60,8 +75,9 @@ def check_columns(X: Any, fitted: Any, func: str, param: str = "X") -> Any:
         warnings.warn(f"X has feature names, but {owner} was fitted without feature names", UserWarning, stacklevel=3)
         return X
     if names is None:
-        warnings.warn(f"X does not have valid feature names, but {owner} was fitted with feature names", UserWarning,
-                      stacklevel=3)
+        warnings.warn(
+            f"X does not have valid feature names, but {owner} was fitted with feature names", UserWarning, stacklevel=3
+        )
         return X
     fitted_list, got = [str(c) for c in fitted_names], [str(c) for c in names]
     if got == fitted_list:
@@ -72,9 +88,15 @@ def check_columns(X: Any, fitted: Any, func: str, param: str = "X") -> Any:
     unseen = [c for c in got if c not in fitted_list]
     missing = [c for c in fitted_list if c not in got]
     if unseen or missing:
-        parts = ([f"column(s) {missing} missing"] if missing else []) + ([f"unseen column(s) {unseen}"] if unseen else [])
-        raise _param_error(param, func, f"a frame with the columns {owner} was fitted on ({_short(fitted_list)}; "
-                           "any order)", " and ".join(parts))
+        parts = ([f"column(s) {missing} missing"] if missing else []) + (
+            [f"unseen column(s) {unseen}"] if unseen else []
+        )
+        raise _param_error(
+            param,
+            func,
+            f"a frame with the columns {owner} was fitted on ({_short(fitted_list)}; any order)",
+            " and ".join(parts),
+        )
     return X[list(fitted_names)]  # the same names in another order: matched by name
 
 
@@ -92,14 +114,19 @@ def check_new_rows(X: Any, fitted: Any, func: str, param: str = "X", min_rows: i
     Xa, _ = check_X(X, func, param=param, min_rows=min_rows)
     p = getattr(fitted, "n_features_in_", None)
     if p is not None and Xa.shape[1] != p:
-        raise _param_error(param, func, f"an array with {p} columns (as the data {type(fitted).__name__} was fitted on)",
-                           f"{Xa.shape[1]} columns")
+        raise _param_error(
+            param,
+            func,
+            f"an array with {p} columns (as the data {type(fitted).__name__} was fitted on)",
+            f"{Xa.shape[1]} columns",
+        )
     return Xa
 
 
 def check_functional(c: Any, c0: Any, names: Any, d: int, func: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """``(C, c0, names)`` of linear functionals ``c'θ + c0``: C of shape (m, d) (a vector is one row), c0 of
     shape (m,) (a number is broadcast; None is 0) and m names, every value a finite number."""
+
     def as_float(v: Any, param: str, expected: str) -> np.ndarray:
         if isinstance(v, (str, bytes)):
             raise _param_error(param, func, expected, repr(v))
@@ -121,8 +148,9 @@ def check_functional(c: Any, c0: Any, names: Any, d: int, func: str) -> tuple[np
     if a0.ndim == 0 or a0.shape == (1,):
         a0 = np.full(m, float(a0.reshape(-1)[0]))
     if a0.shape != (m,):
-        raise _param_error("c0", func, f"None, a finite float or an array of {m} floats (one per row of c)",
-                           f"shape {a0.shape}")
+        raise _param_error(
+            "c0", func, f"None, a finite float or an array of {m} floats (one per row of c)", f"shape {a0.shape}"
+        )
     if names is None:
         labels = [f"c{i}" for i in range(m)]
     elif isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
@@ -130,8 +158,9 @@ def check_functional(c: Any, c0: Any, names: Any, d: int, func: str) -> tuple[np
     else:
         labels = [str(v) for v in names]
         if len(labels) != m:
-            raise _param_error("names", func, f"None or a list of {m} labels (one per row of c)",
-                               f"{len(labels)} labels")
+            raise _param_error(
+                "names", func, f"None or a list of {m} labels (one per row of c)", f"{len(labels)} labels"
+            )
     return C, a0, labels
 
 
@@ -151,11 +180,17 @@ def check_memory(need: float, param: str, value: Any, func: str, what: str) -> N
     failing inside numpy (an ``_ArrayMemoryError``) or swapping."""
     limit = memory_limit()
     if need > limit:
-        raise _param_error(param, func, f"small enough for {what} to fit in {limit / 2**30:.3g} GiB (half this "
-                           "machine's memory)", f"{value!r}, which needs about {need / 2**30:.3g} GiB")
+        raise _param_error(
+            param,
+            func,
+            f"small enough for {what} to fit in {limit / 2**30:.3g} GiB (half this machine's memory)",
+            f"{value!r}, which needs about {need / 2**30:.3g} GiB",
+        )
 
 
-def check_relative_epsilon(value: float, func: str, param: str = "epsilon", unit: str = "the reference's loss") -> float:
+def check_relative_epsilon(
+    value: float, func: str, param: str = "epsilon", unit: str = "the reference's loss"
+) -> float:
     """Warn (:class:`RashomonWarning`) when a relative ε exceeds 1: most likely a percentage (10 meant as 10 %).
 
     A relative ε of 10 admits every model whose loss exceeds the reference's by up to 10 times ``unit``: a valid set, but rarely the one
@@ -163,12 +198,13 @@ def check_relative_epsilon(value: float, func: str, param: str = "epsilon", unit
     and >= 0.
     """
     if value > 1:
-        warnings.warn(f"The '{param}' parameter of {func} is {value:g}, read as a relative margin of {100 * value:g} % "
-                      f"of {unit}. If you meant {value:g} %, pass {param}={value / 100:g}.", _warning(),
-                      stacklevel=3)
+        warnings.warn(
+            f"The '{param}' parameter of {func} is {value:g}, read as a relative margin of {100 * value:g} % "
+            f"of {unit}. If you meant {value:g} %, pass {param}={value / 100:g}.",
+            _warning(),
+            stacklevel=3,
+        )
     return value
-
-
 
 
 def _warning() -> type:
@@ -179,8 +215,11 @@ def _warning() -> type:
 
 def check_grid(grid: Any, n_features: int, func: str, param: str = "grid") -> list[np.ndarray]:
     """A user grid of feature values: one non-empty 1-D array of finite floats (a pair of them for two features)."""
-    expected = ("a non-empty 1-D array of finite floats" if n_features == 1
-                else f"a list of {n_features} non-empty 1-D arrays of finite floats (one per feature)")
+    expected = (
+        "a non-empty 1-D array of finite floats"
+        if n_features == 1
+        else f"a list of {n_features} non-empty 1-D arrays of finite floats (one per feature)"
+    )
     items = [grid] if n_features == 1 else grid
     if isinstance(items, (str, bytes)) or not hasattr(items, "__len__") or len(items) != n_features:
         raise _param_error(param, func, expected, f"{grid!r:.80}")

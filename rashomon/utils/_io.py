@@ -10,6 +10,7 @@ exception by the CLI). A failed write removes its temporary file and raises :cla
 send it a signal at a known moment; it does nothing unless the ``RASHOMON_TEST_PAUSE`` environment
 variable is set (tests only).
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -83,8 +84,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, encoding: str | No
         except OSError as exc:
             if isinstance(exc, FileWriteError):
                 raise
-            err = FileWriteError(f"could not write {str(path)!r} ({exc.strerror or exc}); nothing was written "
-                                 "under that name")
+            err = FileWriteError(
+                f"could not write {str(path)!r} ({exc.strerror or exc}); nothing was written under that name"
+            )
             err.errno, err.path = exc.errno, str(path)
             raise err from exc
     except BaseException:

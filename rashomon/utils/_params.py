@@ -11,6 +11,7 @@ was given::
 Data (X, y, weights) keep their dedicated checks (:func:`check_X`, :func:`check_y`), which
 the functions call once on entry; the CLI converts its arguments with the same constraints.
 """
+
 from __future__ import annotations
 
 import functools
@@ -22,9 +23,24 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Constraint", "Real", "Integral", "Options", "Boolean", "RandomStateLike", "NJobs", "AnyOf", "CallableC",
-           "PositiveGrid", "FiniteArray", "Percentiles", "validate_params", "check_random_state", "check_n_jobs",
-           "check_model_class_params"]
+__all__ = [
+    "Constraint",
+    "Real",
+    "Integral",
+    "Options",
+    "Boolean",
+    "RandomStateLike",
+    "NJobs",
+    "AnyOf",
+    "CallableC",
+    "PositiveGrid",
+    "FiniteArray",
+    "Percentiles",
+    "validate_params",
+    "check_random_state",
+    "check_n_jobs",
+    "check_model_class_params",
+]
 
 #: the largest seed numpy's legacy RandomState accepts (as scikit-learn's check_random_state)
 MAX_SEED = 2**32 - 1
@@ -55,8 +71,15 @@ class Constraint:
 class Real(Constraint):
     """A finite real number (not a bool) in an interval; ``closed`` says which ends are allowed."""
 
-    def __init__(self, low: float | None = None, high: float | None = None, closed: str = "both", *,
-                 allow_none: bool = False, allow_inf: bool = False):
+    def __init__(
+        self,
+        low: float | None = None,
+        high: float | None = None,
+        closed: str = "both",
+        *,
+        allow_none: bool = False,
+        allow_inf: bool = False,
+    ):
         self.low, self.high, self.closed = low, high, closed
         self.allow_none, self.allow_inf = allow_none, allow_inf
         lo_op = ">=" if closed in ("both", "left") else ">"
@@ -177,8 +200,9 @@ class FiniteArray(Constraint):
 
     def __init__(self, ndim: int, *, square: bool = False, allow_none: bool = False):
         self.ndim, self.square, self.allow_none = ndim, square, allow_none
-        self.description = ("a finite square matrix (2-D array of shape (k, k))" if square
-                            else f"a finite {ndim}-D numeric array")
+        self.description = (
+            "a finite square matrix (2-D array of shape (k, k))" if square else f"a finite {ndim}-D numeric array"
+        )
 
     def ok(self, value: Any) -> bool:
         arr = _float_array(value)
@@ -239,6 +263,7 @@ def validate_params(constraints: dict[str, Constraint], *, func: str | None = No
     ``func`` is the name used in messages (default: the function's ``__qualname__``).
     Parameters without a constraint are left to the function (data checks, estimators).
     """
+
     def deco(f: Callable) -> Callable:
         sig = inspect.signature(f)
         unknown = set(constraints) - set(sig.parameters)

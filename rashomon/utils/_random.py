@@ -1,4 +1,5 @@
 """Randomness helpers shared by the estimators (seeds, permutations); BLAS threads are in ``_threads``."""
+
 from __future__ import annotations
 
 import numpy as np

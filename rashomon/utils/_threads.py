@@ -23,6 +23,7 @@ brought a new BLAS or OpenMP), the outermost scope sets and restores the limits 
 and nested scopes cost a counter. The limit is process-wide, as BLAS's own setting is: concurrent
 scopes from several Python threads share it, and the last one to leave restores the caller's values.
 """
+
 from __future__ import annotations
 
 import functools

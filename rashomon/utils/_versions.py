@@ -1,4 +1,5 @@
 """``rashomon.show_versions()``: which rashomon is imported, and the versions of its dependencies."""
+
 from __future__ import annotations
 
 import platform
@@ -61,9 +62,11 @@ def show_versions(*, file=None) -> dict:
     for k, v in info.items():
         print(f"{k:>{width}}: {v}", file=out)
     if other:
-        msg = (f"The unrelated distribution '{OTHER_DIST}' {other} is installed and shares the import name 'rashomon'; "
-               f"'import rashomon' may load either one (imported from {info['path']}). "
-               f"Uninstall one of them (pip uninstall {OTHER_DIST}).")
+        msg = (
+            f"The unrelated distribution '{OTHER_DIST}' {other} is installed and shares the import name 'rashomon'; "
+            f"'import rashomon' may load either one (imported from {info['path']}). "
+            f"Uninstall one of them (pip uninstall {OTHER_DIST})."
+        )
         print(f"WARNING: {msg}", file=out)
         warnings.warn(msg, UserWarning, stacklevel=2)
     return info

@@ -5,6 +5,7 @@ first time the name is asked for (``rashomon.RashomonSet``, ``from rashomon impo
 RashomonSet``), and the value is then stored on the package, so later look-ups are
 plain attribute reads. Adding a public name is one line in the package's table.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -15,8 +16,9 @@ from typing import Any
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: str, exports: Mapping[str, str],
-                 submodules: Iterable[str] = ()) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, exports: Mapping[str, str], submodules: Iterable[str] = ()
+) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """``(__all__, __getattr__, __dir__)`` for a package whose public names load on first use.
 
     Parameters

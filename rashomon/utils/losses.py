@@ -4,6 +4,7 @@ A loss is ``L(y, prediction) -> per-row losses``. Each named loss knows which
 prediction it needs (``predict``, ``predict_proba`` or a real-valued margin)
 and how to encode the labels (e.g. hinge maps 0/1 to -1/+1 once, up front).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -141,7 +142,9 @@ def get_loss(loss: Any, func: str) -> Loss:
         return _NAMED[loss]
     if callable(loss):
         return Loss(getattr(loss, "__name__", "custom"), loss, "predict")
-    raise RashomonInputError(f"The 'loss' parameter of {func} must be 'auto', one of {list(LOSS_NAMES)} or a callable. Got {loss!r} instead.")
+    raise RashomonInputError(
+        f"The 'loss' parameter of {func} must be 'auto', one of {list(LOSS_NAMES)} or a callable. Got {loss!r} instead."
+    )
 
 
 def resolve_loss(loss: Any, estimator: Any, func: str, y: Any = None) -> Loss:

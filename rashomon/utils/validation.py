@@ -3,6 +3,7 @@
 Every error names the argument and what was expected, following one template:
 "The 'X' parameter of model_reliance must be ... Got ... instead."
 """
+
 from __future__ import annotations
 
 import math
@@ -34,7 +35,9 @@ def _param_error(param: str, func: str, expected: str, got: Any) -> RashomonInpu
     return RashomonInputError(f"The '{param}' parameter of {func} must be {expected}. Got {got} instead.")
 
 
-def check_X(X: Any, func: str, param: str = "X", min_rows: int = 2, finite: bool = True) -> tuple[np.ndarray, list[str] | None]:
+def check_X(
+    X: Any, func: str, param: str = "X", min_rows: int = 2, finite: bool = True
+) -> tuple[np.ndarray, list[str] | None]:
     """Return ``(X as float64 2-D array, column names or None)``.
 
     Raises a clear error for non-numeric columns, NaN/inf, wrong dimension and
@@ -45,7 +48,11 @@ def check_X(X: Any, func: str, param: str = "X", min_rows: int = 2, finite: bool
     columns = None
     if isinstance(X, pd.DataFrame):
         columns = [str(c) for c in X.columns]
-        bad = [str(c) for c, dt in X.dtypes.items() if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))]
+        bad = [
+            str(c)
+            for c, dt in X.dtypes.items()
+            if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))
+        ]
         if bad:
             raise _param_error(param, func, "numeric (encode categorical columns first)", f"non-numeric columns {bad}")
         arr = X.to_numpy(dtype=float)
@@ -53,9 +60,16 @@ def check_X(X: Any, func: str, param: str = "X", min_rows: int = 2, finite: bool
         try:
             arr = np.asarray(X, dtype=float)
         except (TypeError, ValueError) as exc:
-            raise _param_error(param, func, "a numeric array-like of shape (n_samples, n_features)", f"values that cannot be read as numbers ({exc})") from None
+            raise _param_error(
+                param,
+                func,
+                "a numeric array-like of shape (n_samples, n_features)",
+                f"values that cannot be read as numbers ({exc})",
+            ) from None
     if arr.ndim != 2:
-        raise _param_error(param, func, "2-D, of shape (n_samples, n_features)", f"an array with {arr.ndim} dimension(s)")
+        raise _param_error(
+            param, func, "2-D, of shape (n_samples, n_features)", f"an array with {arr.ndim} dimension(s)"
+        )
     if arr.shape[0] < min_rows:
         raise _param_error(param, func, f"an array with at least {min_rows} rows", f"{arr.shape[0]} row(s)")
     if arr.shape[1] < 1:
@@ -82,8 +96,13 @@ def check_finite(arr: np.ndarray, func: str, param: str = "X", columns: list[str
         names = [columns[i] for i in bad_cols] if columns else [int(i) for i in bad_cols]
         raise _param_error(param, func, "finite (no NaN or inf)", f"NaN or inf in column(s) {names}")
     if big > MAX_MAGNITUDE:
-        raise _param_error(param, func, f"of magnitude at most {MAX_MAGNITUDE:g} (squares and sums of squares must "
-                           "fit in double precision; rescale the columns)", f"values up to {big:.3g}")
+        raise _param_error(
+            param,
+            func,
+            f"of magnitude at most {MAX_MAGNITUDE:g} (squares and sums of squares must "
+            "fit in double precision; rescale the columns)",
+            f"values up to {big:.3g}",
+        )
 
 
 def check_y(y: Any, n: int, func: str, param: str = "y", numeric: bool = True) -> np.ndarray:
@@ -103,12 +122,19 @@ def check_y(y: Any, n: int, func: str, param: str = "y", numeric: bool = True) -
         except (TypeError, ValueError):
             raise _param_error(param, func, "numeric", f"values of type {arr.dtype}") from None
         if not np.all(np.isfinite(arr)):
-            raise _param_error(param, func, "finite (no NaN or inf)", f"{int(np.sum(~np.isfinite(arr)))} non-finite value(s)")
+            raise _param_error(
+                param, func, "finite (no NaN or inf)", f"{int(np.sum(~np.isfinite(arr)))} non-finite value(s)"
+            )
         big = float(max(arr.max(), -arr.min())) if arr.size else 0.0  # max |y| without a temporary copy
         if big > MAX_Y_MAGNITUDE or 0.0 < big < MIN_Y_MAGNITUDE:
-            raise _param_error(param, func, f"of magnitude between {MIN_Y_MAGNITUDE:g} and {MAX_Y_MAGNITUDE:g} (squared "
-                               "losses must neither overflow nor underflow in double precision; rescale it: ratios "
-                               "of losses do not change)", f"values up to {big:.3g}")
+            raise _param_error(
+                param,
+                func,
+                f"of magnitude between {MIN_Y_MAGNITUDE:g} and {MAX_Y_MAGNITUDE:g} (squared "
+                "losses must neither overflow nor underflow in double precision; rescale it: ratios "
+                "of losses do not change)",
+                f"values up to {big:.3g}",
+            )
     return arr
 
 
@@ -129,7 +155,9 @@ def _one_feature(f: Any, columns: list[str] | None, p: int, func: str, param: st
     raise _param_error(param, func, "a column index, a column name or a list of them", f"{f!r}")
 
 
-def resolve_group(features: Any, columns: list[str] | None, p: int, func: str, param: str = "features") -> tuple[int, ...]:
+def resolve_group(
+    features: Any, columns: list[str] | None, p: int, func: str, param: str = "features"
+) -> tuple[int, ...]:
     """Resolve one feature or one group of features to sorted column indices."""
     if isinstance(features, (str, numbers.Integral)) and not isinstance(features, (bool, np.bool_)):
         return (_one_feature(features, columns, p, func, param),)
@@ -181,11 +209,11 @@ def check_positive_int(value: Any, param: str, func: str, minimum: int = 1) -> i
     return int(value)
 
 
-def check_float(value: Any, param: str, func: str, *, low: float | None = None, strict: bool = True,
-                high: float | None = None) -> float:
+def check_float(
+    value: Any, param: str, func: str, *, low: float | None = None, strict: bool = True, high: float | None = None
+) -> float:
     """A finite real (not bool) with ``value > low`` (``>=`` when ``strict=False``) and ``value < high``."""
-    ok = (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-          and np.isfinite(value))  # type: ignore[call-overload]  # numpy's stubs do not know numbers.Real
+    ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and np.isfinite(value)  # type: ignore[call-overload]  # numpy's stubs do not know numbers.Real
     if ok and low is not None:
         ok = value > low if strict else value >= low
     if ok and high is not None:
@@ -202,12 +230,15 @@ def check_sample_weight(sample_weight: Any, n: int, func: str, min_rows: int = 3
     """Row weights (counts): ``n`` finite non-negative values summing to more than 1, on at least ``min_rows`` rows."""
     w = check_y(sample_weight, n, func, param="sample_weight")
     if np.any(w < 0) or w.sum() <= 1:
-        raise RashomonInputError(f"The 'sample_weight' parameter of {func} must be non-negative counts summing to "
-                                 "more than 1.")
+        raise RashomonInputError(
+            f"The 'sample_weight' parameter of {func} must be non-negative counts summing to more than 1."
+        )
     k = int(np.count_nonzero(w))
     if k < min_rows:
-        raise RashomonInputError(f"The 'sample_weight' parameter of {func} must put weight on at least {min_rows} rows "
-                                 f"(under the weights, the data are the weighted rows). Got weight on {k} row(s) instead.")
+        raise RashomonInputError(
+            f"The 'sample_weight' parameter of {func} must put weight on at least {min_rows} rows "
+            f"(under the weights, the data are the weighted rows). Got weight on {k} row(s) instead."
+        )
     return w
 
 
@@ -222,13 +253,17 @@ def seed_from(random_state: Any, func: str) -> int:
         return int(check_random_state(random_state).randint(np.iinfo(np.int32).max + 1))
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(np.iinfo(np.int32).max + 1))
-    raise _param_error("random_state", func, "None, an int, a RandomState or a Generator", repr(random_state))  # pragma: no cover
+    raise _param_error(
+        "random_state", func, "None, an int, a RandomState or a Generator", repr(random_state)
+    )  # pragma: no cover
 
 
 def check_strata(strata, n, func):
     s = np.asarray(strata)
     if s.ndim != 1 or s.shape[0] != n:
-        raise RashomonInputError(f"The 'strata' parameter of {func} must be one label per row (length {n}). Got shape {s.shape} instead.")
+        raise RashomonInputError(
+            f"The 'strata' parameter of {func} must be one label per row (length {n}). Got shape {s.shape} instead."
+        )
     _, codes = np.unique(s, return_inverse=True)
     return codes.ravel()
 
@@ -253,7 +288,9 @@ def check_norm_bound(value: Any, cls: str) -> float:
     except (TypeError, ValueError):
         r = math.nan
     if isinstance(value, bool) or not (math.isfinite(r) and r > 0):
-        raise RashomonInputError(f"The 'norm_bound' parameter of {cls} must be a finite float > 0. Got {value!r} instead.")
+        raise RashomonInputError(
+            f"The 'norm_bound' parameter of {cls} must be a finite float > 0. Got {value!r} instead."
+        )
     return r
 
 

@@ -14,6 +14,7 @@ of MCR). Modules:
 - ``_sample``: members by hit-and-run with an exact membership oracle;
 - ``_envelope``: MCR over ε.
 """
+
 from ._envelope import margin_envelope
 from ._mcr import MarginSet, fit_margin_set, margin_mcr
 from ._ranges import MarginFunctionalRange
@@ -21,5 +22,14 @@ from ._sample import sample_margin_members, set_losses
 from ._score_bounds import row_score_bounds
 from ._terms import MarginTerms
 
-__all__ = ["MarginFunctionalRange", "MarginSet", "MarginTerms", "fit_margin_set", "margin_envelope", "margin_mcr",
-           "row_score_bounds", "sample_margin_members", "set_losses"]
+__all__ = [
+    "MarginFunctionalRange",
+    "MarginSet",
+    "MarginTerms",
+    "fit_margin_set",
+    "margin_envelope",
+    "margin_mcr",
+    "row_score_bounds",
+    "sample_margin_members",
+    "set_losses",
+]

@@ -12,6 +12,7 @@ Dinkelbach iterations with the convex e_switch linearised (convex–concave proc
 Members are kept only when they lie in S for the exact loss (for the hinge, the smoothed
 constraint ``e_orig,τ <= ε`` implies the exact one).
 """
+
 from __future__ import annotations
 
 import math
@@ -94,7 +95,7 @@ def coordinate_extremes(ms, T, loss, eps, lo, hi, coords=None) -> Extremes:
     sm = _smoothed(loss, eps)
     e_o = lambda th: T.e_orig(th, sm, exact=False)  # noqa: E731
     pts, keys, bounds = [], [], []
-    for j in (T.gi[:3] if coords is None else coords):
+    for j in T.gi[:3] if coords is None else coords:
         for sgn in (1.0, -1.0):
             u = np.zeros(ms.D.shape[1])
             u[j] = sgn

@@ -20,6 +20,7 @@ the Frank–Wolfe bound ``f(θ) + min_{z∈K} ∇f(θ)'(z - θ)`` (logistic) or 
 the segment to θ_min, along which it is convex) and checked by the engine's membership test, is the attaining
 member. A row whose gap exceeds the tolerance is left to the caller (the per-row certified search).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -59,7 +60,7 @@ class MarginBatch:
         d = Z.shape[1]
         self.d, self.o, self.r = d, ms.o, ms.r
         self.Bt = np.zeros((d, d))
-        self.Bt[ms.o:, ms.o:] = 0.5 * (ms.B[ms.o:, ms.o:] + ms.B[ms.o:, ms.o:].T)
+        self.Bt[ms.o :, ms.o :] = 0.5 * (ms.B[ms.o :, ms.o :] + ms.B[ms.o :, ms.o :].T)
         self.iu = np.triu_indices(d)
         self.ZZ = Z[:, self.iu[0]] * Z[:, self.iu[1]]  # row-wise outer products, upper triangle
         self.hinge = ms.loss.name == "hinge"
@@ -82,8 +83,8 @@ class MarginBatch:
         """The exact L(θ) for every column θ of T (d x k), in blocks of columns (memory and cache)."""
         out = np.empty(T.shape[1])
         for a in range(0, T.shape[1], _COLS):
-            M = self.Z @ T[:, a:a + _COLS]
-            out[a:a + _COLS] = self.w @ np.maximum(0.0, 1.0 - M) if self.hinge else -self.w @ log_expit(M)
+            M = self.Z @ T[:, a : a + _COLS]
+            out[a : a + _COLS] = self.w @ np.maximum(0.0, 1.0 - M) if self.hinge else -self.w @ log_expit(M)
         return out
 
     def value_grad(self, T: np.ndarray):
@@ -105,8 +106,8 @@ class MarginBatch:
         k = s.shape[1]
         H = np.empty((k, self.d, self.d))
         for a in range(0, k, _CHUNK):
-            U = W[:, a:a + _CHUNK].T @ self.ZZ
-            Hc = H[a:a + _CHUNK]
+            U = W[:, a : a + _CHUNK].T @ self.ZZ
+            Hc = H[a : a + _CHUNK]
             Hc[:, self.iu[0], self.iu[1]] = U
             Hc[:, self.iu[1], self.iu[0]] = U
         return H
@@ -126,7 +127,7 @@ class MarginBatch:
             c = -0.5 * (g0 - H0 @ t0)
             k = float(L0[0] - g0 @ t0 + 0.5 * t0 @ H0 @ t0)
             B = np.zeros_like(self.Bt)
-            B[self.o:, self.o:] = self.Bt[self.o:, self.o:]
+            B[self.o :, self.o :] = self.Bt[self.o :, self.o :]
             self._quad = LinearFunctionalRange(Q, c, k, B, self.r, self.eps, t0, "margin ranges")
         return self._quad.minimize(A, tol=1e-8)[1]
 
@@ -137,13 +138,14 @@ class MarginBatch:
         T0 = self._start(A).T.copy()
         out = []
         for a in range(0, len(A), block):
-            C, T, lam, nu, ball = A[a:a + block].T, T0[:, a:a + block], None, None, None
+            C, T, lam, nu, ball = A[a : a + block].T, T0[:, a : a + block], None, None, None
             for k, tau in enumerate(self.taus):  # the hinge: decreasing smoothings, each warm-started and solved
                 self.tau = tau  # coarsely (the active-set polish of ._polish finishes)
                 its = n_iter if k == len(self.taus) - 1 else 15
                 with np.errstate(all="ignore"):  # rejected trial steps may overflow; non-finite ones are discarded
-                    T, lam, nu, ball, L, G, S = self._solve_block(C, T, its, lam, nu, ball,
-                                                                  1e-10 if self.hinge else 1e-14)
+                    T, lam, nu, ball, L, G, S = self._solve_block(
+                        C, T, its, lam, nu, ball, 1e-10 if self.hinge else 1e-14
+                    )
             out.append((T, lam, L, G, S, nu, ball))
             if self.tick is not None:
                 self.tick(len(lam))  # type: ignore[arg-type]  # set: self.taus is never empty
@@ -225,8 +227,9 @@ class MarginBatch:
             if ch.size:
                 ball[act[rel]], nu[act[rel]] = False, 0.0
                 ball[act[eng]] = True
-                res[ch], F1[:, ch], F2[ch], F3[ch], BT[:, ch] = residual(ch, T[:, ch], lam[ch], nu[ch], ball[ch],
-                                                                         F2[ch] + eps, G[:, ch])
+                res[ch], F1[:, ch], F2[ch], F3[ch], BT[:, ch] = residual(
+                    ch, T[:, ch], lam[ch], nu[ch], ball[ch], F2[ch] + eps, G[:, ch]
+                )
                 stuck &= ~(rel | eng)
             act = act[~stuck & (res[act] >= rtol)]
         self.n_iter = it

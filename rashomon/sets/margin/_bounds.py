@@ -27,6 +27,7 @@ convex function of ``-1/γ`` on the γ where it is valid; it is minimised by gol
 ``e_switch + γ·e_orig >= L_s + γ·U_o >= h*``, so MR >= h*/ε - γ (h* >= 0; difference:
 h* - (1+γ)ε for γ >= -1), concave in γ, maximised the same way.
 """
+
 from __future__ import annotations
 
 import math

@@ -26,6 +26,7 @@ other sign). Every start takes ``_RACE`` iterations; the best then continues unt
 less than ``_STOP`` (relative) or ``max_iter`` iterations. The work is a fixed number of solves whatever
 the machine (no clock): the result is a deterministic function of the inputs.
 """
+
 from __future__ import annotations
 
 import math
@@ -80,6 +81,7 @@ def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, max_iter=No
                     return (v,)
                 gr = parts[1] + t * (Q2 @ theta + lin)
                 return (v, gr) if order == 1 else (v, gr, parts[2] + t * Q2)
+
             return minimize(f, x0)
 
         return _search_t(solve_t, e_o, eps, math.inf, th, iters=_SEARCH)

@@ -15,6 +15,7 @@ depends on ε, so :meth:`MarginEnvelope.bounds` answers an ε between grid value
 above it (valid by nesting), and :meth:`MarginEnvelope.envelope` is the step function "MR = m is outside
 the bounds at ε_k, so its loss exceeds ε_k".
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -40,8 +41,10 @@ class MarginEnvelope(MCREnvelope):
         eps = float(epsilon)
         top = float(np.max(self.epsilons))
         if eps < self.e_min * (1 - 1e-12) or eps > top * (1 + 1e-12):
-            raise RashomonInputError(f"The 'epsilon' parameter of MarginEnvelope.bounds must be in [e_min, largest "
-                                     f"epsilon searched] = [{self.e_min:.6g}, {top:.6g}]. Got {eps!r} instead.")
+            raise RashomonInputError(
+                f"The 'epsilon' parameter of MarginEnvelope.bounds must be in [e_min, largest "
+                f"epsilon searched] = [{self.e_min:.6g}, {top:.6g}]. Got {eps!r} instead."
+            )
         above = self.epsilons >= eps * (1 - 1e-12)
         return float(np.max(self.lower[above])), float(np.min(self.upper[above]))
 
@@ -65,19 +68,32 @@ def _tightened(results, order, kind):
     final = [None] * len(results)
     for i in order:  # from the smallest ε up: members of smaller sets are members of larger ones
         r = results[i]
-        lm = r.lower_model if best_lo is None or (r.lower_model is not None and r.lower_model.mr <= best_lo.mr) \
+        lm = (
+            r.lower_model
+            if best_lo is None or (r.lower_model is not None and r.lower_model.mr <= best_lo.mr)
             else best_lo
-        um = r.upper_model if best_up is None or (r.upper_model is not None and r.upper_model.mr >= best_up.mr) \
+        )
+        um = (
+            r.upper_model
+            if best_up is None or (r.upper_model is not None and r.upper_model.mr >= best_up.mr)
             else best_up
+        )
         best_lo, best_up = lm, um
         lower, upper = out[i]
         lower, upper = min(lower, lm.mr) if lm is not None else lower, max(upper, um.mr) if um is not None else upper
         lgap = max(lm.mr - lower, 0.0) if lm is not None else math.inf
         ugap = max(upper - um.mr, 0.0) if um is not None else math.inf
         final[i] = dataclasses.replace(
-            r, lower=float(lower), upper=float(upper), lower_model=lm, upper_model=um, lower_gap=float(lgap),
-            upper_gap=float(ugap), lower_tight=bool(r.lower_certified and lgap <= r.tol * max(1.0, abs(lower))),
-            upper_tight=bool(r.upper_certified and ugap <= r.tol * max(1.0, abs(upper))))
+            r,
+            lower=float(lower),
+            upper=float(upper),
+            lower_model=lm,
+            upper_model=um,
+            lower_gap=float(lgap),
+            upper_gap=float(ugap),
+            lower_tight=bool(r.lower_certified and lgap <= r.tol * max(1.0, abs(lower))),
+            upper_tight=bool(r.upper_certified and ugap <= r.tol * max(1.0, abs(upper))),
+        )
     return final
 
 
@@ -87,17 +103,33 @@ def classifier_only(rs, func: str, *, conditional: bool = False, strata=None) ->
 
     name = type(rs.model_class).__name__
     if margin_set(rs) is None:
-        raise RashomonInputError(f"{func} needs a quadratic class (loss='squared_error') or a classifier class "
-                                 f"(LogisticModelClass, HingeModelClass). Got {name} with loss={rs.loss_!r}; only "
-                                 "model_class_reliance answers this loss.")
+        raise RashomonInputError(
+            f"{func} needs a quadratic class (loss='squared_error') or a classifier class "
+            f"(LogisticModelClass, HingeModelClass). Got {name} with loss={rs.loss_!r}; only "
+            "model_class_reliance answers this loss."
+        )
     if conditional or strata is not None:
-        raise RashomonInputError(f"The 'conditional' and 'strata' parameters of {func} are not supported for {name} "
-                                 f"(loss={rs.loss_!r}): classifier sets answer the marginal MCR (conditional=False) "
-                                 "only; conditional MCR needs a quadratic class (loss='squared_error').")
+        raise RashomonInputError(
+            f"The 'conditional' and 'strata' parameters of {func} are not supported for {name} "
+            f"(loss={rs.loss_!r}): classifier sets answer the marginal MCR (conditional=False) "
+            "only; conditional MCR needs a quadratic class (loss='squared_error')."
+        )
 
 
-def margin_envelope(rs, features, abs_eps: np.ndarray, *, kind: str, tol: float, max_iter: int, progress: bool,
-                    conditional: bool = False, strata=None, n_starts: int = 5, random_state=0) -> MarginEnvelope:
+def margin_envelope(
+    rs,
+    features,
+    abs_eps: np.ndarray,
+    *,
+    kind: str,
+    tol: float,
+    max_iter: int,
+    progress: bool,
+    conditional: bool = False,
+    strata=None,
+    n_starts: int = 5,
+    random_state=0,
+) -> MarginEnvelope:
     """The classifier MCR at every absolute ε of ``abs_eps`` (see the module docstring)."""
     from ._mcr import margin_mcr
 
@@ -112,11 +144,30 @@ def margin_envelope(rs, features, abs_eps: np.ndarray, *, kind: str, tol: float,
         it = tqdm(order, desc="MCR envelope")
     results: list = [None] * len(abs_eps)
     for i in it:
-        results[i] = margin_mcr(rs._margin, rs._columns, group, e_ref=rs.e_ref_, epsilon_abs=float(abs_eps[i]),
-                                reference_theta=rs.reference_theta_, kind=kind, tol=tol, max_iter=max_iter,
-                                n_starts=n_starts, random_state=random_state, func=func)
+        results[i] = margin_mcr(
+            rs._margin,
+            rs._columns,
+            group,
+            e_ref=rs.e_ref_,
+            epsilon_abs=float(abs_eps[i]),
+            reference_theta=rs.reference_theta_,
+            kind=kind,
+            tol=tol,
+            max_iter=max_iter,
+            n_starts=n_starts,
+            random_state=random_state,
+            func=func,
+        )
     results = _tightened(results, order, kind)
     steps = [s for r in results for s in r.steps]
-    return MarginEnvelope(epsilons=np.asarray(abs_eps, dtype=float), lower=np.array([r.lower for r in results]),
-                          upper=np.array([r.upper for r in results]), results=results, steps=steps, kind=kind,
-                          features=results[0].features, e_ref=rs.e_ref_, e_min=rs.e_min_)
+    return MarginEnvelope(
+        epsilons=np.asarray(abs_eps, dtype=float),
+        lower=np.array([r.lower for r in results]),
+        upper=np.array([r.upper for r in results]),
+        results=results,
+        steps=steps,
+        kind=kind,
+        features=results[0].features,
+        e_ref=rs.e_ref_,
+        e_min=rs.e_min_,
+    )

@@ -25,6 +25,7 @@ feature, :func:`._secant.secant_upper_bound` (row envelopes on slabs of the swit
 coefficient; proofs in their modules; a budget of work, not time, and skipped when the surrogate
 bound is already within 1% of the best member). The result reports both, the gap, and flags gaps above 5%.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,8 +35,9 @@ import numpy as np
 from ...utils import single_blas_thread
 from ...utils.losses import canonical_loss_name
 from .._results import MCRResult
-from .._steps import MCRModel, MCRStep, level_point, mr_value, step_bound
+from .._steps import MCRStep, level_point, mr_value, step_bound
 from ._bounds import ScoreRanges, intercept_interval, surrogate_bound
+from ._closed_results import _collapsed_result, _factorial_result, _member
 from ._secant import secant_upper_bound
 from ._solve import solve_margin
 from ._terms import MarginTerms
@@ -114,8 +116,21 @@ def margin_mcr(*args, **kwargs) -> MCRResult:
     return single_blas_thread(lambda: _margin_mcr(*args, **kwargs))
 
 
-def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_theta, kind, tol, max_iter,
-                n_starts, random_state, func) -> MCRResult:
+def _margin_mcr(
+    ms: MarginSet,
+    columns,
+    group,
+    *,
+    e_ref,
+    epsilon_abs,
+    reference_theta,
+    kind,
+    tol,
+    max_iter,
+    n_starts,
+    random_state,
+    func,
+) -> MCRResult:
     eps = float(epsilon_abs)
     if kind == "ratio" and not eps > 0:
         from ...utils.validation import RashomonInputError
@@ -124,7 +139,8 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
             f"The 'kind' parameter of {func} must be 'difference' when epsilon_abs = {eps:g}: every member of the set "
             f"has e_orig = 0 (the class separates the data, e_min = {float(ms.e_min):g}), so the ratio MR = "
             "e_switch/e_orig is undefined. Got 'ratio' instead; use kind='difference', or an absolute epsilon > 0 "
-            "(epsilon_kind='absolute').")
+            "(epsilon_kind='absolute')."
+        )
     loss, B, r = ms.loss, ms.B, ms.r
     gi = np.asarray(group, dtype=int) + ms.o
     T = MarginTerms(ms.D, ms.y, gi)
@@ -236,9 +252,15 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
     ranges = ScoreRanges(ms.D, ms.y, B, r, lo, hi, _bound_loss(loss), _bound_loss(loss).offset, eps, ms.theta_min)
     lower = lower_bound()
     if s0.e_orig <= eps:
-        notes.append("lower end: the e_switch minimiser lies in the set, so the tight bound needs γ < 0 (non-convex); "
-                     + ("the bound is the better of γ = 0 and the quadratic-surrogate bound" if loss.name == "logistic"
-                        else "the bound is the γ = 0 bound") + ", the member is found by a local descent")
+        notes.append(
+            "lower end: the e_switch minimiser lies in the set, so the tight bound needs γ < 0 (non-convex); "
+            + (
+                "the bound is the better of γ = 0 and the quadratic-surrogate bound"
+                if loss.name == "logistic"
+                else "the bound is the γ = 0 bound"
+            )
+            + ", the member is found by a local descent"
+        )
         from ._descent import descend_lower
 
         th_0 = best("lower")[0]
@@ -263,11 +285,15 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
     # the hinge's surrogate outer bound is useless where the slab bound applies (Pima: 42-159 vs 1.7-2.5), so
     # for one feature it is the fallback only
     slab_first = loss.name == "hinge" and uth is not None and len(gi) == 1
-    upper = math.inf if slab_first else min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
+    upper = (
+        math.inf if slab_first else min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
+    )
     # row envelopes on slabs of the switched coefficient (._secant; a deterministic work budget), only
     # where it can tighten
     if uth is not None and len(gi) == 1 and not (np.isfinite(upper) and upper - umr <= _SECANT_SKIP * abs(upper)):
-        sec = secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, umr, b_limits=extremes().coef_range(int(gi[0])))
+        sec = secant_upper_bound(
+            ms, T, ranges, loss, eps, lo, hi, kind, umr, b_limits=extremes().coef_range(int(gi[0]))
+        )
         upper = min(upper, sec) if np.isfinite(sec) else upper
     if slab_first and not np.isfinite(upper):
         upper = min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
@@ -277,10 +303,13 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
     lower = min(lower, lmr)
     lgap, ugap = max(lmr - lower, 0.0), max(upper - umr, 0.0)
     if np.isfinite(upper) and ugap > 0.05 * max(abs(upper), 1e-300):
-        notes.append(f"upper end: the outer bound is {ugap / abs(upper):.1%} above the best member found (gap above 5%)")
+        notes.append(
+            f"upper end: the outer bound is {ugap / abs(upper):.1%} above the best member found (gap above 5%)"
+        )
     if lgap > 0.05 * max(abs(lower), 1e-300):
-        notes.append(f"lower end: the bound is {lgap / max(abs(lower), 1e-300):.1%} below the best member found "
-                     "(gap above 5%)")
+        notes.append(
+            f"lower end: the bound is {lgap / max(abs(lower), 1e-300):.1%} below the best member found (gap above 5%)"
+        )
 
     ref = _member(ms, T, reference_theta, kind)
     lo_ok = up_ok = all(s.certified for s in steps)
@@ -291,59 +320,31 @@ def _margin_mcr(ms: MarginSet, columns, group, *, e_ref, epsilon_abs, reference_
     up_ok = up_ok and np.isfinite(upper)
     names = tuple(columns[i] if columns else f"x{i}" for i in group)
     return MCRResult(
-        lower=float(lower), upper=float(upper), lower_model=_member(ms, T, lth, kind),
+        lower=float(lower),
+        upper=float(upper),
+        lower_model=_member(ms, T, lth, kind),
         upper_model=_member(ms, T, uth, kind),
-        lower_gap=float(lgap), upper_gap=float(ugap), lower_tight=bool(lgap <= tol * max(1.0, abs(lower)) and lo_ok),
+        lower_gap=float(lgap),
+        upper_gap=float(ugap),
+        lower_tight=bool(lgap <= tol * max(1.0, abs(lower)) and lo_ok),
         upper_tight=bool(ugap <= tol * max(1.0, abs(upper)) and up_ok),
         gamma_lower=float(max(steps, key=lambda s: np.nan_to_num(step_bound(s, eps, kind), nan=-np.inf)).gamma),
-        gamma_upper=math.nan, kind=kind, features=names, epsilon_abs=eps, e_ref=float(e_ref), e_min=float(ms.e_min),
-        reference_model=ref, steps=steps, model_class=ms.par.class_name, tol=tol, certified=bool(lo_ok and up_ok),
-        lower_certified=bool(lo_ok), upper_certified=bool(up_ok), loss=canonical_loss_name(loss.name), notes="; ".join(notes))
-
-
-def _member(ms, T, th, kind):
-    """The MCRModel of θ (exact losses), or None."""
-    if th is None:
-        return None
-    a, b = T.e_orig(th, ms.loss), T.e_switch(th, ms.loss)
-    est = ms.par.estimator(th)
-    return MCRModel(np.asarray(th), a, b, mr_value(a, b, kind), {"coef": est.coef_, "intercept": est.intercept_}, est)
-
-
-def _factorial_result(ms, T, columns, group, eps, e_ref, reference_theta, kind, tol, loss) -> MCRResult:
-    """MCR when e_switch ≡ e_orig (:meth:`MarginTerms.switch_is_orig`): MR = 1 (ratio) or 0 (difference) for every
-    model, so both ends are that value, attained by θ_min (its computed MR differs only by the rounding of the
-    two sums)."""
-    v = 1.0 if kind == "ratio" else 0.0
-    m = _member(ms, T, ms.theta_min, kind)
-    names = tuple(columns[i] if columns else f"x{i}" for i in group)
-    return MCRResult(
-        lower=v, upper=v, lower_model=m, upper_model=m, lower_gap=abs(m.mr - v), upper_gap=abs(m.mr - v),
-        lower_tight=True, upper_tight=True, gamma_lower=math.nan, gamma_upper=math.nan, kind=kind, features=names,
-        epsilon_abs=eps, e_ref=float(e_ref), e_min=float(ms.e_min),
-        reference_model=_member(ms, T, reference_theta, kind),
-        steps=[], model_class=ms.par.class_name, tol=tol, certified=True, lower_certified=True, upper_certified=True,
+        gamma_upper=math.nan,
+        kind=kind,
+        features=names,
+        epsilon_abs=eps,
+        e_ref=float(e_ref),
+        e_min=float(ms.e_min),
+        reference_model=ref,
+        steps=steps,
+        model_class=ms.par.class_name,
+        tol=tol,
+        certified=bool(lo_ok and up_ok),
+        lower_certified=bool(lo_ok),
+        upper_certified=bool(up_ok),
         loss=canonical_loss_name(loss.name),
-        notes="the group's values are exactly independent of the other features and the label in the data (every "
-              "value occurs equally often with every row pattern), so e_switch = e_orig for every model and MR = "
-              f"{v:g} exactly")
-
-
-def _collapsed_result(ms, T, columns, group, eps, e_ref, reference_theta, kind, tol, loss, flat) -> MCRResult:
-    """A hinge set at ε = e_min whose minimiser set's box (:mod:`._minimiser`) pins MR within 0.1%: the bounds are
-    the box's, both inner values θ_min's (the gaps say how far)."""
-    m = _member(ms, T, ms.theta_min, kind)
-    lower, upper = min(flat[0], m.mr), max(flat[1], m.mr)
-    names = tuple(columns[i] if columns else f"x{i}" for i in group)
-    return MCRResult(
-        lower=float(lower), upper=float(upper), lower_model=m, upper_model=m, lower_gap=float(m.mr - lower),
-        upper_gap=float(upper - m.mr), lower_tight=bool(m.mr - lower <= tol * max(1.0, abs(lower))),
-        upper_tight=bool(upper - m.mr <= tol * max(1.0, abs(upper))), gamma_lower=math.nan, gamma_upper=math.nan,
-        kind=kind, features=names, epsilon_abs=eps, e_ref=float(e_ref), e_min=float(ms.e_min),
-        reference_model=_member(ms, T, reference_theta, kind), steps=[], model_class=ms.par.class_name, tol=tol,
-        certified=True, lower_certified=True, upper_certified=True, loss=canonical_loss_name(loss.name),
-        notes="epsilon_abs is the least loss: the set is the hinge's minimiser set, enclosed in a box by convex "
-              f"programmes (MR varies by at most {upper - lower:.3g} on it)")
+        notes="; ".join(notes),
+    )
 
 
 def _bound_loss(loss):
@@ -380,12 +381,15 @@ def _fit_margin_set(rs, Xa, ya, columns, func) -> None:
     if isinstance(ref, ClassMember) and "margin_loss" in ref.parametrization_.info:
         par = ref.parametrization_
         if par.n_features != Xa.shape[1]:
-            raise RashomonInputError(f"The 'reference' parameter of {func} was fitted on {par.n_features} features; "
-                                     f"X has {Xa.shape[1]}.")
+            raise RashomonInputError(
+                f"The 'reference' parameter of {func} was fitted on {par.n_features} features; X has {Xa.shape[1]}."
+            )
     else:
         if ref is not None and not hasattr(ref, "predict") and not hasattr(ref, "decision_function"):
-            raise RashomonInputError(f"The 'reference' parameter of {func} must be None or a fitted model with "
-                                     f"predict or decision_function. Got {ref!r} instead.")
+            raise RashomonInputError(
+                f"The 'reference' parameter of {func} must be None or a fitted model with "
+                f"predict or decision_function. Got {ref!r} instead."
+            )
         par = mc.parametrize(Xa, ye, None, columns=columns, func=func)
     ms = MarginSet(par, Xa, ye)
     theta_min, e_min = ms.fit()

@@ -10,6 +10,7 @@ by at most ``δ = Σ_k mean_i |d_ik| · Δ_k`` (each row's value of a column app
 switched rows), Δ_k the box's reach from θ_min. So on the set
 ``e_switch ∈ e_switch(θ_min) ± δ`` and ``e_orig ∈ [e_lo, ε]`` (e_lo the certified least loss), which bounds MR.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,10 @@ def _box(ms, eps: float) -> tuple[np.ndarray, np.ndarray] | None:
     F = (V[:, keep] * np.sqrt(lam[keep])).T  # θ'Bθ = ||Fθ||²
     th = cp.Variable(d)
     c = cp.Parameter(d)
-    cons = [cp.sum(cp.pos(1 - cp.multiply(y, D @ th))) / n <= eps * (1 + 1e-9) + 1e-12,
-            cp.sum_squares(F @ th) <= ms.r * (1 + 1e-9)]
+    cons = [
+        cp.sum(cp.pos(1 - cp.multiply(y, D @ th))) / n <= eps * (1 + 1e-9) + 1e-12,
+        cp.sum_squares(F @ th) <= ms.r * (1 + 1e-9),
+    ]
     prob = cp.Problem(cp.Minimize(c @ th), cons)
     lo, hi = np.empty(d), np.empty(d)
     for k in range(d):

@@ -10,6 +10,7 @@ above 1 (α = 0) and at the kink (``z_j'θ = 1``, α_j ∈ [0, 1]). With that pa
 linear but for the ball, solved by Newton from the smoothed point. Its answer is only a candidate: the caller
 certifies it (weak duality at α clipped to [0, 1]; the member checked in S), exactly as the smoothed one.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,8 +37,14 @@ def polish_hinge(bat, A, T, lam, nu, ball, n_iter: int = 12):
         ok = False
         for _ in range(n_iter):
             BT = 2.0 * Bt @ th
-            F = np.concatenate([c - la * gA - ZE.T @ (wE * beta) + nv * BT, ZE @ th - 1.0,
-                                [wA @ (1.0 - ZA @ th) - eps], [0.5 * th @ BT - r] if bl else []])
+            F = np.concatenate(
+                [
+                    c - la * gA - ZE.T @ (wE * beta) + nv * BT,
+                    ZE @ th - 1.0,
+                    [wA @ (1.0 - ZA @ th) - eps],
+                    [0.5 * th @ BT - r] if bl else [],
+                ]
+            )
             if np.max(np.abs(F)) <= 1e-15 * max(1.0, np.max(np.abs(c))):
                 ok = True
                 break
@@ -45,8 +52,8 @@ def polish_hinge(bat, A, T, lam, nu, ball, n_iter: int = 12):
             R = np.zeros((n, n))
             R[:d, :d] = 2.0 * nv * Bt
             R[:d, d] = -gA
-            R[:d, d + 1:d + 1 + k] = -(ZE * wE[:, None]).T
-            R[d:d + k, :d] = ZE
+            R[:d, d + 1 : d + 1 + k] = -(ZE * wE[:, None]).T
+            R[d : d + k, :d] = ZE
             R[d + k, :d] = -gA
             if bl:
                 R[:d, n - 1] = BT
@@ -59,7 +66,7 @@ def polish_hinge(bat, A, T, lam, nu, ball, n_iter: int = 12):
                 break
             th = th + step[:d]
             la = la + step[d]
-            beta = beta + step[d + 1:d + 1 + k]
+            beta = beta + step[d + 1 : d + 1 + k]
             if bl:
                 nv = nv + step[-1]
             ok = True

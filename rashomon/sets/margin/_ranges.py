@@ -30,6 +30,7 @@ certified by this package's own solve at that μ (warm-started at CLARABEL's poi
 CLARABEL's point moved into the ball and S along the segment to θ_min. Nothing of CLARABEL's is trusted
 beyond being a good μ and a good start: a failure or a gap above ``max(tol, 1e-6)`` runs the search.
 """
+
 from __future__ import annotations
 
 import math
@@ -93,8 +94,11 @@ class MarginFunctionalRange:
             if ft <= 0:
                 t_in, f_in = t, ft
             m = mb + t_out * dm
-            slope = float(np.mean(np.where(m < 1.0, -dm, 0.0) if loss.name == "hinge"
-                                  else -dm / (1.0 + np.exp(np.clip(m, -700, 700)))))
+            slope = float(
+                np.mean(
+                    np.where(m < 1.0, -dm, 0.0) if loss.name == "hinge" else -dm / (1.0 + np.exp(np.clip(m, -700, 700)))
+                )
+            )
             if slope > 0:
                 t = t_out - f_out / slope
                 ft = f(t) if t_in < t < t_out else -math.inf
@@ -141,8 +145,7 @@ class MarginFunctionalRange:
                 L = np.linalg.cholesky(0.5 * (Bp + Bp.T))
                 # rows sharing (design, label) are one term weighted by their count (COMPAS: 3,325 of 6,172)
                 U, cnt = np.unique(ms.y[:, None] * ms.D, axis=0, return_counts=True)
-                cons = [cnt.astype(float) @ cp.pos(1 - U @ th) <= n * self.eps,
-                        cp.sum_squares(L.T @ th[o:]) <= ms.r]
+                cons = [cnt.astype(float) @ cp.pos(1 - U @ th) <= n * self.eps, cp.sum_squares(L.T @ th[o:]) <= ms.r]
                 self._cvx = (cp.Problem(cp.Minimize(c @ th), cons), th, c, cons[0], n)
             except Exception:  # noqa: BLE001 -- no conic path: the Lagrangian search alone
                 self._cvx = None

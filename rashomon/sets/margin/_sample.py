@@ -13,6 +13,7 @@ stationary law is uniform on S. Directions are isotropic in the metric of the lo
 the minimiser (better mixing on elongated sets). Several chains (up to 32) run side by side;
 burn-in ``10·d`` steps, ``d`` steps between kept draws, as for the quadratic classes.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -86,8 +87,15 @@ def _loss_end(loss, M, V, t_ball, eps, E, q):
     return np.minimum(t * (1 + 1e-9) + 1e-300, t_ball)
 
 
-def sample_margin_members(rs, n_models: int = 1000, *, random_state=None, thin: int | None = None,
-                          burn_in: int | None = None, n_chains: int | None = None) -> np.ndarray:
+def sample_margin_members(
+    rs,
+    n_models: int = 1000,
+    *,
+    random_state=None,
+    thin: int | None = None,
+    burn_in: int | None = None,
+    n_chains: int | None = None,
+) -> np.ndarray:
     """θ of ``n_models`` members of a fitted classifier set ``rs`` (hit-and-run; see the module docstring).
 
     Parameters

@@ -3,6 +3,7 @@
 Outer bounds, wider than the exact per-row ranges of :class:`._ranges.MarginFunctionalRange` (about 25% on the
 test sets) but computed for all rows in one pass; the fairness queries use them for rows not solved exactly.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -41,9 +41,9 @@ budget is spent; the outer bound is the largest slab bound (every member of S li
 budget counts work (envelope evaluations and rows x pieces per evaluation of the slab programme), never
 seconds: the same inputs give the same bound on any machine.
 
-Floating point: the pieces are raised by 1e-12 relative, and the certified solver value is lowered by
-``1e-10·max(1, |U|)``; these exceed the rounding of the sums involved by orders of magnitude.
+Floating point: pieces raised by 1e-12 relative, certified values lowered by ``1e-10·max(1, |U|)`` (>> rounding).
 """
+
 from __future__ import annotations
 
 import math
@@ -76,7 +76,7 @@ def slab_ranges(C, centre, P, delta, k, a, b):
     Pkk = float(P[k, k])
     h = np.sqrt(delta * cPc)
     lo, hi = s - h, s + h
-    q = np.maximum(cPc - cPe ** 2 / Pkk, 0.0)
+    q = np.maximum(cPc - cPe**2 / Pkk, 0.0)
     root = np.sqrt(np.maximum(cPc, 1e-300))
     for sign in (1.0, -1.0):
         tk = centre[k] + sign * math.sqrt(delta) * cPe / root  # θ_k of the extreme point
@@ -279,7 +279,7 @@ class SecantBound:
         sm = self.sm
         off = sm.offset if self.hinge else 0.0
         width = max(b - a, 1e-12)
-        mu = 10.0 / width ** 2
+        mu = 10.0 / width**2
         k = self.k
         P = x0p.shape[1]
 
@@ -310,6 +310,7 @@ class SecantBound:
                 H = (C.T * (d2 / n)) @ C - tau2 * parts[2]
                 H[k, k] -= 2 * mu * (viol != 0.0)
                 return -val, -grad, -H
+
             return f
 
         x = x0
@@ -322,8 +323,17 @@ class SecantBound:
         return ub, x
 
     # ------------------------------------------------------------------ branch and bound over slabs
-    def bound(self, kind, inner, budget=SECANT_WORK, rel_tol=0.01, max_slabs=64, x_start=None, n0=None,
-              b_limits=(-math.inf, math.inf)):
+    def bound(
+        self,
+        kind,
+        inner,
+        budget=SECANT_WORK,
+        rel_tol=0.01,
+        max_slabs=64,
+        x_start=None,
+        n0=None,
+        b_limits=(-math.inf, math.inf),
+    ):
         """Certified outer bound on MCR+ (kind "ratio" or "difference") given the best member value ``inner``.
 
         ``budget`` is in work units (:meth:`slab_cost`), never seconds: a slab programme starts only when the
@@ -393,16 +403,18 @@ class SecantBound:
         return max(s[0] for s in slabs)
 
 
-def secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, inner, budget=SECANT_WORK,
-                       b_limits=(-math.inf, math.inf)):
+def secant_upper_bound(
+    ms, T, ranges, loss, eps, lo, hi, kind, inner, budget=SECANT_WORK, b_limits=(-math.inf, math.inf)
+):
     """The outer bound of :class:`SecantBound` for one switched coordinate (``nan`` when it gives none);
     ``b_limits``: a certified interval containing the switched coefficient on S."""
     if len(T.gi) != 1 or not np.isfinite(inner):
         return math.nan
     try:
         with np.errstate(all="ignore"):
-            v = SecantBound(ms, T, ranges, loss, eps, ms.e_min_lower, lo, hi).bound(kind, inner, budget=budget,
-                                                                                       b_limits=b_limits)
+            v = SecantBound(ms, T, ranges, loss, eps, ms.e_min_lower, lo, hi).bound(
+                kind, inner, budget=budget, b_limits=b_limits
+            )
     except (np.linalg.LinAlgError, ValueError, FloatingPointError):
         return math.nan
     return v if np.isfinite(v) else math.nan

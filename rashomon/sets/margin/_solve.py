@@ -22,6 +22,7 @@ difference between the exact objective at x and this bound is
 ``gap_τ(x) + Σ_k w_k |1 - m_k| σ(-|1 - m_k|/τ)``, which vanishes with τ. The smallest τ tried is
 the class's ``smoothing``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,8 +35,7 @@ _TAUS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
 _WARM_TOP = 1e-3  # first τ of a warm-started solve
 
 
-def solve_margin(B, r, floor_loss, w_orig, w_switch, terms, lo, hi, x0=None, lin=None, tol=1e-11, loss=None,
-                 atol=None):
+def solve_margin(B, r, floor_loss, w_orig, w_switch, terms, lo, hi, x0=None, lin=None, tol=1e-11, loss=None, atol=None):
     """Minimise the objective over K; returns ``(θ, certified lower bound of the exact-loss minimum, ok)``.
 
     ``floor_loss`` is the set's loss (for the hinge: smoothed at the class's τ, the smallest τ tried);
@@ -46,7 +46,8 @@ def solve_margin(B, r, floor_loss, w_orig, w_switch, terms, lo, hi, x0=None, lin
     if loss is not None or floor_loss.name == "logistic":
         loss = floor_loss if loss is None else loss
         res = SmoothBallProgram(B, r, lo, hi, tol=tol, max_iter=200).minimize(
-            terms.oracle(loss, w_orig, w_switch, lin), x0)
+            terms.oracle(loss, w_orig, w_switch, lin), x0
+        )
         lb = res.info["lower_bound"] - (w_orig + w_switch) * loss.offset
         return res.x, lb, bool(np.isfinite(lb))
     taus = [t for t in _TAUS if t > floor_loss.s] + [floor_loss.s]

@@ -14,6 +14,7 @@ of values so that memory stays bounded when V is large (a continuous feature: V 
 The same Gram with per-row curvatures builds the quadratic minorants / majorants of
 the two losses used by the certified outer bounds (:mod:`._bounds`).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -109,8 +110,9 @@ class MarginTerms:
         # rows sharing (rest of the design, label) share every switched pair: the pairs are summed over
         # these classes (Dr, ys: one row each) with the class sizes in the weights -- exact, and 5-14x fewer
         # pairs for COMPAS's priors and age
-        rest, cls, size = np.unique(np.column_stack([D[:, self.ri], y]), axis=0, return_inverse=True,
-                                    return_counts=True)
+        rest, cls, size = np.unique(
+            np.column_stack([D[:, self.ri], y]), axis=0, return_inverse=True, return_counts=True
+        )
         self.Dr, self.ys, self._cls, self._size = rest[:, :-1], rest[:, -1], cls.ravel(), size.astype(float)
         self._scale = 1.0 / (n * (n - 1.0))
         m = len(self.ys)
@@ -219,6 +221,7 @@ class MarginTerms:
         the exact objective ``f = w_orig·e_orig + w_switch·e_switch``, ``s = Σ_k w_k α_k`` and
         ``g = -Σ_k w_k α_k y_k d_k``; ``s + min_{z∈K} g'z`` is a lower bound on the exact-hinge minimum over K
         (weak duality, :mod:`._solve`)."""
+
         def parts(M):
             return np.maximum(0.0, 1.0 - M), expit((1.0 - M) / tau)
 
@@ -255,6 +258,7 @@ class MarginTerms:
 
     def oracle(self, loss, w_orig: float, w_switch: float, lin: np.ndarray | None = None):
         """``f(θ) = w_orig·e_orig + w_switch·e_switch (+ lin'θ)`` (smooth loss) as a solver oracle."""
+
         def f(theta, order):
             out = [0.0, np.zeros(self.d), np.zeros((self.d, self.d))][: order + 1]
             for w, parts in ((w_orig, self.orig_parts), (w_switch, self.switch_parts)):
@@ -267,6 +271,7 @@ class MarginTerms:
                 if order:
                     out[1] = out[1] + lin
             return tuple(out)
+
         return f
 
     # ------------------------------------------------------------------ surrogates
