@@ -66,8 +66,9 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
 
     Parameters
     ----------
-    model_class : LinearModelClass or KernelModelClass
-        The class F (its norm bound, kernel, ... are chosen on the data by ``fit``).
+    model_class : LinearModelClass, KernelModelClass, LogisticModelClass or HingeModelClass
+        The class F (its norm bound, kernel, ... are chosen on the data by ``fit``): linear or kernel
+        regression (squared loss), or a linear classifier (logistic or hinge loss, labels 0/1 or ±1).
     epsilon : float, default=0.1
         Size of the set, read by ``epsilon_kind`` (see ``epsilon_threshold``).
     epsilon_kind : {"relative", "additive", "absolute"}, default="relative"
