@@ -121,7 +121,7 @@ def _refit_task(
             "or more rows)."
         )
     model = clone(learner).fit(_frame(X[tr], columns), y[tr])
-    out = {"n_train": len(tr), "n_test": len(te)}
+    out: dict[str, Any] = {"n_train": len(tr), "n_test": len(te)}
     if groups is not None:
         perms = permutation_indices(len(te), n_repeats, int(rng.randint(2**31 - 1)))
         out["pfi"] = _pfi_rows(model, X[te], y[te], groups, perms, loss, columns, func).mean(axis=1)

@@ -73,10 +73,10 @@ class KernelStatistics:
     def __init__(self, par, X: np.ndarray, y: np.ndarray, keep: bool = True):
         self.par, self.X, self.res, self.keep = par, X, np.asarray(y, dtype=float) - par.mu, keep
         self._rows, self._inv = _distinct(X)  # Φ is built on the distinct rows
-        self._phi = None
+        self._phi: np.ndarray | None = None
         self._groups: dict = {}
         self._memo: tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None] = (None, None)
-        self._gram = (None, None, None)  # (partition, w, pair Gram): complementary groups share it
+        self._gram: tuple = (None, None, None)  # (partition, w, pair Gram): complementary groups share it
 
     # ------------------------------------------------------------------ features
     def features(self, K: np.ndarray) -> np.ndarray:

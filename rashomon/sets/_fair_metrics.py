@@ -108,6 +108,7 @@ class MetricSpec:
                 return (self.y[None, :] - pred) ** 2
             if scores is None:
                 raise RashomonInputError(f"{self.func}: a classifier's group_loss needs scores, not decisions.")
+            assert self.ybin is not None  # a margin metric always has its 0/1 labels (set in __init__)
             ypm = 2.0 * self.ybin - 1.0
             marg = ypm[None, :] * scores
             return np.logaddexp(0.0, -marg) if self.loss == "log_loss" else np.maximum(0.0, 1.0 - marg)

@@ -271,11 +271,11 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
         )
     if len(parts) == 1:
         return replace(parts[0], scale=scale)
-    cat = {
+    cat: dict[str, Any] = {
         k: np.concatenate([getattr(r, k) for r in parts])
         for k in ("lower", "upper", "lower_attained", "upper_attained", "reference")
     }
-    models = {
+    models: dict[str, Any] = {
         k: np.vstack([getattr(r, k) for r in parts]) if return_models else None
         for k in ("lower_models", "upper_models")
     }

@@ -77,7 +77,8 @@ def _taylor_bound(rs, spec, g, h, th0, sign, lo_s, hi_s, eps, func):
         ypm = 2.0 * spec.ybin - 1.0
         m0 = ypm * s0
         phi, d1 = np.logaddexp(0.0, -m0), -ypm / (1.0 + np.exp(m0))
-        crit, curv = (0.0,), (lambda v: np.exp(-np.abs(v)) / (1 + np.exp(-np.abs(v))) ** 2)
+        crit: tuple[float, ...] = (0.0,)
+        curv = lambda v: np.exp(-np.abs(v)) / (1 + np.exp(-np.abs(v))) ** 2  # noqa: E731
     else:
         sg = 1 / (1 + np.exp(-s0))
         phi, d1 = sg, sg * (1 - sg)
@@ -109,6 +110,7 @@ def _ascent_candidates(rs, spec, pairs, kind, eps, start, func, n_iter=6):
             z = (s - S_thr) / bw
             return np.exp(-np.abs(z)) / (1 + np.exp(-np.abs(z))) ** 2 / bw
         if m == "group_loss":
+            assert ypm is not None  # group_loss of a classifier: labels are set
             return -ypm * (1 / (1 + np.exp(ypm * s)) if spec.loss == "log_loss" else (1 - ypm * s > 0))
         sg = 1 / (1 + np.exp(-s))
         d = sg * (1 - sg) if spec.scale == "probability" else np.ones_like(s)

@@ -228,7 +228,8 @@ def _rejection(eng, n_models, rng, budget):
         return None, math.nan
     u = eng.ct / eng.q  # centre of the loss ellipsoid Σ q (z - u)² <= ρ²
     rho = math.sqrt(eng.slack + float(eng.q @ (eng.z_min - u) ** 2))
-    kept, tried = [], 0
+    kept: list[np.ndarray] = []
+    tried = 0
     while sum(len(k) for k in kept) < n_models and tried < budget:
         m = max(1000, 2 * n_models)
         x = rng.standard_normal((m, d))
