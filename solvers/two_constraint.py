@@ -64,10 +64,35 @@ class TwoConstraintResult:
     lower: float
     status: SolverStatus
     info: dict = field(default_factory=dict)
+    cuts: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def gap(self) -> float:
         return max(0.0, self.value - self.lower)
+
+    def lower_shifted(self, tau: float, const: float = 0.0) -> float:
+        """Certified lower bound on ``min f + τg₁ + const`` over the same set (τ >= 0), from this solve's
+        Lagrangian bounds, without solving again.
+
+        A bound with multipliers (λ, ν) for f is one with (λ - τ, ν) for ``f + τg₁``, plus ``const``, wherever
+        λ >= τ: the Lagrangian bounds of the λ-search and the fibres' quadratic minorants (their envelope's
+        minimum over the same range of the fibre coordinate) carry over. ``-inf`` when none has λ >= τ (or
+        τ < 0). Dinkelbach's iteration for a ratio uses it: moving the ratio m only adds a multiple of g₁ + ε.
+        """
+        if not tau >= 0:
+            return -math.inf
+        out = -math.inf
+        lag = self.cuts.get("lagrangian")
+        if lag is not None and len(lag):
+            ok = lag[:, 0] >= tau
+            if ok.any():
+                out = float(lag[ok, 1].max()) + const
+        if "fibres" in self.cuts:
+            Q, lams, s_lo, s_hi = self.cuts["fibres"]
+            ok = lams >= tau
+            if ok.any():
+                out = max(out, _min_max_quadratics(Q[ok], s_lo, s_hi)[0] + const)
+        return out
 
 
 def solve_two_constraint(
@@ -108,7 +133,8 @@ def solve_two_constraint(
                 best["x"], best["f"] = xf, fx
 
     lam_best = {"D": -math.inf, "lam": math.nan, "nu": math.nan}
-    sols = {}
+    sols: dict = {}
+    cuts: dict = {"sols": sols}
 
     def dual(lam):
         res = seq.solve(lam, check=False, certificate="reduced")
@@ -152,7 +178,7 @@ def solve_two_constraint(
                     break
                 lo, lam = lam, lam * 4.0
     if hi is None:
-        return _result(pb, best, lam_best, atol, info)
+        return _result(pb, best, lam_best, atol, info, cuts)
     it = 0
     while hi > 0 and not done() and hi - lo > 1e-8 * hi:
         a, b = sols.get(lo), sols.get(hi)
@@ -172,26 +198,27 @@ def solve_two_constraint(
         for t in np.linspace(0.0, 1.0, 17)[1:-1]:
             offer(b[0] + t * (a[0] - b[0]))
     if done():
-        return _result(pb, best, lam_best, atol, info)
+        return _result(pb, best, lam_best, atol, info, cuts)
     a, b = sols.get(lo), sols.get(hi)
     if a is None or b is None or np.linalg.norm(a[0] - b[0]) == 0:
-        return _result(pb, best, lam_best, atol, info)
+        return _result(pb, best, lam_best, atol, info, cuts)
     # A jump: one-dimensional search over the fibres v'x = s across it.
     info["method"] = "fibres"
     v = a[0] - b[0]
     fib = _Fibres(pb, v / np.linalg.norm(v))
     s_lo, s_hi = _outer_range(pb, fib.u)
     if not (np.isfinite(s_lo) and np.isfinite(s_hi)) or s_lo > s_hi:
-        return _result(pb, best, lam_best, atol, info)
-    lam_s, nu_s = lam_best["lam"], lam_best["nu"]
-    quads = [np.array([0.0, 0.0, lam_best["D"]])]
-    m_start = np.array([lam_s, nu_s])
+        return _result(pb, best, lam_best, atol, info, cuts)
+    m_start = np.array([lam_best["lam"], lam_best["nu"]])
+    quads, lams = [np.array([0.0, 0.0, lam_best["D"]])], [lam_best["lam"]]
     got = fib.minorant(m_start)
     if got is not None:
         quads.append(got[0])
+        lams.append(m_start[0])
     lower = lam_best["D"]
-    tried, retried, starts = [], [], [(math.inf, m_start)]
+    tried, retried, starts, model = [], [], [(math.inf, m_start)], []
     todo = [float(fib.u @ best["x"]), float(fib.u @ a[0]), float(fib.u @ b[0])]
+    state = {"shrink": 1.0}
 
     def seen(s, where):
         return any(abs(s - t) <= 1e-12 * max(abs(s), abs(s_hi - s_lo)) for t in where)
@@ -201,35 +228,87 @@ def solve_two_constraint(
         if best["f"] - lower <= atol:
             break
         queued = bool(todo)
-        s = min(max(todo.pop(0) if queued else s_star, s_lo), s_hi)
+        s = todo.pop(0) if queued else _next_fibre(model, s_star, atol, tried, state)
+        s = min(max(s, s_lo), s_hi)
         if seen(s, tried):
             if queued:
                 continue
-            if seen(s, retried):  # the minorants no longer move: the gap left is reported
+            if not seen(s_star, tried):
+                s = s_star
+                tried.append(s)
+                near, iters = min(starts, key=lambda e: abs(e[0] - s))[1], 60
+            elif seen(s, retried):  # the minorants no longer move: the gap left is reported
                 break
-            retried.append(s)  # the fibre's dual stalled from a warm start: once more from the root multipliers
-            near, iters = m_start, 400
+            else:
+                retried.append(s)  # the fibre's dual stalled from a warm start: once more from the root multipliers
+                near, iters = m_start, 400
         else:
             tried.append(s)
             near, iters = min(starts, key=lambda e: abs(e[0] - s))[1], 60  # warm start: the nearest solved fibre
         # a fibre is dropped once its dual passes the best value by half the gap (a minorant that also covers
         # its neighbours), or solved to 0.25·atol
         cut = best["f"] + 0.5 * (best["f"] - lower)
-        coef, m, x, fx = fib.solve(s, near, cut, 0.25 * atol, max_iter=iters)
+        coef, m, x, fx, _ = fib.solve(s, near, cut, 0.25 * atol, max_iter=iters)
         info["fibres"] = k + 1
         if coef is not None:
             quads.append(coef)
-            if float(coef @ (s * s, s, 1.0)) < cut:  # not dropped: its multipliers are a sensible warm start
+            lams.append(float(m[0]))
+            D = float(coef @ (s * s, s, 1.0))
+            if D < cut:  # not dropped: its multipliers are a sensible warm start, its slope a model of the minimum
                 starts.append((s, m))
+                model.append((s, D, 2 * coef[0] * s + coef[1], coef[0]))
         if x is not None and fx < best["f"]:
             best["x"], best["f"] = x, fx
     lower = max(lower, _min_max_quadratics(np.array(quads), s_lo, s_hi)[0])
     lam_best["D"] = max(lam_best["D"], lower)
-    return _result(pb, best, lam_best, atol, info)
+    cuts["fibres"] = (np.array(quads), np.array(lams), s_lo, s_hi)
+    return _result(pb, best, lam_best, atol, info, cuts)
 
 
-def _result(pb, best, lam_best, atol, info):
+def _next_fibre(model, s_star, atol, tried, state) -> float:
+    """The next fibre: Kelley's (the envelope's minimiser ``s_star``) unless it lies between the two solved
+    fibres that bracket the minimum of Φ(s) = min over the fibre s (slopes of opposite signs); there, the
+    secant root of the slope locates the minimum, and once a fibre sits on it, one fibre each side at the
+    distance δ where the envelope of the minorants dips by less than ``atol`` (δ² = atol / (Φ''/2 + |ψ''|/2),
+    from the secant's Φ'' and the minorant's curvature). Only the order of the fibres changes: the bound is
+    the envelope's minimum whichever fibres are solved."""
+    if len(model) < 2:
+        return s_star
+    pts = sorted(model)
+    i = min(range(len(pts)), key=lambda j: pts[j][1])
+    if pts[i][2] <= 0 and i + 1 < len(pts) and pts[i + 1][2] > 0:
+        L, R = pts[i], pts[i + 1]
+    elif pts[i][2] >= 0 and i > 0 and pts[i - 1][2] < 0:
+        L, R = pts[i - 1], pts[i]
+    else:
+        return s_star
+    if not L[0] <= s_star <= R[0] or not R[2] > L[2]:
+        return s_star
+    width = R[0] - L[0]
+    s_hat = L[0] - L[2] * width / (R[2] - L[2])
+    kappa = (R[2] - L[2]) / width
+    curv = max(-pts[i][3], 0.0) + 0.5 * kappa
+    delta = state["shrink"] * math.sqrt(atol / curv) if curv > 0 else 0.0
+    if not delta > 0:
+        return s_star
+    near = min(abs(s_hat - t) for t in tried)
+    if near > 0.25 * delta:  # not located yet: the secant root, kept inside the bracket
+        lo, hi = L[0] + 0.01 * width, R[0] - 0.01 * width
+        return s_hat if lo <= s_hat <= hi else 0.5 * (L[0] + R[0])
+    for c in (s_hat - delta, s_hat + delta):
+        side = [t for t in tried if 0.25 * delta <= abs(t - s_hat) <= delta and (t - s_hat) * (c - s_hat) > 0]
+        if not side:
+            return c
+    state["shrink"] *= 0.5  # both sides covered and still a gap: the curvature estimate was too low
+    return s_star
+
+
+def _result(pb, best, lam_best, atol, info, cuts):
     info = dict(info, **{"lambda": lam_best["lam"], "nu": lam_best["nu"]})
     lower = min(lam_best["D"], best["f"])
     status = SolverStatus.OPTIMAL if best["f"] - lower <= atol else SolverStatus.INACCURATE
-    return TwoConstraintResult(best["x"], float(best["f"]), float(lower), status, info)
+    lag = np.array([(lam, st[3]) for lam, st in cuts["sols"].items() if st is not None]).reshape(-1, 2)
+    kept = {"lagrangian": lag}
+    if "fibres" in cuts:
+        kept["fibres"] = cuts["fibres"]
+    return TwoConstraintResult(best["x"], float(best["f"]), float(lower), status, info, kept)
