@@ -227,10 +227,10 @@ class _Fibres:
                 m = m + (0.0, bump)
             bump *= 10.0
         if got is None:
-            return None, m, None, math.inf, False
+            return None, m, None, math.inf, False, math.nan
         coef, aux = got
         svec = np.array([s * s, s, 1.0])
-        D = float(coef @ svec)
+        D = D0 = float(coef @ svec)
         best_x, best_f, conv = None, math.inf, False
         for _ in range(max_iter):
             x, w = self.point(s, aux)
@@ -240,9 +240,6 @@ class _Fibres:
                 fx = pb.f(xf)
                 if fx < best_f:
                     best_x, best_f = xf, fx
-            if best_f - D <= atol:
-                conv = True
-                break
             if D >= upper:
                 break
             # the fibre's dual is solved when x is feasible on it (to rounding) and complementary: f(x) - D = -m'g
@@ -258,12 +255,31 @@ class _Fibres:
             step = self._step(s, svec, m, g, K, D, free)
             if step is None:
                 break
-            Dn, mn, got, d = step
+            Dn, mn, got, d, pred = step
             small = Dn - D <= 4 * _EPS * abs(D)
+            # progress stalls, far below Newton's prediction (a dual whose supremum is where P'HP turns singular,
+            # e.g. a fibre at the edge of the set): the minorant so far is kept
+            stalled = Dn - D <= 1e-3 * (Dn - D0) and Dn - D <= 0.1 * pred
             m, (coef, aux), D = mn, got, Dn
-            if small and np.abs(d).max() <= 1e-12 * (1.0 + np.abs(m).max()):
+            if stalled or (small and np.abs(d).max() <= 1e-12 * (1.0 + np.abs(m).max())):
                 break
-        return coef, m, best_x, best_f, conv
+        return coef, m, best_x, best_f, conv, (self._curvature(s, m, coef, aux, w) if conv else math.nan)
+
+    def _curvature(self, s, m, coef, aux, w):
+        """Φ''(s) at a solved fibre, Φ(s) = min over the fibre: differentiating the fibre's KKT equations in s
+        with its active constraints (m_i > 0) kept active gives ``2(a + z'K⁻¹z)``, a the minorant's curvature,
+        ``K = G'M⁻¹G`` and ``z = r - G'M⁻¹q`` (G, r: the constraint gradients' P and u components)."""
+        act = m > 0
+        if not act.any():
+            return 2 * float(coef[0])
+        G = self._grad(s, w)[:, act]
+        r = np.array([s * self.uAu3[k] + self.q3[k] @ w - self.uh3[k] for k in (1, 2)])[act]
+        fac, Mq, _ = aux
+        z = r - G.T @ Mq
+        try:
+            return 2 * (float(coef[0]) + float(z @ np.linalg.solve(G.T @ fac.solve(G), z)))
+        except np.linalg.LinAlgError:
+            return math.nan
 
     def _step(self, s, svec, m, g, K, D, free):
         """One ascent step of the fibre's dual: ``(D, m, minorant, step)`` or None when none raises it.
@@ -273,8 +289,27 @@ class _Fibres:
         step keeps P'HP ⪰ 0 and does not lower the dual; the joint step is taken once it achieves a quarter of
         its predicted increase."""
         mu_min = 1e-12 * float(np.trace(K)) + 1e-300
-        subsets = [free] + ([np.array([True, False]), np.array([False, True])] if free.all() else [])
         cands = []
+        # projected Newton with backtracking: the usual step, cheap where the dual is smooth
+        d = np.zeros(2)
+        try:
+            d[free] = np.linalg.solve(K[np.ix_(free, free)] + mu_min * np.eye(int(free.sum())), g[free])
+        except np.linalg.LinAlgError:
+            d[:] = 0.0
+        if np.all(np.isfinite(d)) and float(g @ d) > 0:
+            t = 1.0
+            for _ in range(8):
+                mn = np.maximum(m + t * d, 0.0)
+                got = self.minorant(mn)
+                if got is not None:
+                    Dn = float(got[0] @ svec)
+                    if Dn >= D + 1e-4 * t * float(g @ d):
+                        cands.append((Dn, mn, got, mn - m, 0.5 * float(g @ d)))
+                        break
+                t *= 0.25
+        if cands:
+            return cands[0]
+        subsets = [free] + ([np.array([True, False]), np.array([False, True])] if free.all() else [])
         for sub in subsets:
             mu_s = mu_min
             Ks, gs = K[np.ix_(sub, sub)], g[sub]
@@ -290,7 +325,7 @@ class _Fibres:
                 if got is not None:
                     Dn = float(got[0] @ svec)
                     if Dn >= D:
-                        cands.append((Dn, mn, got, d))
+                        cands.append((Dn, mn, got, d, math.inf))
                         break
                 mu_s *= 30.0
             if cands and sub is free and cands[0][0] - D >= 0.25 * float(g @ d - 0.5 * d @ K @ d):
@@ -301,5 +336,5 @@ class _Fibres:
                 mn[i] = 0.0
                 got = self.minorant(mn)
                 if got is not None and float(got[0] @ svec) >= D:
-                    cands.append((float(got[0] @ svec), mn, got, mn - m))
+                    cands.append((float(got[0] @ svec), mn, got, mn - m, math.inf))
         return max(cands, key=lambda c: c[0]) if cands else None
