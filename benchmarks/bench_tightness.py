@@ -214,7 +214,7 @@ def main() -> int:
         f"{'dataset | class | kind':<36}{'feat':>5}{'max rel gap before':>20}{'after':>10}"
         f"{'ends > 1e-6 before':>20}{'after':>7}{'s/feature before':>18}{'after':>8}{'ratio':>7}"
     )
-    worst, n_ends, n_bad, ratios = 0.0, 0, 0, []
+    worst, n_ends, n_bad, ratios, worst_feats = 0.0, 0, 0, [], []
     for key, rows in after.items():
         g_a = max(_rel(x) for x in rows)
         bad_a = sum(
@@ -232,6 +232,10 @@ def main() -> int:
             )
             t_b = np.mean([x["seconds"] for x in rb])
             ratios.extend(a["seconds"] / max(b["seconds"], 1e-9) for a, b in zip(rows, rb))
+            worst_feats.extend(
+                (a["seconds"] / max(b["seconds"], 1e-9), key, a["feature"], b["seconds"], a["seconds"], _rel(b))
+                for a, b in zip(rows, rb)
+            )
             print(
                 f"{key:<36}{len(rows):>5}{g_b:>20.2e}{g_a:>10.2e}{bad_b:>20}{bad_a:>7}{t_b:>18.3f}{t_a:>8.3f}"
                 f"{t_a / t_b:>7.2f}"
@@ -248,6 +252,15 @@ def main() -> int:
             f"time per feature after/before: median {np.median(r):.2f}, largest {r.max():.2f} "
             f"(features over 2x: {int(np.sum(r > 2))} of {len(r)})"
         )
+        jumped = [w[0] for w in worst_feats if w[5] > 1e-6]
+        if jumped:
+            print(
+                f"  features whose path jumps (gap > 1e-6 before, {len(jumped)}): median {np.median(jumped):.2f}, "
+                f"largest {max(jumped):.2f}"
+            )
+        print("  largest ratios:")
+        for q, key, f, tb, ta, gb in sorted(worst_feats, reverse=True)[:6]:
+            print(f"    {q:5.2f}  {key} {f}: {tb:.4f} s -> {ta:.4f} s (gap before {gb:.1e})")
     print("\nShor relaxation (cvxpy/SCS) of the difference ends, diabetes, linear class (exact where rank one):")
     print(f"{'feature':<8}{'end':>7}{'ours':>14}{'SDP':>14}{'rank one':>10}{'|ours - SDP|':>14}")
     for f, side, ours, val, r1 in sdp_check():

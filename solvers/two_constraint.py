@@ -232,7 +232,10 @@ def solve_two_constraint(
         quads.append(got[0])
         lams.append(m_start[0])
     lower = lam_best["D"]
-    tried, retried, starts, model = [], [], [(math.inf, m_start)], []
+    tried: list[float] = []
+    retried: list[float] = []
+    model: list[tuple] = []  # solved fibres: (s, D, slope, minorant, Φ'')
+    starts = [(math.inf, m_start)]
     todo = [float(fib.u @ best["x"])]  # the fibre through the best member so far (then Kelley's, Newton's)
 
     def seen(s, where):
