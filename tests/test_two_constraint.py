@@ -168,3 +168,27 @@ def test_envelope_and_conditional_ends_attained_where_the_path_jumps():
         assert r.lower_tight and r.upper_tight and r.certified
         for model, bound in ((r.lower_model, r.lower), (r.upper_model, r.upper)):
             assert model.e_orig <= r.epsilon_abs and model.mr == pytest.approx(bound, rel=TIGHT, abs=TIGHT)
+
+
+def test_shifted_bound_is_valid_and_tight_on_the_loss_boundary():
+    """``lower_shifted(τ, const)`` bounds ``min f + τg₁ + const`` over the set without a new solve
+    (Dinkelbach's step for a ratio): never above the brute-force minimum, and equal to it (within atol +
+    τ·|g₁(x)|) where the solve's member sits on the boundary g₁ = 0."""
+    n_fibres = 0
+    for seed in range(40):
+        A0, b0, E, Ec, k, c = _instance(seed)
+        x_in = c * min(1.0, 0.5 / max(np.linalg.norm(c), 1e-12))
+        if not ((x_in - c) @ E @ (x_in - c) < 1):
+            continue
+        res = solve_two_constraint(A0, b0, 0.0, E, Ec, k, np.eye(2), 1.0, x_in, atol=1e-9)
+        g1 = float((res.x - c) @ E @ (res.x - c) - 1)
+        for tau in (0.0, 1e-3, 0.05, 0.5):
+            # f + τg₁ = x'(A0 + τE)x - 2(b0 + τEc)'x + τk: the same brute force on the shifted objective
+            ref = _brute(A0 + tau * E, b0 + tau * Ec, E, c) + tau * k
+            low = res.lower_shifted(tau, 1.0) - 1.0  # const passes through
+            assert low <= ref + 1e-9  # valid
+            if g1 >= -1e-9 and tau <= 1e-3:  # the member is on the boundary: the bound stays tight
+                assert low >= ref - 1e-9 - 1e-8 - tau * abs(g1)  # atol, and the brute force within 1e-8
+        n_fibres += res.info["method"] == "fibres"
+    assert n_fibres >= 3
+    assert res.lower_shifted(-1.0) == -np.inf

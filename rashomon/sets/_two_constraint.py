@@ -10,7 +10,10 @@ member):
 * ratio: Dinkelbach's iteration on ``min (e_switch - m·e_orig)`` (lower) or ``min (m·e_orig - e_switch)``
   (upper) with m the MR of the best member so far; at the last m, a certified
   ``e_switch - m·e_orig >= L`` on the set gives ``MR >= m + min(L, 0)/e_min`` (``e_orig >= e_min``), and
-  ``m·e_orig - e_switch >= L`` gives ``MR <= m + max(-L, 0)/e_min``.
+  ``m·e_orig - e_switch >= L`` gives ``MR <= m + max(-L, 0)/e_min``. Moving m to the new member's MR adds
+  ``τ(e_orig - ε) + τε`` (τ >= 0) to the objective, so the last solve's Lagrangian bounds (multiplier λ of
+  ``e_orig <= ε`` lowered by τ) certify the new m without another solve; the member sits on the loss
+  boundary, where that bound is exact.
 """
 
 from __future__ import annotations
@@ -104,8 +107,16 @@ def exact_end(srch, side: str, eps: float, tol: float, max_rounds: int = 8) -> t
         e_o, e_s = eo(x), es(x)
         m_new = e_s / e_o if e_o > 0 else math.nan
         L = res.lower
-        bound = m + min(L, 0.0) / e_min if side == "lower" else m - min(L, 0.0) / e_min
+        b = m + min(L, 0.0) / e_min if side == "lower" else m - min(L, 0.0) / e_min
+        bound = b if not math.isfinite(bound) else (max(bound, b) if side == "lower" else min(bound, b))
         if math.isfinite(m_new) and (m_new < m if side == "lower" else m_new > m):
+            # the objective at m_new is the one at m plus τ·(e_orig - ε) + τε, τ = |m_new - m|: this solve's
+            # Lagrangian bounds carry over (``lower_shifted``), so a second solve is needed only when they do not
+            tau = abs(m_new - m)
+            L2 = res.lower_shifted(tau, tau * eps)
+            if math.isfinite(L2):
+                b = m_new + min(L2, 0.0) / e_min if side == "lower" else m_new - min(L2, 0.0) / e_min
+                bound = max(bound, b) if side == "lower" else min(bound, b)
             m, member = m_new, x
         if abs(bound - m) <= 2 * _PREC * tol * max(1.0, abs(m)):
             break
