@@ -261,10 +261,14 @@ def _margin_mcr(
             )
             + ", the member is found by a local descent"
         )
-        from ._descent import descend_lower
+        from ._descent import descend_lower, polish_lower
 
         th_0 = best("lower")[0]
         for th in descend_lower(ms, T, loss, eps, lo, hi, kind, [c[0] for c in cand], extremes):
+            add(th)
+        for th in polish_lower(
+            ms, T, loss, eps, kind, [c[0] for c in sorted(cand, key=lambda c: mr_value(c[1], c[2], kind))]
+        ):
             add(th)
         th_x = best("lower")[0]
         # each expansion point gives a valid bound; not for the hinge, whose surrogates (the 0.05-smoothing's
