@@ -296,7 +296,20 @@ def _slab_budget(n, V):
 
 
 def lower_slab_bound(
-    ms, T, ranges, loss, eps, lo, hi, kind, theta_best, mr_best, b_limits, max_slabs=None, max_time=None
+    ms,
+    T,
+    ranges,
+    loss,
+    eps,
+    lo,
+    hi,
+    kind,
+    theta_best,
+    mr_best,
+    b_limits,
+    max_slabs=None,
+    max_time=None,
+    floor=-math.inf,
 ):
     """Certified lower bound on MCR- of one feature (logistic loss; see the module docstring) and the slab
     programmes' minimisers (starts for the members' local search); ``(-inf, [])`` when it does not apply.
@@ -304,7 +317,8 @@ def lower_slab_bound(
     ``theta_best``/``mr_best``: the best member found (t = its MR for the ratio, 1 for the difference);
     ``b_limits``: a certified interval containing θ_k on S. ``max_slabs`` slabs (default: a fixed amount of work,
     :func:`_slab_budget`, on the distinct rows): a deterministic budget; ``max_time`` (seconds, optional) also stops the splitting
-    (the bound is then valid but depends on the machine).
+    (the bound is then valid but depends on the machine). ``floor``: a bound the caller already has; when the
+    slab of zero width at the best member's coefficient does not beat it, the search stops there (``-inf``).
     """
     if len(T.gi) != 1 or theta_best is None or ranges.ellipsoid is None:
         return -math.inf, []
@@ -322,6 +336,12 @@ def lower_slab_bound(
     if not (np.isfinite(a0) and np.isfinite(b0) and a0 <= b0):
         return -math.inf, []
     target = mr_best - _TARGET * max(abs(mr_best), 1e-12)
+    # a probe: the slab of (almost) zero width at the best member's coefficient, about the best any cover can do
+    # there; when it does not beat ``floor`` (a bound the caller has), no cover will: stop after one slab
+    bk = min(max(float(theta_best[k]), a0), b0)
+    probe = sl.cell(bk - 1e-9 * (b0 - a0), bk + 1e-9 * (b0 - a0), theta_best, kind, (0.4 * sl.t,))
+    if probe[0] <= floor:
+        return -math.inf, [probe[3]]
     edges = np.linspace(a0, b0, _INITIAL + 1)
     first = tuple(f * sl.t for f in ((0.25, 0.5, 0.8) if sl.hinge else (0.15, 0.4)))  # τ of the first slabs
     cells = [sl.cell(a, b, theta_best, kind, first) for a, b in zip(edges[:-1], edges[1:])]
@@ -356,7 +376,7 @@ def lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add,
         # within the budget (Pima, Insulin: 0.853 with 24 slabs, 0.920 with 64; γ = 0 gives 0.910, a member 0.968)
         return lower
     lim = extremes().coef_range(int(T.gi[0]))
-    b, pts = lower_slab_bound(ms, T, ranges, loss, eps, lo, hi, kind, th, mr, lim, max_time=max_time)
+    b, pts = lower_slab_bound(ms, T, ranges, loss, eps, lo, hi, kind, th, mr, lim, max_time=max_time, floor=lower)
     for p in polish_lower(ms, T, loss, eps, kind, pts[:2], n_starts=2):
         add(p)
     return max(lower, b)
