@@ -343,7 +343,7 @@ def lower_slab_bound(
     if probe[0] <= floor:
         return -math.inf, [probe[3]]
     edges = np.linspace(a0, b0, _INITIAL + 1)
-    first = tuple(f * sl.t for f in ((0.25, 0.5, 0.8) if sl.hinge else (0.15, 0.4)))  # τ of the first slabs
+    first = tuple(f * sl.t for f in ((0.25, 0.5, 0.8) if sl.hinge else (0.3,)))  # τ of the first slabs
     cells = [sl.cell(a, b, theta_best, kind, first) for a, b in zip(edges[:-1], edges[1:])]
     used = 2 * len(cells)
     while used + 2 <= budget and (max_time is None or time.perf_counter() - t_start < max_time):
