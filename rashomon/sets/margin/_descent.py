@@ -37,7 +37,7 @@ from ...solvers import SmoothBallProgram
 from .._steps import mr_value
 from ._ascent import _search_t, _smoothed
 
-__all__ = ["descend_lower"]
+__all__ = ["descend_lower", "polish_lower"]
 
 _RACE = 1  # iterations every start takes before only the best one continues
 _STOP = 1e-6  # relative gain of an iteration below which the descent stops
@@ -121,3 +121,64 @@ def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, max_iter=No
     states.sort(key=lambda st: st[1])
     states[0] = run(states[0], max((_MAX_ITER if max_iter is None else max_iter) - _RACE, 0))
     return [st[0] for st in states]
+
+
+_POLISH_STARTS = 3  # best distinct members polished by the SQP below
+_POLISH_ITER = 100  # SQP iterations per start
+_POLISH_SMOOTH = 1e-3  # smoothing of the hinge in the SQP (relative to ε, as the searches' constraint)
+
+
+def polish_lower(ms, T, loss, eps, kind, members, n_starts=_POLISH_STARTS, max_iter=_POLISH_ITER):
+    """Members of S with smaller MR than ``members`` (a list of θ of S, best first), by a local SQP.
+
+    The majorise–minimise descent above stalls where both constraints are active (the ball and ``e_orig = ε``:
+    Pima, Insulin 0.991 where a local solver from random members reaches 0.966). SciPy's SLSQP minimises
+    ``e_switch/e_orig`` (or ``e_switch - e_orig``) subject to ``e_orig <= ε`` and ``θ'Bθ <= r`` (both slightly
+    tightened: the iterates are checked in S with the exact loss) from the ``n_starts`` best distinct members.
+    For the hinge both losses are the smoothing at ``_POLISH_SMOOTH·ε`` (>= the exact hinge, so the smoothed
+    constraint implies the exact one). Deterministic: fixed starts and iteration counts, no clock.
+    """
+    from scipy.optimize import minimize
+
+    sm = loss if loss.name == "logistic" else loss.smoothed(max(loss.s, _POLISH_SMOOTH * eps))
+    B, r = ms.B, ms.r
+    ratio = kind == "ratio"
+    cache: dict = {}
+
+    def parts(th):
+        key = th.tobytes()
+        if key not in cache:
+            cache.clear()
+            cache[key] = (T.orig_parts(th, sm, 1), T.switch_parts(th, sm, 1))
+        return cache[key]
+
+    def obj(th):
+        (fo, go), (fs, gs) = parts(th)
+        if ratio:
+            return fs / fo, gs / fo - (fs / fo**2) * go
+        return fs - fo, gs - go
+
+    e_lim, r_lim = eps * (1 - 1e-9), r * (1 - 1e-9)
+    cons = [
+        {"type": "ineq", "fun": lambda th: e_lim - parts(th)[0][0], "jac": lambda th: -parts(th)[0][1]},
+        {"type": "ineq", "fun": lambda th: r_lim - th @ B @ th, "jac": lambda th: -2.0 * (B @ th)},
+    ]
+    out, seen = [], []
+    for th0 in members:
+        if len(seen) >= n_starts:
+            break
+        if th0 is None or any(np.allclose(th0, u, rtol=0, atol=1e-9) for u in seen):
+            continue
+        seen.append(th0)
+        with np.errstate(all="ignore"):
+            res = minimize(
+                obj,
+                np.array(th0, dtype=float),
+                jac=True,
+                constraints=cons,
+                method="SLSQP",
+                options={"maxiter": max_iter, "ftol": 1e-12},
+            )
+        if np.all(np.isfinite(res.x)):
+            out.append(res.x)
+    return out

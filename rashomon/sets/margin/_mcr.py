@@ -255,16 +255,21 @@ def _margin_mcr(
         notes.append(
             "lower end: the e_switch minimiser lies in the set, so the tight bound needs γ < 0 (non-convex); "
             + (
-                "the bound is the better of γ = 0 and the quadratic-surrogate bound"
+                "the bound is the best of γ = 0, the quadratic-surrogate bound and (one feature) the slab bound"
                 if loss.name == "logistic"
                 else "the bound is the γ = 0 bound"
             )
             + ", the member is found by a local descent"
         )
-        from ._descent import descend_lower
+        from ._descent import descend_lower, polish_lower
+        from ._lower_bnb import lower_end_slabs
 
         th_0 = best("lower")[0]
         for th in descend_lower(ms, T, loss, eps, lo, hi, kind, [c[0] for c in cand], extremes):
+            add(th)
+        for th in polish_lower(
+            ms, T, loss, eps, kind, [c[0] for c in sorted(cand, key=lambda c: mr_value(c[1], c[2], kind))]
+        ):
             add(th)
         th_x = best("lower")[0]
         # each expansion point gives a valid bound; not for the hinge, whose surrogates (the 0.05-smoothing's
@@ -272,6 +277,7 @@ def _margin_mcr(
         for th in ((th_0, th_x) if th_x is not th_0 else (th_0,)) if loss.name == "logistic" else ():
             for bl in _surrogate(T, ranges, loss, th, eps, kind, "lower", B, r):
                 lower = max(lower, bl)
+        lower = lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower)
     lth, lmr = best("lower")
     if coarse0 and s0.e_orig <= eps and lmr - lower <= 100 * coarse0:
         lower = max(lower, step_bound(step(0.0, s0.theta, coarse=0.0, again=True), eps, kind))
