@@ -88,7 +88,9 @@ def _L(loss):
     """(loss, derivative) of the margin m = y·score."""
     if loss == "hinge":
         return (lambda m: np.maximum(0.0, 1.0 - m)), (lambda m: -(m < 1.0).astype(float))
-    return (lambda m: np.logaddexp(0.0, -m)), (lambda m: -0.5 * (1.0 - np.tanh(0.5 * m)))  # -1/(1+e^m)
+    return (lambda m: np.log1p(np.exp(-np.abs(m))) - np.minimum(m, 0.0)), (
+        lambda m: -0.5 * (1.0 - np.tanh(0.5 * m))
+    )  # -1/(1+e^m)
 
 
 class _Problem:
@@ -227,12 +229,17 @@ def worker(names, do_search=False) -> dict:
 
 
 def run_worker(pythonpath, names, do_search=False) -> dict:
+    if not os.path.isfile(os.path.join(pythonpath, "rashomon", "__init__.py")):  # else the installed tree is used
+        raise SystemExit(f"{pythonpath} is not a checkout of rashomon (no rashomon/__init__.py)")
     env = dict(os.environ, PYTHONPATH=pythonpath)
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--sets", ",".join(names)]
     out = subprocess.run(cmd + (["--search"] if do_search else []), capture_output=True, text=True, env=env, cwd="/")
     if out.returncode:
         raise SystemExit(f"worker failed ({pythonpath}):\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    if os.path.realpath(res["_rashomon"]) != os.path.realpath(os.path.join(pythonpath, "rashomon")):
+        raise SystemExit(f"the worker imported rashomon from {res['_rashomon']}, not from {pythonpath}")
+    return res
 
 
 def _tol(v):
@@ -299,8 +306,8 @@ def report(after, before=None) -> list[str]:
             if "search_violates" in s:
                 lines.append(
                     f"{'':<28}search: beats upper member on {len(s['search_beats_upper'])}, lower member on "
-                    f"{len(s['search_beats_lower'])} (either by > 0.1 %: {len(s['search_beats_by_0.1%'])}), largest excess "
-                    f"{s['search_max_excess']:.3g}; "
+                    f"{len(s['search_beats_lower'])} (either by > 0.1 %: {len(s['search_beats_by_0.1%'])}), "
+                    f"largest excess {s['search_max_excess']:.3g}; "
                     f"VIOLATES a bound on {s['search_violates'] or 'none'}"
                 )
     lines.append("(b = before, a = after)")
@@ -314,10 +321,12 @@ def report(after, before=None) -> list[str]:
             "max lower gap": max(s["max_lower_gap"] for s in S),
             "seconds per feature": max(s["max_s"] for s in S),
         }
+        cpu = max(s["max_cpu_s"] for s in S)
         lines.append(
             f"targets, {label}: "
             + "; ".join(
-                f"{k} {'<=':s} {TARGETS[k]:g}{' s' if 's' in k.split()[0] else ''}: worst {v:.3g} "
+                f"{k} <= {f'{TARGETS[k]:g} s' if k.startswith('seconds') else f'{TARGETS[k]:.0%}'}: worst "
+                f"{f'{v:.3g} s (wall; CPU {cpu:.3g} s)' if k.startswith('seconds') else f'{v:.2%}'} "
                 f"{'MET' if v <= TARGETS[k] else 'NOT MET'}"
                 for k, v in worst.items()
             )
@@ -328,6 +337,9 @@ def report(after, before=None) -> list[str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", help="a checkout of the old code (PYTHONPATH for the 'before' worker)")
+    ap.add_argument(
+        "--before-json", help="take 'before' from the 'after' results of an earlier run's --json (not re-run)"
+    )
     ap.add_argument("--after", help="a checkout of the new code (default: $PYTHONPATH if set, else this tree)")
     ap.add_argument("--quick", action="store_true", help="pima and bc6 only")
     ap.add_argument("--sets", help="comma-separated subset of: " + ", ".join(SETS))
@@ -342,6 +354,9 @@ def main(argv=None) -> int:
     after_path = os.path.abspath(args.after or os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] or ROOT)
     paths = [("after", after_path)] + ([("before", os.path.abspath(args.before))] if args.before else [])
     got = {"after": {}, "before": {} if args.before else None}
+    if args.before_json:
+        with open(args.before_json) as fh:
+            got["before"] = json.load(fh)["after"]
     for i, name in enumerate(names):  # one set at a time, the order flipping
         for which, path in paths if i % 2 == 0 else paths[::-1]:
             t = time.perf_counter()
@@ -351,6 +366,7 @@ def main(argv=None) -> int:
                 flush=True,
             )
     print("\n".join(report(got["after"], got["before"])))
+    print("load average (1, 5, 15 min) at the end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({**got, "sets": list(names), "before_path": args.before, "after_path": after_path}, fh, indent=1)
