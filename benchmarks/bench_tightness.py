@@ -11,6 +11,7 @@ per dataset × class × kind: features, the largest relative gap ``(bound - atta
 ends before and after, the ends not within 1e-6, and the time per feature (after/before). Then a check of a
 few instances against a cvxpy/SCS Shor relaxation (exact where its solution has rank one) and a summary.
 Brute-force grids on 2-parameter sets are in ``tests/test_two_constraint.py``.
+``--classifier`` measures the logistic and hinge bounds instead (``_tightness_classifier.py``: its own options).
 
     python benchmarks/bench_tightness.py --before ../main-wt [--quick | --datasets diabetes,concrete]
 """
@@ -191,7 +192,13 @@ def sdp_check(n_features: int = 10):
 
 
 def main() -> int:
+    if "--classifier" in sys.argv[1:]:  # the classifier bounds (issue 28, item 2): benchmarks/_tightness_classifier.py
+        sys.path.insert(0, HERE)
+        from _tightness_classifier import main as classifier_main
+
+        return classifier_main([a for a in sys.argv[1:] if a != "--classifier"])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--classifier", action="store_true", help="classifier gaps instead (see _tightness_classifier.py)")
     ap.add_argument("--before", help="a checkout of the code to compare with (e.g. a worktree of main)")
     ap.add_argument("--quick", action="store_true", help="diabetes and concrete only")
     ap.add_argument("--datasets", help="comma-separated subset of: " + ", ".join(NAMES))
