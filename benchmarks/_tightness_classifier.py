@@ -191,8 +191,9 @@ def search(rs, X, f, members, n_random=4, maxiter=150):
 def worker(names, do_search=False) -> dict:
     """{"set|loss": [rows]} with the rashomon on sys.path (this tree, --before or --after)."""
     import rashomon
+    import rashomon.solvers
 
-    res = {"_rashomon": os.path.dirname(rashomon.__file__)}
+    res = {"_rashomon": os.path.dirname(rashomon.__file__), "_solvers": os.path.dirname(rashomon.solvers.__file__)}
     for name in names:
         X, y = load(name)
         for cls in (rashomon.LogisticModelClass, rashomon.HingeModelClass):
@@ -231,7 +232,9 @@ def worker(names, do_search=False) -> dict:
 def run_worker(pythonpath, names, do_search=False) -> dict:
     if not os.path.isfile(os.path.join(pythonpath, "rashomon", "__init__.py")):  # else the installed tree is used
         raise SystemExit(f"{pythonpath} is not a checkout of rashomon (no rashomon/__init__.py)")
-    env = dict(os.environ, PYTHONPATH=pythonpath)
+    env = dict(os.environ, PYTHONPATH=pythonpath, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    # the editable install maps rashomon.solvers to the installed tree's solvers/: use the checkout's own
+    env["BENCH_SOLVERS"] = os.path.join(pythonpath, "solvers")
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--sets", ",".join(names)]
     out = subprocess.run(cmd + (["--search"] if do_search else []), capture_output=True, text=True, env=env, cwd="/")
     if out.returncode:
@@ -239,6 +242,8 @@ def run_worker(pythonpath, names, do_search=False) -> dict:
     res = json.loads(out.stdout.strip().splitlines()[-1])
     if os.path.realpath(res["_rashomon"]) != os.path.realpath(os.path.join(pythonpath, "rashomon")):
         raise SystemExit(f"the worker imported rashomon from {res['_rashomon']}, not from {pythonpath}")
+    if os.path.realpath(res["_solvers"]) != os.path.realpath(env["BENCH_SOLVERS"]):
+        raise SystemExit(f"the worker imported rashomon.solvers from {res['_solvers']}, not from {pythonpath}")
     return res
 
 
@@ -349,6 +354,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     names = args.sets.split(",") if args.sets else (QUICK if args.quick else SETS)
     if args.worker:
+        if os.environ.get("BENCH_SOLVERS"):
+            sys.path.insert(0, HERE)
+            from bench_tightness import _solvers_from
+
+            _solvers_from(os.environ["BENCH_SOLVERS"])
         print(json.dumps(worker(names, args.search)))
         return 0
     after_path = os.path.abspath(args.after or os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] or ROOT)
