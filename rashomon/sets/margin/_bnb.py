@@ -5,7 +5,8 @@ union covers S (the b-range cut to a certified interval containing b on S, μ in
 interval), so ``max_S MR = max_i max_{A_i} MR <= max_i U(A_i)`` for any valid cell bounds U
 (:meth:`._secant.SecantBound.slab_value`, its forms (ii') and (iii'); proofs in that module). A cell's bound
 is the larger of its two ends' programmes, the least over the multiplier pairs tried; for the ratio, when it
-exceeds the target, up to ``_DINKELBACH`` more programmes at Λ ← Λ + U/e_orig(maximiser) (every Λ gives a
+exceeds the target and U > 0 makes the conversion through e_lo cost more than the target, up to
+``_DINKELBACH`` more programmes at Λ ← Λ + U/e_orig(maximiser) (every Λ gives a
 valid bound; the least is kept). A cell is halved along b or the intercept: both are tried on the first
 ``_PROBE`` splits, then the axis whose splits have lowered the bound most on average (the better pair of
 halves is kept when both are tried); a child keeps the smaller of its own bound and its parent's (both are
@@ -131,7 +132,9 @@ def slab_search(
                 best, xb, arg = to_mr(u), x, (u, x, tau1, tau2)
             if u == -math.inf or to_mr(u) <= inner:
                 break
-        if kind == "ratio" and arg is not None and np.isfinite(best) and best > inner * (1 + gap_tol):
+        # worth it only where the conversion through e_lo (U > 0) costs more than the target
+        slack = arg is not None and arg[0] > 0 and arg[0] * (1 / sb.e_lo - 1 / sb.eps) > gap_tol * abs(inner)
+        if kind == "ratio" and slack and np.isfinite(best) and best > inner * (1 + gap_tol):
             u, x, tau1, tau2 = arg
             lam_ = lam
             for _ in range(_DINKELBACH):
