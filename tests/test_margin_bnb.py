@@ -148,7 +148,8 @@ def test_bad_max_time_and_gap_tol(bad):
 
 def test_rest_margin_pieces_majorise_the_switched_rows():
     """Form (iii') (logistic): for every row, rest margin r on a grid of its interval and b on a grid of the cell,
-    ``φ'_j(r + y_j g_j b, b) <= max(ψ^a_j(r), ψ^a'_j(r))`` (the pieces of each end alone), by brute force over the
+    ``φ'_j(r + y_j g_j b, b)`` is at most ``max(ψ^a_j(r), ψ^a'_j(r))`` (the pieces of each end alone) and at most
+    the pieces of the row-wise maximum over both ends, by brute force over the
     other rows' values; Λ' = 1.3."""
     from rashomon.sets.margin._bounds import ScoreRanges, intercept_interval
     from rashomon.sets.margin._mcr import _bound_loss
@@ -170,6 +171,7 @@ def test_rest_margin_pieces_majorise_the_switched_rows():
     a, b = b_lo + 0.3 * (b_hi - b_lo), b_lo + 0.6 * (b_hi - b_lo)
     lam = 1.3
     ends = [sb.pieces(a, b, lam, end=e) for e in (a, b)]
+    both = sb.pieces(a, b, lam)  # form (ii): the row-wise maximum over the two ends
     rlo, rhi = sb._ranges(sb.Cr, a, b)
     D, yy, n = ms.D, ms.y, len(ms.y)
     worst = -np.inf
@@ -177,6 +179,7 @@ def test_rest_margin_pieces_majorise_the_switched_rows():
         c = yy[j] * (np.delete(D[:, k], j) - D[j, k])
         for r in np.linspace(rlo[j], rhi[j], 23):
             psi = max(np.min(f0[j] + sl[j] * (r - x0[j])) for x0, f0, sl in ends)
+            psi = min(psi, np.min(both[1][j] + both[2][j] * (r - both[0][j])))
             for bb in np.linspace(a, b, 11):
                 m = r + yy[j] * D[j, k] * bb
                 phi = np.mean(_loss("logistic", m + c * bb)) - lam * _loss("logistic", np.array([m]))[0]

@@ -4,7 +4,9 @@ The cells are boxes ``A_i = S ∩ {a_i <= b <= a'_i, ilo_i <= μ <= ihi_i}`` of 
 union covers S (the b-range cut to a certified interval containing b on S, μ in the certified intercept
 interval), so ``max_S MR = max_i max_{A_i} MR <= max_i U(A_i)`` for any valid cell bounds U
 (:meth:`._secant.SecantBound.slab_value`, its forms (ii') and (iii'); proofs in that module). A cell's bound
-is the larger of its two ends' programmes, the least over the multiplier pairs tried; for the ratio, when it
+is its programme with the row-wise maximum over the cell's two ends (form (ii); ``_ENDS``: the larger of
+the two ends' programmes, form (ii'), tighter per cell but twice the work, and no tighter at equal work on Pima,
+COMPAS and breast cancer), the least over the multiplier pairs tried; for the ratio, when it
 exceeds the target and U > 0 makes the conversion through e_lo cost more than the target, up to
 ``_DINKELBACH`` more programmes at Λ ← Λ + U/e_orig(maximiser) (every Λ gives a
 valid bound; the least is kept). A cell is halved along b or the intercept: both are tried on the first
@@ -34,6 +36,7 @@ import numpy as np
 __all__ = ["SearchReport", "slab_search"]
 
 _DINKELBACH = 2  # Λ-updates of a cell's ratio bound when U(inner) > 0
+_ENDS = False  # form (ii'): one programme per end (tighter per cell, but at equal work no better: see below)
 _PROBE = 2  # splits tried along both axes before the record of bound decreases decides
 _PAIRS = ((0.5, 0.25), (0.0, 0.25), (0.5, 0.0))  # multiplier pairs (τ₁, τ₂) tried per slab, in this order
 
@@ -108,11 +111,11 @@ def slab_search(
         return lam + (u / sb.eps if u <= 0 else u / sb.e_lo)
 
     def value(cell, lam_, tau1, tau2, x0):
-        """U of the cell at Λ = lam_: the larger of the two ends' programmes (a bound on the max of the row sums,
-        which is convex in b: module docstring of ._secant)."""
+        """U of the cell at Λ = lam_: its programme (form (ii)), or with ``_ENDS`` the larger of the two ends'
+        programmes (form (ii'): the row sums are convex in b; module docstring of ._secant)."""
         a, b, ilo, ihi = cell
         u, x, w0 = -math.inf, None, sb.work
-        for e in (a, b):
+        for e in (a, b) if _ENDS else (None,):
             ue, xe = sb.slab_value(a, b, lam_, tau1, tau2, x0, ilo, ihi, end=e)
             if ue >= u:
                 u, x = ue, xe
@@ -171,16 +174,16 @@ def slab_search(
         # tried on the first splits (and while one has no record), the better pair of halves is kept
         axes = (0, 1) if sb.o and min(gain[0][1], gain[1][1]) < _PROBE else (int(_mean(gain[1]) > _mean(gain[0])),)
         axes = axes if fits(2 * len(axes)) else axes[:1]
-        best_kids = None
+        best_kids: list = []
         for axis in axes:
-            kids = []
+            kids: list = []
             for i, cell in enumerate(_halves(a, b, ilo, ihi, axis)):
                 vv, xx = evaluate(cell, x, reserve=1 - i)
                 kids.append((min(vv, v), cell, xx))
             g = v - max(k[0] for k in kids)
             gain[axis][0] += g if np.isfinite(g) else 0.0
             gain[axis][1] += 1
-            if best_kids is None or max(k[0] for k in kids) < max(k[0] for k in best_kids):
+            if not best_kids or max(k[0] for k in kids) < max(k[0] for k in best_kids):
                 best_kids = kids
         slabs.extend(best_kids)
     top = max(s[0] for s in slabs)
