@@ -111,6 +111,17 @@ def _cases():
         add(f"RashomonSet.prediction_range: tol={v!r}", (lambda v=v: RS.prediction_range(X[:2], tol=v)), "tol")
         add(f"RashomonSet.model_class_reliance: tol={v!r}", (lambda v=v: RS.model_class_reliance(0, tol=v)), "tol")
         add(f"rashomon_pd_band: epsilon={v!r}", (lambda v=v: rsh.rashomon_pd_band(LMC, X, Y, 0, epsilon=v)), "epsilon")
+        for kw in ("max_time", "gap_tol"):
+            add(
+                f"model_class_reliance: {kw}={v!r}",
+                (lambda v=v, kw=kw: rsh.model_class_reliance(LMC, X, Y, 0, **{kw: v})),
+                kw,
+            )
+            add(
+                f"RashomonSet.model_class_reliance: {kw}={v!r}",
+                (lambda v=v, kw=kw: RS.model_class_reliance(0, **{kw: v})),
+                kw,
+            )
     for v in BAD_POSINT:
         add(
             f"model_class_reliance: max_iter={v!r}",

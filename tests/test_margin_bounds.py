@@ -268,6 +268,7 @@ def test_row_envelopes_majorise_the_switched_rows(cls):
     R = ScoreRanges(ms.D, ms.y, ms.B, ms.r, lo, hi, bl, bl.offset, eps, ms.theta_min)
     k = 1 + ms.o
     sb = SecantBound(ms, MarginTerms(ms.D, ms.y, np.array([k])), R, ms.loss, eps, ms.e_min_lower, lo, hi)
+    sb.rest = False  # the pieces in the full margins m_j (the logistic's rest-margin form: test_margin_bnb.py)
     b_lo, b_hi = sb.b_range()
     a, b = b_lo + 0.3 * (b_hi - b_lo), b_lo + 0.6 * (b_hi - b_lo)
     lam = 1.3

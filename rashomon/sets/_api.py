@@ -20,6 +20,8 @@ __all__ = ["model_class_reliance", "mcr_envelope", "rashomon_pd_band"]
         "n_starts": Integral(1),
         "random_state": RandomStateLike(),
         "conditional": Boolean(),
+        "max_time": Real(0.0, closed="neither", allow_none=True),
+        "gap_tol": Real(0.0, closed="neither"),
     }
 )
 def model_class_reliance(
@@ -40,12 +42,15 @@ def model_class_reliance(
     random_state: Any = 0,
     conditional: bool = False,
     strata: Any = None,
+    max_time: float | None = None,
+    gap_tol: float = 0.01,
 ) -> MCRResult:
     """Model class reliance: the range of MR over all good models of a class.
 
     ``RashomonSet(model_class, epsilon, epsilon_kind=..., reference=..., loss=...).fit(X, y,
     sample_weight).model_class_reliance(features, kind=..., ...)`` in one call; see
-    :class:`~rashomon.RashomonSet` for the parameters and the meaning of ε.
+    :class:`~rashomon.RashomonSet` for the parameters and the meaning of ε (``max_time`` and ``gap_tol``:
+    the anytime budget of the classifier classes' upper end, see :meth:`RashomonSet.model_class_reliance`).
 
     Returns
     -------
@@ -66,6 +71,8 @@ def model_class_reliance(
         max_iter=max_iter,
         n_starts=n_starts,
         random_state=random_state,
+        max_time=max_time,
+        gap_tol=gap_tol,
     )
 
 

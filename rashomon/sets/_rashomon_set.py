@@ -273,6 +273,8 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
             "max_iter": Integral(1),
             "n_starts": Integral(1),
             "random_state": RandomStateLike(),
+            "max_time": Real(0.0, closed="neither", allow_none=True),
+            "gap_tol": Real(0.0, closed="neither"),
         },
         func="RashomonSet.model_class_reliance",
     )
@@ -287,6 +289,8 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         max_iter: int = 100,
         n_starts: int = 5,
         random_state: Any = 0,
+        max_time: float | None = None,
+        gap_tol: float = 0.01,
     ) -> MCRResult:
         """MCR of ``features``: the lowest and highest MR of any member of the set, certified.
 
@@ -305,6 +309,15 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
             Search steps per end.
         n_starts, random_state
             Starts of the inner ascent of non-quadratic losses.
+        max_time : float, default=None
+            Classifier classes (logistic, hinge), upper end of one feature: seconds after which the branch and
+            bound refining the outer bound stops (:mod:`rashomon.sets.margin._bnb`; the bound stays valid, only
+            less tight; ``upper_gap`` and ``notes`` say what was reached). None: a fixed budget of counted work,
+            so the same inputs give the same bits on any machine; with ``max_time`` the result depends on the
+            machine's speed and load.
+        gap_tol : float, default=0.01
+            Classifier classes: the branch and bound stops once ``upper_gap/upper`` is at most this (``tol`` is
+            the convex ends' accuracy, far below what a non-convex end can certify within the budget).
 
         Returns
         -------
@@ -313,7 +326,9 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         func = "RashomonSet.model_class_reliance"
         self._check_fitted("model_class_reliance")
         if self.loss_ != "squared_error":
-            return self._convex_mcr(features, kind, conditional, tol, max_iter, n_starts, random_state, func)
+            return self._convex_mcr(
+                features, kind, conditional, tol, max_iter, n_starts, random_state, func, max_time, gap_tol
+            )
         srch = self.searcher(
             features, kind, conditional=conditional, strata=strata, tol=tol, max_iter=max_iter, func=func
         )
@@ -323,7 +338,7 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
             srch.search("upper", eps)
         return search_result(srch, eps, self.e_ref_, self.reference_theta_, tol, degenerate=self._degenerate)
 
-    def _convex_mcr(self, features, kind, conditional, tol, max_iter, n_starts, random_state, func):
+    def _convex_mcr(self, features, kind, conditional, tol, max_iter, n_starts, random_state, func, mt=None, gt=0.01):
         from ._convex import convex_loss_mcr
 
         if self.sample_weight_ is not None or conditional:
@@ -348,6 +363,8 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
                 n_starts=n_starts,
                 random_state=random_state,
                 func=func,
+                max_time=mt,
+                gap_tol=gt,
             )
         return convex_loss_mcr(
             self.parametrization_,

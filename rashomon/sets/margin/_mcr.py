@@ -22,13 +22,15 @@ MR < 1 exist); its MR minus the bound is the reported gap.
 (convex–concave procedure) from several starts; every iterate is a member of S and MR never
 decreases. Outer bound: the smaller of :func:`._bounds.surrogate_bound` and, for one
 feature, :func:`._secant.secant_upper_bound` (row envelopes on slabs of the switched
-coefficient; proofs in their modules; a budget of work, not time, and skipped when the surrogate
-bound is already within 1% of the best member). The result reports both, the gap, and flags gaps above 5%.
+coefficient, searched by the branch and bound of :mod:`._bnb`; proofs in their modules; a budget of work, or
+``max_time`` seconds from the start of the call, and skipped when the surrogate bound is already within
+``gap_tol`` of the best member). The result reports both, the gap, and flags gaps above 5%.
 """
 
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -43,8 +45,6 @@ from ._solve import solve_margin
 from ._terms import MarginTerms
 
 __all__ = ["MarginSet", "margin_mcr", "fit_margin_set"]
-
-_SECANT_SKIP = 0.01  # the slab bound runs only when the surrogate bound is more than this (relative) above
 
 
 class MarginSet:
@@ -130,7 +130,10 @@ def _margin_mcr(
     n_starts,
     random_state,
     func,
+    max_time=None,
+    gap_tol=0.01,
 ) -> MCRResult:
+    deadline = None if max_time is None else time.monotonic() + float(max_time)
     eps = float(epsilon_abs)
     if kind == "ratio" and not eps > 0:
         from ...utils.validation import RashomonInputError
@@ -296,10 +299,11 @@ def _margin_mcr(
     )
     # row envelopes on slabs of the switched coefficient (._secant; a deterministic work budget), only
     # where it can tighten
-    if uth is not None and len(gi) == 1 and not (np.isfinite(upper) and upper - umr <= _SECANT_SKIP * abs(upper)):
-        sec = secant_upper_bound(
-            ms, T, ranges, loss, eps, lo, hi, kind, umr, b_limits=extremes().coef_range(int(gi[0]))
-        )
+    rep: list = []
+    if uth is not None and len(gi) == 1 and not (np.isfinite(upper) and upper - umr <= gap_tol * abs(upper)):
+        b_lim = extremes().coef_range(int(gi[0]))
+        opts = {"gap_tol": gap_tol, "deadline": deadline} | ({} if deadline is None else {"budget": math.inf})
+        sec = secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, umr, b_limits=b_lim, report=rep, **opts)
         upper = min(upper, sec) if np.isfinite(sec) else upper
     if slab_first and not np.isfinite(upper):
         upper = min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
@@ -308,6 +312,9 @@ def _margin_mcr(
     upper = max(upper, umr)  # rounding guard: the outer bound is never below an attained value
     lower = min(lower, lmr)
     lgap, ugap = max(lmr - lower, 0.0), max(upper - umr, 0.0)
+    if rep and rep[0].exhausted and upper == rep[0].bound and ugap > gap_tol * max(abs(upper), 1e-300):
+        why = "the time limit (max_time)" if rep[0].timed_out else "the work budget"
+        notes.append(f"upper end: {why} ran out with the gap at {ugap / abs(upper):.1%} (target gap_tol = {gap_tol:g})")
     if np.isfinite(upper) and ugap > 0.05 * max(abs(upper), 1e-300):
         notes.append(
             f"upper end: the outer bound is {ugap / abs(upper):.1%} above the best member found (gap above 5%)"

@@ -11,7 +11,7 @@ with coordinate k (b = θ_k), row margins ``m_j = y_j d_j'θ``. The switched pai
 **Bound on one slab** ``A = S ∩ {a <= b <= a'}``. (i) Every m_j stays in an interval ``[lo_j, hi_j]``
 on A: the intersection of its ranges on ``E ∩ slab`` and ``ball ∩ slab`` (E ⊇ S: the ellipsoid of
 :class:`._bounds.ScoreRanges`; the range of a linear function on an ellipsoid cut by a slab of
-one coordinate is closed form, slice formula below). (ii) φ_j is convex in b (the switched losses
+one coordinate is closed form: :func:`._slabs.slab_ranges`). (ii) φ_j is convex in b (the switched losses
 are), so on the slab ``φ_j(m, b) <= max(φ_j(m, a), φ_j(m, a'))``. (iii) For ``Λ' = Λ + τ₁`` (τ₁ >= 0)
 let ψ_j be the least concave majorant, on a grid of [lo_j, hi_j], of ``f_j = max over the two ends of
 φ'_j`` (φ with Λ'), raised by the interpolation error. Split φ'_j into the sum over all V values,
@@ -33,13 +33,28 @@ affine pieces is >= their minimum minus ``T log P`` (P pieces), so G with each �
 added is smooth, concave and >= the objective on A. Its maximum over K (⊇ A) is bounded by projected
 Newton's Frank–Wolfe certificate (valid at any point). Hence ``max_A (e_switch - Λ e_orig) <= U_A``.
 
+**Tighter forms used by the search** (:mod:`._bnb`). Cells may also cut the intercept, ``A = S ∩ {a <= b <= a',
+ilo <= μ <= ihi}``: the row ranges of (i) are then also cut by E's slab of μ (same closed form; the
+intersection of valid ranges is valid) and the programme runs over K with μ in [ilo, ihi] (⊇ A).
+(ii') For fixed margins, ``Σ_j φ_j(m_j, b)`` is convex in b, so on A it is at most its larger value at the two
+ends: ``U_A = max(U_A^a, U_A^a')`` where ``U_A^e`` is the programme (iii)-(iv) built from the end e alone
+(the row-wise max of (ii) is never smaller). (iii') Logistic loss: the rows' variables are the rest margins
+``r_j = m_j - y_j g_j b`` (the rows of C with column k zeroed; their ranges are closed form as in (i)). The
+switched sum is ``F_{y_j}(r_j)/(n-1)`` (F_s at b, convex in b for fixed r), and the own term is bounded by
+its tangent in b at the cell's middle b0 (ℓ convex): ``ℓ(r + y g b) >= ℓ(u) + ℓ'(u) y g (b - b0)``,
+``u = r + y g b0``, so ``φ'_j <= F_{y_j}(r_j)/(n-1) - (Λ' + 1/(n-1))(ℓ(u) + δ ℓ'(u))`` with
+``δ = y_j g_j (b - b0)``: convex in b (a convex sum minus an affine function), so (ii') applies with each
+end's δ. In r the subtracted part has second derivative ``(Λ' + 1/(n-1))(ℓ''(u) + δ ℓ'''(u))``, at most
+``(Λ' + 1/(n-1)) ℓ''(u)(1 + |δ|)`` since ``|ℓ'''| <= ℓ''``; this gives the interpolation correction on each
+grid cell as in (iii).
+
 **From U to MR.** Difference (Λ = 1): ``MR <= U``. Ratio: on A, ``e_switch <= Λ e_orig + U_A``, so
 ``MR <= Λ + U_A/ε`` if U_A <= 0 and ``<= Λ + U_A/e_lo`` otherwise (e_lo: a certified lower bound on
-e_orig over K). **Slabs.** The b-range of S is covered by slabs (its ends from E and the ball); the
-slab with the largest bound is halved until the gap to the best member is below the target or the
-budget is spent; the outer bound is the largest slab bound (every member of S lies in some slab). The
-budget counts work (envelope evaluations and rows x pieces per evaluation of the slab programme), never
-seconds: the same inputs give the same bound on any machine.
+e_orig over K); this holds for every Λ >= 0, so a cell may be bounded at several Λ and keep the least.
+**Cells.** The b-range of S is covered by cells; the search (:mod:`._bnb`) halves the cell with the largest
+bound; the outer bound is the largest cell bound (every member of S lies in some cell). Its budget counts
+work (envelope evaluations and rows x pieces per evaluation of the slab programme), never seconds (unless a
+time limit is given): the same inputs give the same bound on any machine.
 
 Floating point: pieces raised by 1e-12 relative, certified values lowered by ``1e-10·max(1, |U|)`` (>> rounding).
 """
@@ -51,80 +66,18 @@ import math
 import numpy as np
 
 from ...solvers import SmoothBallProgram
+from ._slabs import slab_ranges, upper_hull
 
 __all__ = ["slab_ranges", "upper_hull", "SecantBound", "secant_upper_bound", "SECANT_WORK"]
 
 _PAD = 1e-12
 _NEWTON = 40  # projected-Newton iterations of one slab programme (at most)
 _NEWTON_EST = 12  # iterations assumed by the work estimate before any slab has been evaluated
+_CALL = 3e4  # fixed work of one evaluation of the slab programme (its interpreter and solver overhead, ~1 ms)
+_HULL = 4e5  # fixed work of one envelope (its pieces: ranges, grids and hull), besides 8 units per row and point
 _GRID_ROWS = 40000  # rows x envelope grid points: the grid shrinks (48 down to 16) for large n
-SECANT_WORK = 2e7  # default work budget of one bound (units: SecantBound.slab_cost; ~15-30 ns each here)
-
-
-def slab_ranges(C, centre, P, delta, k, a, b):
-    """Range of each row c of C of ``c'θ`` on ``{(θ-centre)'P⁻¹(θ-centre) <= δ, a <= θ_k <= b}``.
-
-    Slice formula: on the hyperplane θ_k = t the ellipsoid is the ellipsoid with centre
-    ``centre + P e_k (t - centre_k)/P_kk``, shape ``P - P e_k e_k'P/P_kk`` and level ``δ - (t - centre_k)²/P_kk``.
-    The maximum of ``c'θ`` over the ellipsoid is at θ*; if θ*_k leaves [a, b] the maximum over the cut
-    ellipsoid is on the violated face (concavity of the slice maximum in t). Returns ``(lo, hi)``; rows
-    where the cut is empty get ``lo > hi``.
-    """
-    s = C @ centre
-    cPc = np.maximum(np.einsum("ij,jk,ik->i", C, P, C), 0.0)
-    cPe = C @ P[:, k]
-    Pkk = float(P[k, k])
-    h = np.sqrt(delta * cPc)
-    lo, hi = s - h, s + h
-    q = np.maximum(cPc - cPe**2 / Pkk, 0.0)
-    root = np.sqrt(np.maximum(cPc, 1e-300))
-    for sign in (1.0, -1.0):
-        tk = centre[k] + sign * math.sqrt(delta) * cPe / root  # θ_k of the extreme point
-        for t, mask in ((a, tk < a), (b, tk > b)):
-            if not (np.isfinite(t) and mask.any()):
-                continue
-            rem = delta - (t - centre[k]) ** 2 / Pkk
-            val = s + cPe * (t - centre[k]) / Pkk + sign * np.sqrt(max(rem, 0.0) * q)
-            if rem < 0:
-                val = np.full_like(s, -np.inf if sign > 0 else np.inf)
-            if sign > 0:
-                hi = np.where(mask, val, hi)
-            else:
-                lo = np.where(mask, val, lo)
-    return lo, hi
-
-
-def upper_hull(X, F):
-    """Least concave majorant of the points ``(X[j, i], F[j, i])`` (X sorted along each row), all rows at once.
-
-    Returns ``(x0, f0, slope)`` of shape (n, K - 1): piece i of row j is ``f0 + slope·(m - x0)``; the
-    minimum over i is the majorant on [X[j, 0], X[j, -1]] (and a concave extension beyond).
-    """
-    n, K = X.shape
-    ar = np.arange(n)
-    stack = np.zeros((n, K), dtype=int)
-    top = np.zeros(n, dtype=int)
-    for i in range(1, K):
-        while True:
-            i1, i2 = stack[ar, np.maximum(top - 1, 0)], stack[ar, top]
-            x1, x2, xi = X[ar, i1], X[ar, i2], X[:, i]
-            pop = (top >= 1) & ((F[ar, i2] - F[ar, i1]) * (xi - x1) <= (F[:, i] - F[ar, i1]) * (x2 - x1))
-            if not pop.any():
-                break
-            top = top - pop
-        top = top + 1
-        stack[ar, top] = i
-    cols = np.minimum(np.arange(K - 1)[None, :], np.maximum(top - 1, 0)[:, None])
-    left = np.take_along_axis(stack, cols, axis=1)
-    right = np.take_along_axis(stack, cols + 1, axis=1)
-    right = np.where(top[:, None] >= 1, right, left)
-    xl, xr = np.take_along_axis(X, left, axis=1), np.take_along_axis(X, right, axis=1)
-    fl, fr = np.take_along_axis(F, left, axis=1), np.take_along_axis(F, right, axis=1)
-    dx = xr - xl
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slope = np.where(dx > 0, (fr - fl) / np.where(dx > 0, dx, 1.0), 0.0)
-    f0 = np.where(dx > 0, fl, np.maximum(fl, fr))
-    return xl, f0, slope
+SECANT_WORK = 1.5e8  # default work budget of one bound (units: SecantBound.slab_cost; ~15-30 ns each here)
+SECANT_SLABS = 1024  # default largest number of slabs of one bound
 
 
 class SecantBound:
@@ -150,6 +103,10 @@ class SecantBound:
         self.n, self.d = D.shape
         self.k = int(T.gi[0])
         self.C = y[:, None] * D
+        # logistic: the pieces are functions of the rest margins r_j = m_j - y_j g_j b (see _rest_pieces)
+        self.rest = not self.hinge
+        self.Cr = self.C.copy()
+        self.Cr[:, self.k] = 0.0
         self.lossv = loss.exact  # the hinge itself, or the logistic loss
         self.sm = loss.smoothed(1e-3) if self.hinge else loss  # for ẽ_orig in G
         # row j's switched part is F_{y_j}(m - y_j g_j b), F_s(z) = Σ_v cnt_v ℓ(z + s G_v b) (see _switch_part)
@@ -165,13 +122,16 @@ class SecantBound:
         self.Pball = ranges.Pball
         self.ell = ranges.ellipsoid
         self.work = 0.0  # work done so far (deterministic units, see slab_cost)
+        self._fcache: dict = {}  # (b, label) -> the fine grid of F_s and its values (see _switch_part)
+        self._pcache: dict = {}  # (cell, Λ') -> the pieces of the last cells (see pieces)
         self._seen = 0.0  # the largest work of one slab programme so far
 
     # ------------------------------------------------------------------ work accounting
     def _call_cost(self, P, order):
         """Work of one evaluation of the slab programme: n rows x (P pieces + the e_orig term), plus the
-        Hessian's n·d² for order 2."""
-        return self.n * (P + 2.0) + (self.n * self.d * self.d if order == 2 else 0.0)
+        Hessian's n·d² for order 2, plus a fixed ``_CALL`` (the interpreter's and the solver's overhead per call,
+        which dominates for small n)."""
+        return _CALL + self.n * (P + 2.0) + (self.n * self.d * self.d if order == 2 else 0.0)
 
     def slab_cost(self):
         """A deterministic estimate of the work of one :meth:`slab_value`: the most any one has taken so far,
@@ -179,7 +139,7 @@ class SecantBound:
         projected-Newton iterations of one Hessian and one line-search evaluation each."""
         if self._seen:
             return self._seen
-        env = 4.0 * len(self.G) * self.fine + 4.0 * self.n * self.grid
+        env = 4.0 * len(self.G) * self.fine + 12.0 * self.n * self.grid + 2 * _HULL
         return env + _NEWTON_EST * (self._call_cost(self.grid + 1, 2) + self._call_cost(self.grid + 1, 0))
 
     # ------------------------------------------------------------------ ranges on a slab
@@ -204,6 +164,9 @@ class SecantBound:
             c0, P, delta = self.ell
             l2, h2 = slab_ranges(C, c0, P, delta, k, a, b)
             lo, hi = np.maximum(lo, l2), np.minimum(hi, h2)
+            if o and (ilo[0] > self.lo[0] or ihi[0] < self.hi[0]):  # a cut intercept: E cut by its slab too
+                l2, h2 = slab_ranges(C, c0, P, delta, 0, ilo[0], ihi[0])
+                lo, hi = np.maximum(lo, l2), np.minimum(hi, h2)
         return lo, hi
 
     # ------------------------------------------------------------------ envelope pieces on a slab
@@ -211,8 +174,9 @@ class SecantBound:
         """Upper bound at M (n × K) on ``Σ_v cnt_v ℓ(m + y_j (G_v - g_j) b)/(n - 1)``, every value of the group
         included (the row's own value's term ``ℓ(m)/(n - 1)`` is subtracted exactly in :meth:`pieces`). For the
         rows of label s it is ``F_s(m - s g_j b)/(n - 1)`` with ``F_s(z) = Σ_v cnt_v ℓ(z + s G_v b)``, convex in z,
-        replaced by its linear interpolation on one fine grid per label (>= F_s): each row's bound is convex and
-        piecewise linear in m."""
+        replaced by its linear interpolation on one fine grid per label (>= F_s on the grid's span): each row's
+        bound is convex and piecewise linear in m. The grid of each (b, label) is kept and reused while it spans
+        the margins asked for (slab ends are shared by neighbouring slabs and by the multiplier pairs)."""
         out = np.empty_like(M)
         for s in (1.0, -1.0):
             rows = self.y == s
@@ -220,22 +184,40 @@ class SecantBound:
                 continue
             Z = M[rows] - (s * b) * self.g[rows, None]
             z0, z1 = float(Z.min()), float(Z.max())
-            zf = np.linspace(z0, z1, self.fine) if z1 > z0 else np.array([z0, z0 + 1.0])
-            vals = self.cnt @ self.lossv(zf[None, :] + (s * b) * self.G[:, None])
-            self.work += len(self.G) * len(zf) + 2.0 * Z.size
+            zf, vals = self._fcache.get((b, s), (None, None))
+            if zf is None or z0 < zf[0] or z1 > zf[-1]:
+                if zf is not None:  # widen to cover both the old span and the new one
+                    z0, z1 = min(z0, float(zf[0])), max(z1, float(zf[-1]))
+                zf = np.linspace(z0, z1, self.fine) if z1 > z0 else np.array([z0, z0 + 1.0])
+                vals = self.cnt @ self.lossv(zf[None, :] + (s * b) * self.G[:, None])
+                self.work += len(self.G) * len(zf)
+                self._fcache[(b, s)] = (zf, vals)
+            self.work += 2.0 * Z.size
             out[rows] = np.interp(Z, zf, vals) / (self.n - 1.0)
         return out
 
-    def pieces(self, a, b, lam, ilo=None, ihi=None):
+    def pieces(self, a, b, lam, ilo=None, ihi=None, end=None):
         """Affine pieces ``(x0, f0, slope)`` of ψ_j on the cell (b in [a, b], intercept in [ilo, ihi]) for
-        Λ' = lam, or None if the cell misses S."""
+        Λ' = lam, or None if the cell misses S (the pieces of the last cells are kept: a slab's multiplier pairs
+        share them)."""
+        key = (a, b, None if ilo is None else tuple(ilo), None if ihi is None else tuple(ihi), lam, end)
+        if key not in self._pcache:
+            if len(self._pcache) >= 4:
+                self._pcache.pop(next(iter(self._pcache)))
+            self._pcache[key] = self._pieces(a, b, lam, ilo, ihi, end)
+        return self._pcache[key]
+
+    def _pieces(self, a, b, lam, ilo, ihi, end):
+        self.work += _HULL + 8.0 * self.n * self.grid
         mlo, mhi = self._ranges(self.C, a, b, ilo, ihi)
         mlo, mhi = np.maximum(mlo, self.R.lo_o), np.minimum(mhi, self.R.hi_o)
         if np.any(~(mlo <= mhi)):
             return None
         K = self.grid
-        w = mhi - mlo
         own_w = lam + 1.0 / (self.n - 1.0)  # Λ' and the own value's switched term (concave part of φ_j)
+        if self.rest:
+            return self._rest_pieces(a, b, own_w, ilo, ihi, end)
+        w = mhi - mlo
         if self.hinge:
             t = np.linspace(0.0, 1.0, K - 1)
             X = mlo[:, None] + w[:, None] * t[None, :]
@@ -254,27 +236,55 @@ class SecantBound:
             corr[:, :-1] = cell
             corr[:, 1:] = np.maximum(corr[:, 1:], cell)
         own = own_w * self.lossv(X)
-        F = np.maximum(self._switch_part(X, a), self._switch_part(X, b)) - own + corr
+        ends = (a, b) if end is None else (end,)
+        F = np.max([self._switch_part(X, e) for e in ends], axis=0) - own + corr
+        F = F + _PAD * (1.0 + np.abs(F))
+        return upper_hull(X, F)
+
+    def _rest_pieces(self, a, b, own_w, ilo, ihi, end_only):
+        """Pieces in the rest margins ``r_j`` (logistic; module docstring, (iii')): the own term's tangent in b
+        at the slab's middle b0 makes each row's bound convex in b, and the switched parts are F_s(r_j)."""
+        rlo, rhi = self._ranges(self.Cr, a, b, ilo, ihi)
+        K, n, yg = self.grid, self.n, self.y * self.g
+        w = np.maximum(rhi - rlo, 0.0)
+        X = rlo[:, None] + w[:, None] * np.linspace(0.0, 1.0, K)[None, :]
+        h = w / (K - 1)
+        b0 = 0.5 * (a + b)
+        u = X + (yg * b0)[:, None]
+        lv, l1 = self.lossv(u), -1.0 / (1.0 + np.exp(np.clip(u, -700, 700)))  # ℓ and ℓ' = -σ(-u)
+        # max of ℓ'' on each cell of u: at the point nearest 0; |ℓ'''| <= ℓ'' for the logistic loss
+        near = np.clip(0.0, u[:, :-1], u[:, 1:])
+        en = np.exp(-np.abs(near))
+        l2max = en / (1.0 + en) ** 2
+        F, corr = None, np.zeros((n, K))
+        for end in (a, b) if end_only is None else (end_only,):
+            delta = (yg * (end - b0))[:, None]
+            Fe = self._switch_part(X + (yg * end)[:, None], end) - own_w * (lv + delta * l1)
+            F = Fe if F is None else np.maximum(F, Fe)
+            cell = own_w * l2max * (1.0 + np.abs(delta)) * (h[:, None] ** 2) / 8.0
+            corr[:, :-1] = np.maximum(corr[:, :-1], cell)
+            corr[:, 1:] = np.maximum(corr[:, 1:], cell)
+        F = F + corr
         F = F + _PAD * (1.0 + np.abs(F))
         return upper_hull(X, F)
 
     # ------------------------------------------------------------------ the smooth concave programme
-    def slab_value(self, a, b, lam, tau1, tau2, x0, ilo=None, ihi=None, temp=(1e-3,)):
+    def slab_value(self, a, b, lam, tau1, tau2, x0, ilo=None, ihi=None, temp=(1e-3,), end=None):
         """Certified ``U_A`` (see the module docstring) on the cell and the maximiser, or ``(-inf, None)``."""
         ilo = self.lo if ilo is None else ilo
         ihi = self.hi if ihi is None else ihi
         w0 = self.work
         try:
-            return self._slab_value(a, b, lam, tau1, tau2, x0, ilo, ihi, temp)
+            return self._slab_value(a, b, lam, tau1, tau2, x0, ilo, ihi, temp, end)
         finally:
             self._seen = max(self._seen, self.work - w0)
 
-    def _slab_value(self, a, b, lam, tau1, tau2, x0, ilo, ihi, temp):
-        pc = self.pieces(a, b, lam + tau1, ilo, ihi)
+    def _slab_value(self, a, b, lam, tau1, tau2, x0, ilo, ihi, temp, end):
+        pc = self.pieces(a, b, lam + tau1, ilo, ihi, end)
         if pc is None:
             return -math.inf, None
         x0p, f0, sl = pc
-        n, C, eps = self.n, self.C, self.eps
+        n, C, eps = self.n, (self.Cr if self.rest else self.C), self.eps
         Tn = self.ms.orig
         sm = self.sm
         off = sm.offset if self.hinge else 0.0
@@ -323,98 +333,31 @@ class SecantBound:
         return ub, x
 
     # ------------------------------------------------------------------ branch and bound over slabs
-    def bound(
-        self,
-        kind,
-        inner,
-        budget=SECANT_WORK,
-        rel_tol=0.01,
-        max_slabs=64,
-        x_start=None,
-        n0=None,
-        b_limits=(-math.inf, math.inf),
-    ):
-        """Certified outer bound on MCR+ (kind "ratio" or "difference") given the best member value ``inner``.
+    def bound(self, kind, inner, budget=SECANT_WORK, gap_tol=0.01, max_slabs=64, **kw):
+        """Certified outer bound on MCR+ (kind "ratio" or "difference") given the best member value ``inner``:
+        :func:`._bnb.slab_search` (its report is kept as ``self.report``)."""
+        from ._bnb import slab_search
 
-        ``budget`` is in work units (:meth:`slab_cost`), never seconds: a slab programme starts only when the
-        work done plus its estimate fits, so the result is a deterministic function of the inputs. The b-range
-        (K's, cut to ``b_limits``: a certified interval containing b on S) starts as ``n0`` slabs (default: 4,
-        2 or 1, the most the budget covers); the slabs left when the estimate outgrows the budget are one
-        slab (every member must lie in a bounded slab), so the budget may be passed by one slab programme."""
-        if self.too_big:
-            return math.nan
-        b_lo, b_hi = self.b_range()
-        b_lo, b_hi = max(b_lo, b_limits[0]), min(b_hi, b_limits[1])
-        if not b_lo <= b_hi:
-            return math.nan
-        lam = inner if kind == "ratio" else 1.0
-        if kind == "ratio" and not (self.e_lo > 0):
-            return math.nan
-        x_start = self.ms.theta_min if x_start is None else x_start
-        cost = self.slab_cost()
-
-        def fits(k=1):
-            return self.work + k * cost <= budget
-
-        def to_mr(u):
-            if kind == "difference":
-                return u
-            return lam + (u / self.eps if u <= 0 else u / self.e_lo)
-
-        def evaluate(cell, x0, reserve=0):
-            """The slab's bound: the first multiplier pair always, the others while the budget keeps ``reserve``
-            slab programmes for the slabs still to be evaluated."""
-            a, b, ilo, ihi = cell
-            best, xb = math.inf, None
-            for i, (tau1, tau2) in enumerate(((0.5, 0.25), (0.0, 0.25), (0.5, 0.0))):
-                if i and not fits(1 + reserve):
-                    break
-                u, x = self.slab_value(a, b, lam, tau1, tau2, x0, ilo, ihi)
-                if u < best:
-                    best, xb = u, x
-                if u == -math.inf or to_mr(u) <= inner:
-                    break
-            return to_mr(best), (xb if xb is not None else x0)
-
-        if n0 is None:
-            n0 = next((k for k in (4, 2, 1) if fits(k)), 1)
-        edges = np.linspace(b_lo, b_hi, n0 + 1)
-        slabs = []
-        for i in range(n0):
-            last = edges[i + 1]
-            if i and not fits(n0 - i):  # the estimate has grown with the slabs seen: one slab covers the rest
-                last = edges[-1]
-            cell = (edges[i], last, self.lo, self.hi)
-            v, x = evaluate(cell, x_start, reserve=0 if last == edges[-1] else n0 - i - 1)
-            slabs.append((v, cell, x))
-            if last == edges[-1]:
-                break
-        while len(slabs) < max_slabs and fits(2):
-            slabs.sort(key=lambda s: s[0])
-            v, (a, b, ilo, ihi), x = slabs[-1]
-            if not np.isfinite(v) or v - inner <= rel_tol * max(abs(v), 1e-300):
-                break
-            slabs.pop()
-            mid = 0.5 * (a + b)
-            kids = ((a, mid, ilo, ihi), (mid, b, ilo, ihi))
-            for i, cell in enumerate(kids):
-                vv, xx = evaluate(cell, x, reserve=1 - i)
-                slabs.append((min(vv, v), cell, xx))
-        return max(s[0] for s in slabs)
+        self.report = slab_search(self, kind, inner, budget=budget, gap_tol=gap_tol, max_slabs=max_slabs, **kw)
+        return self.report.bound
 
 
 def secant_upper_bound(
-    ms, T, ranges, loss, eps, lo, hi, kind, inner, budget=SECANT_WORK, b_limits=(-math.inf, math.inf)
+    ms, T, ranges, loss, eps, lo, hi, kind, inner, budget=SECANT_WORK, b_limits=(-math.inf, math.inf), report=None, **kw
 ):
-    """The outer bound of :class:`SecantBound` for one switched coordinate (``nan`` when it gives none);
-    ``b_limits``: a certified interval containing the switched coefficient on S."""
+    """The outer bound of :class:`SecantBound` for one switched coordinate (``nan`` when it gives none) by
+    :func:`._bnb.slab_search` (``kw``: its ``gap_tol``, ``deadline``, ``max_slabs``); ``b_limits``: a certified
+    interval containing the switched coefficient on S; ``report``: a list to which the search's report is
+    appended."""
     if len(T.gi) != 1 or not np.isfinite(inner):
         return math.nan
     try:
         with np.errstate(all="ignore"):
-            v = SecantBound(ms, T, ranges, loss, eps, ms.e_min_lower, lo, hi).bound(
-                kind, inner, budget=budget, b_limits=b_limits
-            )
+            sb = SecantBound(ms, T, ranges, loss, eps, ms.e_min_lower, lo, hi)
+            kw.setdefault("max_slabs", SECANT_SLABS)
+            v = sb.bound(kind, inner, budget=budget, b_limits=b_limits, **kw)
     except (np.linalg.LinAlgError, ValueError, FloatingPointError):
         return math.nan
+    if report is not None:
+        report.append(sb.report)
     return v if np.isfinite(v) else math.nan

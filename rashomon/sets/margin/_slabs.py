@@ -1,0 +1,76 @@
+"""Closed-form pieces of the slab bound (:mod:`._secant`): row ranges on an ellipsoid cut by a slab of one
+coordinate, and least concave majorants of sampled row functions, all rows at once."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["slab_ranges", "upper_hull"]
+
+
+def slab_ranges(C, centre, P, delta, k, a, b):
+    """Range of each row c of C of ``c'θ`` on ``{(θ-centre)'P⁻¹(θ-centre) <= δ, a <= θ_k <= b}``.
+
+    Slice formula: on the hyperplane θ_k = t the ellipsoid is the ellipsoid with centre
+    ``centre + P e_k (t - centre_k)/P_kk``, shape ``P - P e_k e_k'P/P_kk`` and level ``δ - (t - centre_k)²/P_kk``.
+    The maximum of ``c'θ`` over the ellipsoid is at θ*; if θ*_k leaves [a, b] the maximum over the cut
+    ellipsoid is on the violated face (concavity of the slice maximum in t). Returns ``(lo, hi)``; rows
+    where the cut is empty get ``lo > hi``.
+    """
+    s = C @ centre
+    cPc = np.maximum(np.einsum("ij,jk,ik->i", C, P, C), 0.0)
+    cPe = C @ P[:, k]
+    Pkk = float(P[k, k])
+    h = np.sqrt(delta * cPc)
+    lo, hi = s - h, s + h
+    q = np.maximum(cPc - cPe**2 / Pkk, 0.0)
+    root = np.sqrt(np.maximum(cPc, 1e-300))
+    for sign in (1.0, -1.0):
+        tk = centre[k] + sign * math.sqrt(delta) * cPe / root  # θ_k of the extreme point
+        for t, mask in ((a, tk < a), (b, tk > b)):
+            if not (np.isfinite(t) and mask.any()):
+                continue
+            rem = delta - (t - centre[k]) ** 2 / Pkk
+            val = s + cPe * (t - centre[k]) / Pkk + sign * np.sqrt(max(rem, 0.0) * q)
+            if rem < 0:
+                val = np.full_like(s, -np.inf if sign > 0 else np.inf)
+            if sign > 0:
+                hi = np.where(mask, val, hi)
+            else:
+                lo = np.where(mask, val, lo)
+    return lo, hi
+
+
+def upper_hull(X, F):
+    """Least concave majorant of the points ``(X[j, i], F[j, i])`` (X sorted along each row), all rows at once.
+
+    Returns ``(x0, f0, slope)`` of shape (n, K - 1): piece i of row j is ``f0 + slope·(m - x0)``; the
+    minimum over i is the majorant on [X[j, 0], X[j, -1]] (and a concave extension beyond).
+    """
+    n, K = X.shape
+    ar = np.arange(n)
+    stack = np.zeros((n, K), dtype=int)
+    top = np.zeros(n, dtype=int)
+    for i in range(1, K):
+        while True:
+            i1, i2 = stack[ar, np.maximum(top - 1, 0)], stack[ar, top]
+            x1, x2, xi = X[ar, i1], X[ar, i2], X[:, i]
+            pop = (top >= 1) & ((F[ar, i2] - F[ar, i1]) * (xi - x1) <= (F[:, i] - F[ar, i1]) * (x2 - x1))
+            if not pop.any():
+                break
+            top = top - pop
+        top = top + 1
+        stack[ar, top] = i
+    cols = np.minimum(np.arange(K - 1)[None, :], np.maximum(top - 1, 0)[:, None])
+    left = np.take_along_axis(stack, cols, axis=1)
+    right = np.take_along_axis(stack, cols + 1, axis=1)
+    right = np.where(top[:, None] >= 1, right, left)
+    xl, xr = np.take_along_axis(X, left, axis=1), np.take_along_axis(X, right, axis=1)
+    fl, fr = np.take_along_axis(F, left, axis=1), np.take_along_axis(F, right, axis=1)
+    dx = xr - xl
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.where(dx > 0, (fr - fl) / np.where(dx > 0, dx, 1.0), 0.0)
+    f0 = np.where(dx > 0, fl, np.maximum(fl, fr))
+    return xl, f0, slope
