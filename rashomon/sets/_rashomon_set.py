@@ -310,11 +310,13 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         n_starts, random_state
             Starts of the inner ascent of non-quadratic losses.
         max_time : float, default=None
-            Classifier classes (logistic, hinge), upper end of one feature: seconds after which the branch and
-            bound refining the outer bound stops (:mod:`rashomon.sets.margin._bnb`; the bound stays valid, only
-            less tight; ``upper_gap`` and ``notes`` say what was reached). None: a fixed budget of counted work,
-            so the same inputs give the same bits on any machine; with ``max_time`` the result depends on the
-            machine's speed and load.
+            Classifier classes (logistic, hinge), one feature: seconds after which the searches refining the
+            bounds stop (the slab search of the lower end gets at most half the time left when it starts; the
+            branch and bound of the upper end, :mod:`rashomon.sets.margin._bnb`, the rest). The bounds stay
+            valid, only less tight; ``lower_gap``, ``upper_gap`` and ``notes`` say what was reached. None: a
+            fixed budget of counted work, so the same inputs give the same bits on any machine; with
+            ``max_time`` the upper end's work budget is lifted and the result depends on the machine's speed
+            and load.
         gap_tol : float, default=0.01
             Classifier classes: the branch and bound stops once ``upper_gap/upper`` is at most this (``tol`` is
             the convex ends' accuracy, far below what a non-convex end can certify within the budget).

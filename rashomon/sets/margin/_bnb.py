@@ -145,6 +145,7 @@ def slab_search(
             and arg[0] * (1 / sb.e_lo - 1 / sb.eps) > gap_tol * abs(inner)
         )
         if slack and np.isfinite(best) and best > inner * (1 + gap_tol):
+            assert arg is not None  # slack implies it
             u, x, tau1, tau2 = arg
             lam_ = lam
             for _ in range(_DINKELBACH):

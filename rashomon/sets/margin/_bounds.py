@@ -89,7 +89,7 @@ class ScoreRanges:
         s_c = D @ self.mid
         h = np.sqrt(r * np.einsum("ij,jk,ik->i", D, self.Pball, D)) + np.abs(D) @ self.fw
         self.lo_o, self.hi_o = y * s_c - h, y * s_c + h
-        self.ellipsoid = None
+        self.ellipsoid: tuple | None = None  # (centre, P, δ) when the curvature bound gives one
         n = len(y)
         w = np.full(n, 1.0 / n)
         g = None

@@ -111,7 +111,7 @@ def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, max_iter=No
         if ev is not None:
             states.append([th, ev[0], False])
     # one run per distinct start (several members coincide, e.g. θ_min and the reference)
-    uniq = []
+    uniq: list[list] = []
     for st in states:
         if not any(np.allclose(st[0], u[0], rtol=0, atol=1e-12) for u in uniq):
             uniq.append(st)
@@ -163,7 +163,8 @@ def polish_lower(ms, T, loss, eps, kind, members, n_starts=_POLISH_STARTS, max_i
         {"type": "ineq", "fun": lambda th: e_lim - parts(th)[0][0], "jac": lambda th: -parts(th)[0][1]},
         {"type": "ineq", "fun": lambda th: r_lim - th @ B @ th, "jac": lambda th: -2.0 * (B @ th)},
     ]
-    out, seen = [], []
+    out: list[np.ndarray] = []
+    seen: list[np.ndarray] = []
     for th0 in members:
         if len(seen) >= n_starts:
             break

@@ -331,7 +331,8 @@ def lower_slab_bound(
     k = sl.k
     e = np.zeros((1, ms.D.shape[1]))
     e[0, k] = 1.0
-    ca, cb = slab_ranges(e, *ranges.ellipsoid, 0, -math.inf, math.inf)
+    centre, P, delta = ranges.ellipsoid
+    ca, cb = slab_ranges(e, centre, P, delta, 0, -math.inf, math.inf)
     a0, b0 = max(float(b_limits[0]), float(ca[0])), min(float(b_limits[1]), float(cb[0]))
     if not (np.isfinite(a0) and np.isfinite(b0) and a0 <= b0):
         return -math.inf, []

@@ -146,7 +146,7 @@ class MarginFunctionalRange:
                 # rows sharing (design, label) are one term weighted by their count (COMPAS: 3,325 of 6,172)
                 U, cnt = np.unique(ms.y[:, None] * ms.D, axis=0, return_counts=True)
                 cons = [cnt.astype(float) @ cp.pos(1 - U @ th) <= n * self.eps, cp.sum_squares(L.T @ th[o:]) <= ms.r]
-                self._cvx = (cp.Problem(cp.Minimize(c @ th), cons), th, c, cons[0], n)
+                self._cvx: tuple | None = (cp.Problem(cp.Minimize(c @ th), cons), th, c, cons[0], n)
             except Exception:  # noqa: BLE001 -- no conic path: the Lagrangian search alone
                 self._cvx = None
         return self._cvx

@@ -260,7 +260,7 @@ class MarginTerms:
         """``f(θ) = w_orig·e_orig + w_switch·e_switch (+ lin'θ)`` (smooth loss) as a solver oracle."""
 
         def f(theta, order):
-            out = [0.0, np.zeros(self.d), np.zeros((self.d, self.d))][: order + 1]
+            out: list = [0.0, np.zeros(self.d), np.zeros((self.d, self.d))][: order + 1]
             for w, parts in ((w_orig, self.orig_parts), (w_switch, self.switch_parts)):
                 if w == 0:
                     continue
