@@ -40,6 +40,7 @@ from .._results import MCRResult
 from .._steps import MCRStep, level_point, mr_value, step_bound
 from ._bounds import ScoreRanges, intercept_interval, surrogate_bound
 from ._closed_results import _collapsed_result, _factorial_result, _member
+from ._lp_ranges import tighten_ranges
 from ._secant import secant_upper_bound
 from ._solve import solve_margin
 from ._terms import MarginTerms
@@ -253,6 +254,7 @@ def _margin_mcr(
                     f_hi = f_hi * 0.5 if last == "lo" else f_hi
                     last = "lo"
     ranges = ScoreRanges(ms.D, ms.y, B, r, lo, hi, _bound_loss(loss), _bound_loss(loss).offset, eps, ms.theta_min)
+    tighten_ranges(ms, ranges, loss, eps, lo, hi)  # hinge: the margins' linear programmes (._lp_ranges)
     lower = lower_bound()
     if s0.e_orig <= eps:
         notes.append(
