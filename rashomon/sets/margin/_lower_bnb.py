@@ -13,19 +13,17 @@ in (m, b); -Λ ℓ(m) is concave (the non-convexity of the lower end).
 
 **Bound on one slab** ``A = S ∩ {a <= b <= a'}``, b0 = (a + a')/2, w = a' - a. (i) Every m_j stays in
 ``[lo_j, hi_j]`` on A (the ranges on the ball and on the ellipsoid E ⊇ S cut by the slab,
-:func:`._secant.slab_ranges`). (ii) φ_j is convex in b, so ``φ_j(m, b) >= φ_j(m, b0) + ∂_b φ_j(m, b0)(b - b0)``;
-writing ``∂_b φ_j(m, b0) = κ_j + R_j(m)`` with a constant κ_j (its value at the best member's margin) and
-``|b - b0| <= w/2``: ``φ_j(m, b) >= f_j(m) + κ_j (b - b0)`` with ``f_j(m) = φ_j(m, b0) - (w/2)|R_j(m)|``.
-(iii) f_j is evaluated on a grid of [lo_j, hi_j] through ``F_s(z) = Σ_v cnt_v ℓ(z + s G_v b0)`` (row j:
-``F_{y_j}(m - y_j g_j b0)``) and ``∂_b = y_j [H1_s - g_j H0_s]`` with ``H1_s = Σ cnt_v G_v ℓ'(·)``,
-``H0_s = Σ cnt_v ℓ'(·)``, tabulated on one fine grid per label; linear interpolation is within
-``max|F''|·h²/8 <= (n/4)·h²/8`` of F_s and within ``Σ cnt_v |G_v|·max|ℓ'''|·h²/8`` of H1_s (``max|ℓ'''| =
-1/(6√3)``), which are subtracted (added to |R|). Between grid nodes ``f_j >= interpolation - e_j`` with
-``e_j = (n/(n-1))·h_j²/32 + (w/4)·Lip(R_j)·h_j`` (``φ_j'' <= n/(4(n-1))``; |R_j| is Lipschitz with
-``Lip(R_j) <= Σ_v cnt_v |G_v - g_j|/(4(n-1))``). The greatest convex minorant of the node values (lower hull)
-minus e_j is then a convex, piecewise-linear ψ_j <= f_j on [lo_j, hi_j]. (iv) For μ >= τ, adding ``(μ - τ)(e_orig - ε) <= 0`` (on S), on A
+:func:`._secant.slab_ranges`). (ii) φ_j is convex in b, so ``φ_j(m, b) >= T_j(m, b) = φ_j(m, b0) + D_j(m)(b - b0)``,
+``D_j(m) = ∂_b φ_j(m, b0)``, affine in b. (iii) φ_j(m, b0) and D_j are evaluated on a grid of [lo_j, hi_j] through
+``F_s(z) = Σ_v cnt_v ℓ(z + s G_v b0)`` (row j: ``F_{y_j}(m - y_j g_j b0)``) and ``∂_b = y_j [H1_s - g_j H0_s]`` with
+``H1_s = Σ cnt_v G_v ℓ'(·)``, ``H0_s = Σ cnt_v ℓ'(·)``, tabulated on one fine grid per label; linear interpolation
+is within ``max|F''|·h²/8 <= (n/4)·h²/8`` of F_s and within ``Σ cnt_v |G_v|·max|ℓ'''|·h²/8`` of H1_s (``max|ℓ'''| =
+1/(6√3)``), which are subtracted (eR_j: the error of D_j). The convex hull of T_j's two faces b = a and b = a'
+(sampled, lowered by their interpolation errors between nodes) gives affine minorants ``c + β m + β_b (b - b0)``
+of T_j on the box, whose maximum ψ_j(m, b) is convex (:mod:`._lower_faces`: proofs and the hinge's exact
+version). (iv) For μ >= τ, adding ``(μ - τ)(e_orig - ε) <= 0`` (on S), on A
 
-    e_switch - t·e_orig >= (1/n) Σ_j ψ_j(m_j) + κ̄ (θ_k - b0) + (μ - τ) e_orig(θ) - μ ε,   κ̄ = mean κ_j,
+    e_switch - t·e_orig >= (1/n) Σ_j ψ_j(m_j, θ_k) + (μ - τ) e_orig(θ) - μ ε,
 
 a convex function of θ. Each ψ_j (a maximum of affine pieces) is replaced by its soft-max minus ``T log P``
 (P pieces), which is below it. The programme minimises it plus ``ρ·dist(θ_k, [a, a'])²`` over K (⊇ A) by
@@ -54,8 +52,9 @@ import time
 import numpy as np
 
 from ...solvers import SmoothBallProgram
-from ._lower_hinge import hinge_pieces, hinge_slab
-from ._secant import slab_ranges, upper_hull
+from ._lower_faces import face_pieces, faces_objective
+from ._lower_hinge import hinge_slab
+from ._secant import slab_ranges
 
 __all__ = ["lower_slab_bound", "lower_end_slabs", "LOWER_SLABS"]
 
@@ -64,6 +63,7 @@ _LOWER_WORK = 3.4e7  # work of one bound (units of _slab_budget: rows x grid x p
 _MIN_SLABS, _MAX_SLABS = 8, 64
 _INITIAL = 4  # slabs of the first cover of the b-range
 _GRID = 64  # grid points per row
+HINGE_GRID = 64  # grid nodes per row for the hinge (three points per cell)
 _FINE = 1024  # fine grid of the tabulated per-label functions
 _TEMP = 1e-4  # soft-max temperature
 _MU_STEPS = 2  # solves of the multiplier search on one slab
@@ -145,7 +145,7 @@ class _Slabs:
         if np.any(~(mlo <= mhi)):
             return None
         if self.hinge:
-            return hinge_slab(self, a, b, mlo, mhi, _GRID)
+            return hinge_slab(self, a, b, mlo, mhi, HINGE_GRID)
         n, b0 = self.n, 0.5 * (a + b)
         X = mlo[:, None] + (mhi - mlo)[:, None] * np.linspace(0.0, 1.0, _GRID)[None, :]
         F, DB, eR = np.empty_like(X), np.empty_like(X), np.empty(self.nr)
@@ -164,26 +164,8 @@ class _Slabs:
         return {"a": a, "b": b, "mlo": mlo, "mhi": mhi, "X": X, "base": base, "own": own, "DB": DB, "eR": eR}
 
     def pieces(self, sd, m_ref, tau):
-        """Affine pieces ``(x0, f0, slope)`` of -ψ_j (ψ_j is the maximum over the pieces of
-        ``-(f0 + slope (m - x0))``) for Λ = t - τ, with κ_j read at the margins m_ref; and κ̄."""
-        if self.hinge:
-            return hinge_pieces(self, sd, m_ref, tau)
-        X, n, K = sd["X"], self.n, _GRID
-        w = sd["b"] - sd["a"]
-        mr = np.clip(m_ref, sd["mlo"], sd["mhi"])
-        u = (mr - sd["mlo"]) / np.maximum(sd["mhi"] - sd["mlo"], 1e-300) * (K - 1)
-        i = np.clip(np.floor(u).astype(int), 0, K - 2)
-        fr = u - i
-        ar = np.arange(self.nr)
-        kap = (1 - fr) * sd["DB"][ar, i] + fr * sd["DB"][ar, i + 1]  # any constant is valid: R is small at m_ref
-        R = sd["DB"] - kap[:, None]
-        phi = sd["base"] - (self.t - tau) * sd["own"] - 0.5 * w * (np.abs(R) + sd["eR"][:, None])
-        h = (sd["mhi"] - sd["mlo"]) / (K - 1)
-        err = (n / (n - 1.0)) * h * h / 32.0 + 0.25 * w * self.lip * h
-        x0, f0, sl = upper_hull(X, -phi)
-        keep = int((np.diff(x0, axis=1) != 0).sum(axis=1).max()) + 1  # pieces past a row's last are repeats
-        x0, f0, sl = x0[:, :keep], f0[:, :keep], sl[:, :keep]
-        return x0, f0 + err[:, None] + 1e-12 * (1.0 + np.abs(f0)), sl, float(self.wr @ kap)
+        """Row minorants affine in (m_j, θ_k) on the slab (:func:`._lower_faces.face_pieces`) for Λ = t - τ."""
+        return face_pieces(self, sd, tau)
 
     def value(self, sd, x0, tau):
         """Certified ``h_A`` of the slab (``sd`` from :meth:`slab`) for τ, and the programme's minimiser: the best
@@ -209,38 +191,29 @@ class _Slabs:
         return best, xb
 
     def _solve(self, pc, a, b, x0, mu, tau):
-        px, pf, ps, kbar = pc
-        C, k, temp, wr = self.C, self.k, _TEMP, self.wr
-        P = px.shape[1]
-        b0 = 0.5 * (a + b)
+        k, b0 = self.k, 0.5 * (a + b)
+        base = faces_objective(self.C, k, self.wr, pc, b0, _TEMP)
         rho = min(10.0 / max(b - a, 1e-12) ** 2, 1e6)
         cw = mu - tau  # weight of the exact (convex) e_orig term
         orig = self.ms.orig
 
         def f(theta, order):
-            m = C @ theta
-            L = -(pf + ps * (m[:, None] - px))  # the affine pieces of ψ_j
-            lmax = L.max(axis=1)
-            z = np.exp((L - lmax[:, None]) / temp)
-            Z = z.sum(axis=1)
+            out = base(theta, order)
             bk = theta[k]
             viol = max(bk - b, 0.0) - max(a - bk, 0.0)
-            val = float(wr @ (lmax + temp * np.log(Z))) - temp * math.log(P) + kbar * (bk - b0) + rho * viol * viol
+            val = out[0] + rho * viol * viol
             op = orig.orig_parts(theta, self.sm, order) if cw > 0 else None
             if op is not None:
                 val += cw * op[0]
             if order == 0:
                 return (val,)
-            p = z / Z[:, None]
-            d1 = -(p * ps).sum(axis=1)
-            grad = C.T @ (wr * d1)
-            grad[k] += kbar + 2 * rho * viol
+            grad = out[1].copy()
+            grad[k] += 2 * rho * viol
             if op is not None:
                 grad = grad + cw * op[1]
             if order == 1:
                 return val, grad
-            d2 = ((p * ps * ps).sum(axis=1) - d1 * d1) / temp
-            H = (C.T * (wr * d2)) @ C
+            H = out[2].copy()
             H[k, k] += 2 * rho * (viol != 0.0)
             if op is not None:
                 H = H + cw * op[2]
