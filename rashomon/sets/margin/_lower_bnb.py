@@ -137,7 +137,9 @@ class _Slabs:
         eF = (self.n / 4.0) * hf * hf / 8.0
         eH0 = self.n * _L3 * hf * hf / 8.0
         eH1 = float(self.cnt @ np.abs(self.G)) * _L3 * hf * hf / 8.0
-        return zf, self.cnt @ self.loss.exact(arg) - eF, self.cnt @ d1, (self.cnt * self.G) @ d1, eH0, eH1
+        d2 = -d1 * (1.0 + d1)  # ℓ''(m) = σ(m)σ(-m)
+        tabs = (self.cnt @ self.loss.exact(arg) - eF, self.cnt @ d1, (self.cnt * self.G) @ d1, self.cnt @ d2)
+        return zf, hf, tabs, eH0, eH1
 
     def slab(self, a, b):
         """The τ-independent data of the slab [a, b] (ranges, grid, switched part and ∂_b on it), or None."""
@@ -149,19 +151,25 @@ class _Slabs:
         n, b0 = self.n, 0.5 * (a + b)
         X = mlo[:, None] + (mhi - mlo)[:, None] * np.linspace(0.0, 1.0, _GRID)[None, :]
         F, DB, eR = np.empty_like(X), np.empty_like(X), np.empty(self.nr)
+        F2 = np.empty((self.nr, _GRID - 1))  # the largest F_s'' on each grid cell (bounded above)
+        h = (mhi - mlo) / (_GRID - 1)
         for s in (1.0, -1.0):
             rows = self.y == s
             if not rows.any():
                 continue
             g = self.g[rows]
             Z = X[rows] - (s * b0) * g[:, None]
-            zf, Ft, H0, H1, eH0, eH1 = self._tables(b0, float(Z.min()), float(Z.max()), s)
+            zf, hf, (Ft, H0, H1, H2), eH0, eH1 = self._tables(b0, float(Z.min()), float(Z.max()), s)
             F[rows] = np.interp(Z, zf, Ft)
             DB[rows] = s * (np.interp(Z, zf, H1) - g[:, None] * np.interp(Z, zf, H0)) / (n - 1.0)
             eR[rows] = (eH1 + np.abs(g) * eH0) / (n - 1.0)
+            # F_s'' at the cell's middle, interpolated (within n·L3·hf, L3 = max|third derivative|), plus its change over half a cell
+            mid = 0.5 * (Z[:, :-1] + Z[:, 1:])
+            up = np.interp(mid, zf, H2) + n * _L3 * (hf + 0.5 * h[rows])[:, None]
+            F2[rows] = np.minimum(up, n / 4.0)
         own = self.loss.exact(X)
         base = (F - own) / (n - 1.0)
-        return {"a": a, "b": b, "mlo": mlo, "mhi": mhi, "X": X, "base": base, "own": own, "DB": DB, "eR": eR}
+        return {"a": a, "b": b, "mlo": mlo, "mhi": mhi, "X": X, "base": base, "own": own, "DB": DB, "eR": eR, "F2": F2}
 
     def pieces(self, sd, m_ref, tau):
         """Row minorants affine in (m_j, θ_k) on the slab (:func:`._lower_faces.face_pieces`) for Λ = t - τ."""

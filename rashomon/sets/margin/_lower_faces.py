@@ -124,12 +124,9 @@ def face_pieces(sl, sd, tau):
         Fa = phi0 - half * (sd["DB"] + eR)
         Fb = phi0 + half * (sd["DB"] - eR)
         h = (sd["mhi"] - sd["mlo"]) / (K - 1)
-        # on each cell the face's second derivative is >= -(Λ + 1/(n-1)) max_cell ℓ'' - (w/2) max|D''|; the
-        # nodes are lowered by the larger error of their two cells
-        near0 = np.clip(0.0, X[:, :-1], X[:, 1:])
-        e = np.exp(-np.abs(near0))
-        l2 = e / (1.0 + e) ** 2  # ℓ''(m) = σ(m)σ(-m), largest at the cell's point nearest 0
-        curv = (lam + 1.0 / (n - 1.0)) * l2 + (half * _L3 * 4.0 * sl.lip)[:, None]  # sl.lip = Σ cnt|G-g|/(4(n-1))
+        # between nodes a face is above its chord minus (its largest second derivative on the cell)·h²/8: at most
+        # F_s''/(n-1) (the own losses are concave there) plus (w/2)|D''|; a node takes the larger of its two cells
+        curv = sd["F2"] / (n - 1.0) + (half * _L3 * 4.0 * sl.lip)[:, None]  # sl.lip = Σ cnt|G-g|/(4(n-1))
         err = curv * (h * h / 8.0)[:, None]
         low = np.empty(X.shape)
         low[:, 0], low[:, -1] = err[:, 0], err[:, -1]
