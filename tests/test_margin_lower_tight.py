@@ -148,3 +148,17 @@ def test_tight_on_a_small_set():
     w = 1e-9 * (lim[1] - lim[0])
     v = sl.cell(bk - w, bk + w, res.lower_model.theta, "ratio", (0.4 * mr,))[0]
     assert mr - 0.005 * mr <= v <= mr + TOL
+
+
+@pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
+def test_set_row_ranges_contain_members(cls):
+    """The set's certified row ranges (._lower_ranges) contain every sampled member's margins and the extreme
+    members found by the coordinate searches, and are no wider than the ellipsoid's."""
+    from rashomon.sets.margin._lower_ranges import set_row_ranges
+
+    rs, ms, e, k, lo, hi, R, T, lim = _setup(cls)
+    rlo, rhi = set_row_ranges(ms, e)
+    thetas = sample_margin_members(rs, 1000, random_state=3)
+    M = (thetas @ ms.D.T) * ms.y[None, :]
+    assert np.all(M >= rlo[None, :] - 1e-9) and np.all(M <= rhi[None, :] + 1e-9)
+    assert np.all(np.isfinite(rlo)) and np.mean(rhi - rlo) <= np.mean(R.hi_o - R.lo_o)

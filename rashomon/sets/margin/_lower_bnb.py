@@ -54,21 +54,24 @@ import numpy as np
 from ...solvers import SmoothBallProgram
 from ._lower_faces import face_pieces, faces_objective
 from ._lower_hinge import hinge_slab
+from ._lower_ranges import set_row_ranges
 from ._secant import slab_ranges
 
 __all__ = ["lower_slab_bound", "lower_end_slabs", "LOWER_SLABS"]
 
 LOWER_SLABS = 24  # slabs of one bound at the reference size (Pima: n = 768); see _slab_budget
-_LOWER_WORK = 3.4e7  # work of one bound (units of _slab_budget: rows x grid x programme evaluations, tables)
+_LOWER_WORK = 5.4e7  # work of one bound (units of _slab_budget: rows x grid x programme evaluations, tables)
 _MIN_SLABS, _MAX_SLABS = 8, 64
 _INITIAL = 4  # slabs of the first cover of the b-range
-_GRID = 64  # grid points per row
+_GRID = 64  # grid points per row (logistic: up to 800 distinct rows; fewer for more rows, see _grid)
 HINGE_GRID = 64  # grid nodes per row for the hinge (three points per cell)
 _FINE = 1024  # fine grid of the tabulated per-label functions
 _TEMP = 1e-4  # soft-max temperature
 _MU_STEPS = 2  # solves of the multiplier search on one slab
 _L3 = 1.0 / (6.0 * math.sqrt(3.0))  # max |third derivative| of the logistic loss
 _HINGE_SMOOTH = 1e-3  # smoothing of the hinge in the programme's e_orig term
+_TAUS = np.array([0.1, 0.2, 0.3, 0.45, 0.6, 0.8])  # fractions of t tried as τ where the relaxation stalls
+_STALL: float | None = 1e-3  # a halved slab's bound within this (relative) of its parent's: the halving did not help
 _TARGET = 2e-3  # relative distance to the best member at which a slab is not split further
 
 
@@ -103,7 +106,8 @@ class _Slabs:
         self.nr, self.wr = len(size), size / float(self.n)
         self.y, self.g = rows[:, -1], rows[:, self.k]
         self.C = self.y[:, None] * rows[:, :-1]
-        self.rlo, self.rhi = ranges.lo_o[first], ranges.hi_o[first]
+        slo, shi = set_row_ranges(ms, eps)  # the set's own (certified, about half as wide as E's)
+        self.rlo, self.rhi = np.maximum(ranges.lo_o, slo)[first], np.minimum(ranges.hi_o, shi)[first]
         self.lo, self.hi, self.t = lo, hi, float(t)
         # Lip(R_j) <= Σ_v cnt_v |G_v - g_j| max ℓ''/(n - 1)
         self.lip = np.abs(self.G[None, :] - self.g[:, None]) @ self.cnt / (4.0 * (self.n - 1.0))
@@ -149,10 +153,11 @@ class _Slabs:
         if self.hinge:
             return hinge_slab(self, a, b, mlo, mhi, HINGE_GRID)
         n, b0 = self.n, 0.5 * (a + b)
-        X = mlo[:, None] + (mhi - mlo)[:, None] * np.linspace(0.0, 1.0, _GRID)[None, :]
+        K = _grid(self.nr)
+        X = mlo[:, None] + (mhi - mlo)[:, None] * np.linspace(0.0, 1.0, K)[None, :]
         F, DB, eR = np.empty_like(X), np.empty_like(X), np.empty(self.nr)
-        F2 = np.empty((self.nr, _GRID - 1))  # the largest F_s'' on each grid cell (bounded above)
-        h = (mhi - mlo) / (_GRID - 1)
+        F2 = np.empty((self.nr, K - 1))  # the largest F_s'' on each grid cell (bounded above)
+        h = (mhi - mlo) / (K - 1)
         for s in (1.0, -1.0):
             rows = self.y == s
             if not rows.any():
@@ -268,11 +273,18 @@ class _Slabs:
         return best
 
 
+def _grid(n):
+    """Grid points per row for n distinct rows: _GRID up to 800 rows, then shrinking as 1/sqrt(n) down to 32 (COMPAS,
+    about 3,300 rows: 32); large sets get more, coarser slabs for the same work (COMPAS, sex: 8 slabs of 64 points
+    2.35%, 20 of 32 0.66%)."""
+    return int(min(_GRID, max(32, round(_GRID * math.sqrt(800.0 / max(n, 1))))))
+
+
 def _slab_budget(n, V):
     """Slabs of one bound: a fixed amount of work (deterministic, no clock) divided by the work of one slab, about
     ``n·grid·(1 + 12·_MU_STEPS)`` (hull and programme evaluations) plus ``V·_FINE`` (tables); within
-    [_MIN_SLABS, _MAX_SLABS]. About 24 slabs for Pima (n = 768), 12 for red wine (n = 1599)."""
-    cost = n * _GRID * (1.0 + 12.0 * _MU_STEPS) + V * _FINE
+    [_MIN_SLABS, _MAX_SLABS]. About 31 slabs for Pima (768 rows), 20 for COMPAS (3,300 distinct rows, grid 32)."""
+    cost = n * _grid(n) * (1.0 + 12.0 * _MU_STEPS) + V * _FINE
     return int(min(max(_LOWER_WORK / cost, _MIN_SLABS), _MAX_SLABS))
 
 
@@ -321,21 +333,27 @@ def lower_slab_bound(
     # a probe: the slab of (almost) zero width at the best member's coefficient, about the best any cover can do
     # there; when it does not beat ``floor`` (a bound the caller has), no cover will: stop after one slab
     bk = min(max(float(theta_best[k]), a0), b0)
-    probe = sl.cell(bk - 1e-9 * (b0 - a0), bk + 1e-9 * (b0 - a0), theta_best, kind, (0.4 * sl.t,))
+    probe = sl.cell(bk - 1e-9 * (b0 - a0), bk + 1e-9 * (b0 - a0), theta_best, kind, _TAUS * sl.t)
     if probe[0] <= floor:
         return -math.inf, [probe[3]]
     edges = np.linspace(a0, b0, _INITIAL + 1)
-    first = tuple(f * sl.t for f in ((0.25, 0.5, 0.8) if sl.hinge else (0.3,)))  # τ of the first slabs
-    cells = [sl.cell(a, b, theta_best, kind, first) for a, b in zip(edges[:-1], edges[1:])]
-    used = 2 * len(cells)
+    first = tuple(f * sl.t for f in ((0.25, 0.5, 0.8) if sl.hinge else (0.3,))) + (probe[4],)  # τ of the first slabs
+    # a cell is (bound, a, b, minimiser, τ, its parent's bound or None once its τ has been searched)
+    cells = [sl.cell(a, b, theta_best, kind, first) + (-math.inf,) for a, b in zip(edges[:-1], edges[1:])]
+    used = 2 * len(cells) + len(_TAUS) // 2
     while used + 2 <= budget and (max_time is None or time.perf_counter() - t_start < max_time):
         cells.sort(key=lambda c: c[0])
-        v, a, b, xc, tc = cells[0]
+        v, a, b, xc, tc, pv = cells[0]
         if v >= target:
             break
         cells.pop(0)
+        if _STALL is not None and pv is not None and v <= pv + _STALL * max(abs(v), 1e-12):
+            # halving did not help: the relaxation at this τ is the limit, so search τ on this cell first
+            cells.append(sl.cell(a, b, xc, kind, (tc,) + tuple(_TAUS * sl.t)) + (None,))
+            used += len(_TAUS) // 2
+            continue
         mid = 0.5 * (a + b)
-        cells += [sl.cell(a, mid, xc, kind, (tc,)), sl.cell(mid, b, xc, kind, (tc,))]
+        cells += [sl.cell(a, mid, xc, kind, (tc,)) + (v,), sl.cell(mid, b, xc, kind, (tc,)) + (v,)]
         used += 2
     cells.sort(key=lambda c: c[0])
     return cells[0][0], [c[3] for c in cells if c[3] is not None]
