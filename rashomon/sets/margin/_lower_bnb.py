@@ -39,7 +39,8 @@ with slope ``e_orig(x_μ) - ε``).
 ``MR >= t + h_A/ε`` if h_A >= 0, ``>= t + h_A/e_lo`` otherwise (e_lo: a certified lower bound on e_orig).
 **Slabs.** The b-range of S (certified) is covered by slabs; the slab with the smallest bound is halved
 until every slab is within the target of the best member or a fixed number of slab evaluations is spent
-(a deterministic budget, never seconds). The bound is the smallest slab bound: every member lies in a slab.
+(a deterministic budget, never seconds); a slab whose halving did not raise its bound first searches τ over
+fixed fractions of t. The row ranges of (i) are also cut by the set's own (:mod:`._lower_ranges`). The bound is the smallest slab bound: every member lies in a slab.
 Identical rows (design and label) have identical row functions and are one row, weighted by their count.
 Floating point: certified values are lowered by ``1e-10·max(1, |h|)`` (>> rounding).
 """
@@ -72,6 +73,7 @@ _L3 = 1.0 / (6.0 * math.sqrt(3.0))  # max |third derivative| of the logistic los
 _HINGE_SMOOTH = 1e-3  # smoothing of the hinge in the programme's e_orig term
 _TAUS = np.array([0.1, 0.2, 0.3, 0.45, 0.6, 0.8])  # fractions of t tried as τ where the relaxation stalls
 _STALL: float | None = 1e-3  # a halved slab's bound within this (relative) of its parent's: the halving did not help
+_RANGES_TIME = 5.0  # seconds: a shorter max_time skips the set's row ranges (._lower_ranges)
 _TARGET = 2e-3  # relative distance to the best member at which a slab is not split further
 
 
@@ -94,7 +96,7 @@ def _kkt_tau(ms, T, loss, theta, t, k=None):
 class _Slabs:
     """The per-slab relaxation of the module docstring for one feature and one t."""
 
-    def __init__(self, ms, T, ranges, loss, eps, e_lo, lo, hi, t):
+    def __init__(self, ms, T, ranges, loss, eps, e_lo, lo, hi, t, set_ranges=True):
         D, y = ms.D, ms.y
         self.ms, self.T, self.R, self.loss, self.eps, self.e_lo = ms, T, ranges, loss, float(eps), float(e_lo)
         self.n, self.d = D.shape
@@ -106,7 +108,7 @@ class _Slabs:
         self.nr, self.wr = len(size), size / float(self.n)
         self.y, self.g = rows[:, -1], rows[:, self.k]
         self.C = self.y[:, None] * rows[:, :-1]
-        slo, shi = set_row_ranges(ms, eps)  # the set's own (certified, about half as wide as E's)
+        slo, shi = set_row_ranges(ms, eps) if set_ranges else (-np.inf, np.inf)  # the set's own (certified, ~E/2)
         self.rlo, self.rhi = np.maximum(ranges.lo_o, slo)[first], np.minimum(ranges.hi_o, shi)[first]
         self.lo, self.hi, self.t = lo, hi, float(t)
         # Lip(R_j) <= Σ_v cnt_v |G_v - g_j| max ℓ''/(n - 1)
@@ -319,7 +321,9 @@ def lower_slab_bound(
     if not e_lo > 0:
         return -math.inf, []
     t_start = time.perf_counter()
-    sl = _Slabs(ms, T, ranges, loss, eps, e_lo, lo, hi, 1.0 if kind == "difference" else float(mr_best))
+    t = 1.0 if kind == "difference" else float(mr_best)
+    # the set's row ranges cost up to a few seconds once per set: not under a short time limit
+    sl = _Slabs(ms, T, ranges, loss, eps, e_lo, lo, hi, t, set_ranges=max_time is None or max_time >= _RANGES_TIME)
     budget = _slab_budget(sl.nr, len(T.G)) if max_slabs is None else int(max_slabs)
     k = sl.k
     e = np.zeros((1, ms.D.shape[1]))

@@ -23,9 +23,12 @@ function through the lowered values lies below the face on the whole range; then
 
 * Logistic: on the grid nodes ``φ_j(m, b0)`` (switched sums from the tabulated per-label functions, lowered by their
   interpolation error) and ``D_j`` (within ``eR_j``) as in :mod:`._lower_bnb`; face e is
-  ``φ_j(m, b0) + (e - b0) D_j(m)`` lowered by ``(w/2) eR_j``. Between nodes ``F_e'' >= -(Λ + 1/(n-1))/4 -
-  (w/2)|D_j''|`` (the switched part is convex, ``ℓ'' <= 1/4``) with ``|D_j''| <= max|ℓ'''| Σ_v cnt_v |G_v - g_j|/(n-1)``,
-  so the face is above the linear interpolation minus ``(that)·h²/8`` (h: the row's grid step).
+  ``φ_j(m, b0) + (e - b0) D_j(m)`` lowered by ``(w/2) eR_j``. A function lies above its chord on a cell minus
+  (its largest second derivative there)·h²/8 (h: the row's grid step). On a cell ``F_e'' <= F_s''/(n-1) +
+  (w/2)|D_j''|``: the own losses ``-(Λ + 1/(n-1)) ℓ`` are concave and only help, ``F_s'' = Σ_v cnt_v ℓ''(·)`` is
+  tabulated with F_s and read at the cell's middle, plus ``n·max|ℓ'''|·(hf + h/2)`` (interpolation on the fine
+  grid of step hf, half a cell), at most n/4; ``|D_j''| <= max|ℓ'''| Σ_v cnt_v |G_v - g_j|/(n-1)``. Each node is
+  lowered by the larger error of its two cells.
 * Hinge: the three points per grid cell of :mod:`._lower_hinge` (nodes and the switched part's tangents'
   intersection) carry φ_j exactly (its own loss is affine on a cell); ``D_j`` is a step function whose value on a
   cell lies in ``[max(D_i, D_i+1) - TV_i, min(D_i, D_i+1) + TV_i]`` (TV_i: the total of its jumps in the closed
