@@ -13,19 +13,17 @@ in (m, b); -Λ ℓ(m) is concave (the non-convexity of the lower end).
 
 **Bound on one slab** ``A = S ∩ {a <= b <= a'}``, b0 = (a + a')/2, w = a' - a. (i) Every m_j stays in
 ``[lo_j, hi_j]`` on A (the ranges on the ball and on the ellipsoid E ⊇ S cut by the slab,
-:func:`._secant.slab_ranges`). (ii) φ_j is convex in b, so ``φ_j(m, b) >= φ_j(m, b0) + ∂_b φ_j(m, b0)(b - b0)``;
-writing ``∂_b φ_j(m, b0) = κ_j + R_j(m)`` with a constant κ_j (its value at the best member's margin) and
-``|b - b0| <= w/2``: ``φ_j(m, b) >= f_j(m) + κ_j (b - b0)`` with ``f_j(m) = φ_j(m, b0) - (w/2)|R_j(m)|``.
-(iii) f_j is evaluated on a grid of [lo_j, hi_j] through ``F_s(z) = Σ_v cnt_v ℓ(z + s G_v b0)`` (row j:
-``F_{y_j}(m - y_j g_j b0)``) and ``∂_b = y_j [H1_s - g_j H0_s]`` with ``H1_s = Σ cnt_v G_v ℓ'(·)``,
-``H0_s = Σ cnt_v ℓ'(·)``, tabulated on one fine grid per label; linear interpolation is within
-``max|F''|·h²/8 <= (n/4)·h²/8`` of F_s and within ``Σ cnt_v |G_v|·max|ℓ'''|·h²/8`` of H1_s (``max|ℓ'''| =
-1/(6√3)``), which are subtracted (added to |R|). Between grid nodes ``f_j >= interpolation - e_j`` with
-``e_j = (n/(n-1))·h_j²/32 + (w/4)·Lip(R_j)·h_j`` (``φ_j'' <= n/(4(n-1))``; |R_j| is Lipschitz with
-``Lip(R_j) <= Σ_v cnt_v |G_v - g_j|/(4(n-1))``). The greatest convex minorant of the node values (lower hull)
-minus e_j is then a convex, piecewise-linear ψ_j <= f_j on [lo_j, hi_j]. (iv) For μ >= τ, adding ``(μ - τ)(e_orig - ε) <= 0`` (on S), on A
+:func:`._secant.slab_ranges`). (ii) φ_j is convex in b, so ``φ_j(m, b) >= T_j(m, b) = φ_j(m, b0) + D_j(m)(b - b0)``,
+``D_j(m) = ∂_b φ_j(m, b0)``, affine in b. (iii) φ_j(m, b0) and D_j are evaluated on a grid of [lo_j, hi_j] through
+``F_s(z) = Σ_v cnt_v ℓ(z + s G_v b0)`` (row j: ``F_{y_j}(m - y_j g_j b0)``) and ``∂_b = y_j [H1_s - g_j H0_s]`` with
+``H1_s = Σ cnt_v G_v ℓ'(·)``, ``H0_s = Σ cnt_v ℓ'(·)``, tabulated on one fine grid per label; linear interpolation
+is within ``max|F''|·h²/8 <= (n/4)·h²/8`` of F_s and within ``Σ cnt_v |G_v|·max|ℓ'''|·h²/8`` of H1_s (``max|ℓ'''| =
+1/(6√3)``), which are subtracted (eR_j: the error of D_j). The convex hull of T_j's two faces b = a and b = a'
+(sampled, lowered by their interpolation errors between nodes) gives affine minorants ``c + β m + β_b (b - b0)``
+of T_j on the box, whose maximum ψ_j(m, b) is convex (:mod:`._lower_faces`: proofs and the hinge's exact
+version). (iv) For μ >= τ, adding ``(μ - τ)(e_orig - ε) <= 0`` (on S), on A
 
-    e_switch - t·e_orig >= (1/n) Σ_j ψ_j(m_j) + κ̄ (θ_k - b0) + (μ - τ) e_orig(θ) - μ ε,   κ̄ = mean κ_j,
+    e_switch - t·e_orig >= (1/n) Σ_j ψ_j(m_j, θ_k) + (μ - τ) e_orig(θ) - μ ε,
 
 a convex function of θ. Each ψ_j (a maximum of affine pieces) is replaced by its soft-max minus ``T log P``
 (P pieces), which is below it. The programme minimises it plus ``ρ·dist(θ_k, [a, a'])²`` over K (⊇ A) by
@@ -41,7 +39,8 @@ with slope ``e_orig(x_μ) - ε``).
 ``MR >= t + h_A/ε`` if h_A >= 0, ``>= t + h_A/e_lo`` otherwise (e_lo: a certified lower bound on e_orig).
 **Slabs.** The b-range of S (certified) is covered by slabs; the slab with the smallest bound is halved
 until every slab is within the target of the best member or a fixed number of slab evaluations is spent
-(a deterministic budget, never seconds). The bound is the smallest slab bound: every member lies in a slab.
+(a deterministic budget, never seconds); a slab whose halving did not raise its bound first searches τ over
+fixed fractions of t. The row ranges of (i) are also cut by the set's own (:mod:`._lower_ranges`). The bound is the smallest slab bound: every member lies in a slab.
 Identical rows (design and label) have identical row functions and are one row, weighted by their count.
 Floating point: certified values are lowered by ``1e-10·max(1, |h|)`` (>> rounding).
 """
@@ -54,21 +53,27 @@ import time
 import numpy as np
 
 from ...solvers import SmoothBallProgram
-from ._lower_hinge import hinge_pieces, hinge_slab
-from ._secant import slab_ranges, upper_hull
+from ._lower_faces import face_pieces, faces_objective
+from ._lower_hinge import hinge_slab
+from ._lower_ranges import set_row_ranges
+from ._secant import slab_ranges
 
 __all__ = ["lower_slab_bound", "lower_end_slabs", "LOWER_SLABS"]
 
 LOWER_SLABS = 24  # slabs of one bound at the reference size (Pima: n = 768); see _slab_budget
-_LOWER_WORK = 3.4e7  # work of one bound (units of _slab_budget: rows x grid x programme evaluations, tables)
+_LOWER_WORK = 5.4e7  # work of one bound (units of _slab_budget: rows x grid x programme evaluations, tables)
 _MIN_SLABS, _MAX_SLABS = 8, 64
 _INITIAL = 4  # slabs of the first cover of the b-range
-_GRID = 64  # grid points per row
+_GRID = 64  # grid points per row (logistic: up to 800 distinct rows; fewer for more rows, see _grid)
+HINGE_GRID = 64  # grid nodes per row for the hinge (three points per cell)
 _FINE = 1024  # fine grid of the tabulated per-label functions
 _TEMP = 1e-4  # soft-max temperature
 _MU_STEPS = 2  # solves of the multiplier search on one slab
 _L3 = 1.0 / (6.0 * math.sqrt(3.0))  # max |third derivative| of the logistic loss
 _HINGE_SMOOTH = 1e-3  # smoothing of the hinge in the programme's e_orig term
+_TAUS = np.array([0.1, 0.2, 0.3, 0.45, 0.6, 0.8])  # fractions of t tried as τ where the relaxation stalls
+_STALL: float | None = 1e-3  # a halved slab's bound within this (relative) of its parent's: the halving did not help
+_RANGES_TIME = 5.0  # seconds: a shorter max_time skips the set's row ranges (._lower_ranges)
 _TARGET = 2e-3  # relative distance to the best member at which a slab is not split further
 
 
@@ -91,7 +96,7 @@ def _kkt_tau(ms, T, loss, theta, t, k=None):
 class _Slabs:
     """The per-slab relaxation of the module docstring for one feature and one t."""
 
-    def __init__(self, ms, T, ranges, loss, eps, e_lo, lo, hi, t):
+    def __init__(self, ms, T, ranges, loss, eps, e_lo, lo, hi, t, set_ranges=True):
         D, y = ms.D, ms.y
         self.ms, self.T, self.R, self.loss, self.eps, self.e_lo = ms, T, ranges, loss, float(eps), float(e_lo)
         self.n, self.d = D.shape
@@ -103,7 +108,8 @@ class _Slabs:
         self.nr, self.wr = len(size), size / float(self.n)
         self.y, self.g = rows[:, -1], rows[:, self.k]
         self.C = self.y[:, None] * rows[:, :-1]
-        self.rlo, self.rhi = ranges.lo_o[first], ranges.hi_o[first]
+        slo, shi = set_row_ranges(ms, eps) if set_ranges else (-np.inf, np.inf)  # the set's own (certified, ~E/2)
+        self.rlo, self.rhi = np.maximum(ranges.lo_o, slo)[first], np.minimum(ranges.hi_o, shi)[first]
         self.lo, self.hi, self.t = lo, hi, float(t)
         # Lip(R_j) <= Σ_v cnt_v |G_v - g_j| max ℓ''/(n - 1)
         self.lip = np.abs(self.G[None, :] - self.g[:, None]) @ self.cnt / (4.0 * (self.n - 1.0))
@@ -137,7 +143,9 @@ class _Slabs:
         eF = (self.n / 4.0) * hf * hf / 8.0
         eH0 = self.n * _L3 * hf * hf / 8.0
         eH1 = float(self.cnt @ np.abs(self.G)) * _L3 * hf * hf / 8.0
-        return zf, self.cnt @ self.loss.exact(arg) - eF, self.cnt @ d1, (self.cnt * self.G) @ d1, eH0, eH1
+        d2 = -d1 * (1.0 + d1)  # ℓ''(m) = σ(m)σ(-m)
+        tabs = (self.cnt @ self.loss.exact(arg) - eF, self.cnt @ d1, (self.cnt * self.G) @ d1, self.cnt @ d2)
+        return zf, hf, tabs, eH0, eH1
 
     def slab(self, a, b):
         """The τ-independent data of the slab [a, b] (ranges, grid, switched part and ∂_b on it), or None."""
@@ -145,45 +153,34 @@ class _Slabs:
         if np.any(~(mlo <= mhi)):
             return None
         if self.hinge:
-            return hinge_slab(self, a, b, mlo, mhi, _GRID)
+            return hinge_slab(self, a, b, mlo, mhi, HINGE_GRID)
         n, b0 = self.n, 0.5 * (a + b)
-        X = mlo[:, None] + (mhi - mlo)[:, None] * np.linspace(0.0, 1.0, _GRID)[None, :]
+        K = _grid(self.nr)
+        X = mlo[:, None] + (mhi - mlo)[:, None] * np.linspace(0.0, 1.0, K)[None, :]
         F, DB, eR = np.empty_like(X), np.empty_like(X), np.empty(self.nr)
+        F2 = np.empty((self.nr, K - 1))  # the largest F_s'' on each grid cell (bounded above)
+        h = (mhi - mlo) / (K - 1)
         for s in (1.0, -1.0):
             rows = self.y == s
             if not rows.any():
                 continue
             g = self.g[rows]
             Z = X[rows] - (s * b0) * g[:, None]
-            zf, Ft, H0, H1, eH0, eH1 = self._tables(b0, float(Z.min()), float(Z.max()), s)
+            zf, hf, (Ft, H0, H1, H2), eH0, eH1 = self._tables(b0, float(Z.min()), float(Z.max()), s)
             F[rows] = np.interp(Z, zf, Ft)
             DB[rows] = s * (np.interp(Z, zf, H1) - g[:, None] * np.interp(Z, zf, H0)) / (n - 1.0)
             eR[rows] = (eH1 + np.abs(g) * eH0) / (n - 1.0)
+            # F_s'' at the cell's middle, interpolated (within n·L3·hf, L3 = max|third derivative|), plus its change over half a cell
+            mid = 0.5 * (Z[:, :-1] + Z[:, 1:])
+            up = np.interp(mid, zf, H2) + n * _L3 * (hf + 0.5 * h[rows])[:, None]
+            F2[rows] = np.minimum(up, n / 4.0)
         own = self.loss.exact(X)
         base = (F - own) / (n - 1.0)
-        return {"a": a, "b": b, "mlo": mlo, "mhi": mhi, "X": X, "base": base, "own": own, "DB": DB, "eR": eR}
+        return {"a": a, "b": b, "mlo": mlo, "mhi": mhi, "X": X, "base": base, "own": own, "DB": DB, "eR": eR, "F2": F2}
 
     def pieces(self, sd, m_ref, tau):
-        """Affine pieces ``(x0, f0, slope)`` of -ψ_j (ψ_j is the maximum over the pieces of
-        ``-(f0 + slope (m - x0))``) for Λ = t - τ, with κ_j read at the margins m_ref; and κ̄."""
-        if self.hinge:
-            return hinge_pieces(self, sd, m_ref, tau)
-        X, n, K = sd["X"], self.n, _GRID
-        w = sd["b"] - sd["a"]
-        mr = np.clip(m_ref, sd["mlo"], sd["mhi"])
-        u = (mr - sd["mlo"]) / np.maximum(sd["mhi"] - sd["mlo"], 1e-300) * (K - 1)
-        i = np.clip(np.floor(u).astype(int), 0, K - 2)
-        fr = u - i
-        ar = np.arange(self.nr)
-        kap = (1 - fr) * sd["DB"][ar, i] + fr * sd["DB"][ar, i + 1]  # any constant is valid: R is small at m_ref
-        R = sd["DB"] - kap[:, None]
-        phi = sd["base"] - (self.t - tau) * sd["own"] - 0.5 * w * (np.abs(R) + sd["eR"][:, None])
-        h = (sd["mhi"] - sd["mlo"]) / (K - 1)
-        err = (n / (n - 1.0)) * h * h / 32.0 + 0.25 * w * self.lip * h
-        x0, f0, sl = upper_hull(X, -phi)
-        keep = int((np.diff(x0, axis=1) != 0).sum(axis=1).max()) + 1  # pieces past a row's last are repeats
-        x0, f0, sl = x0[:, :keep], f0[:, :keep], sl[:, :keep]
-        return x0, f0 + err[:, None] + 1e-12 * (1.0 + np.abs(f0)), sl, float(self.wr @ kap)
+        """Row minorants affine in (m_j, θ_k) on the slab (:func:`._lower_faces.face_pieces`) for Λ = t - τ."""
+        return face_pieces(self, sd, tau)
 
     def value(self, sd, x0, tau):
         """Certified ``h_A`` of the slab (``sd`` from :meth:`slab`) for τ, and the programme's minimiser: the best
@@ -209,38 +206,29 @@ class _Slabs:
         return best, xb
 
     def _solve(self, pc, a, b, x0, mu, tau):
-        px, pf, ps, kbar = pc
-        C, k, temp, wr = self.C, self.k, _TEMP, self.wr
-        P = px.shape[1]
-        b0 = 0.5 * (a + b)
+        k, b0 = self.k, 0.5 * (a + b)
+        base = faces_objective(self.C, k, self.wr, pc, b0, _TEMP)
         rho = min(10.0 / max(b - a, 1e-12) ** 2, 1e6)
         cw = mu - tau  # weight of the exact (convex) e_orig term
         orig = self.ms.orig
 
         def f(theta, order):
-            m = C @ theta
-            L = -(pf + ps * (m[:, None] - px))  # the affine pieces of ψ_j
-            lmax = L.max(axis=1)
-            z = np.exp((L - lmax[:, None]) / temp)
-            Z = z.sum(axis=1)
+            out = base(theta, order)
             bk = theta[k]
             viol = max(bk - b, 0.0) - max(a - bk, 0.0)
-            val = float(wr @ (lmax + temp * np.log(Z))) - temp * math.log(P) + kbar * (bk - b0) + rho * viol * viol
+            val = out[0] + rho * viol * viol
             op = orig.orig_parts(theta, self.sm, order) if cw > 0 else None
             if op is not None:
                 val += cw * op[0]
             if order == 0:
                 return (val,)
-            p = z / Z[:, None]
-            d1 = -(p * ps).sum(axis=1)
-            grad = C.T @ (wr * d1)
-            grad[k] += kbar + 2 * rho * viol
+            grad = out[1].copy()
+            grad[k] += 2 * rho * viol
             if op is not None:
                 grad = grad + cw * op[1]
             if order == 1:
                 return val, grad
-            d2 = ((p * ps * ps).sum(axis=1) - d1 * d1) / temp
-            H = (C.T * (wr * d2)) @ C
+            H = out[2].copy()
             H[k, k] += 2 * rho * (viol != 0.0)
             if op is not None:
                 H = H + cw * op[2]
@@ -287,11 +275,18 @@ class _Slabs:
         return best
 
 
+def _grid(n):
+    """Grid points per row for n distinct rows: _GRID up to 800 rows, then shrinking as 1/sqrt(n) down to 32 (COMPAS,
+    about 3,300 rows: 32); large sets get more, coarser slabs for the same work (COMPAS, sex: 8 slabs of 64 points
+    2.35%, 20 of 32 0.66%)."""
+    return int(min(_GRID, max(32, round(_GRID * math.sqrt(800.0 / max(n, 1))))))
+
+
 def _slab_budget(n, V):
     """Slabs of one bound: a fixed amount of work (deterministic, no clock) divided by the work of one slab, about
     ``n·grid·(1 + 12·_MU_STEPS)`` (hull and programme evaluations) plus ``V·_FINE`` (tables); within
-    [_MIN_SLABS, _MAX_SLABS]. About 24 slabs for Pima (n = 768), 12 for red wine (n = 1599)."""
-    cost = n * _GRID * (1.0 + 12.0 * _MU_STEPS) + V * _FINE
+    [_MIN_SLABS, _MAX_SLABS]. About 31 slabs for Pima (768 rows), 20 for COMPAS (3,300 distinct rows, grid 32)."""
+    cost = n * _grid(n) * (1.0 + 12.0 * _MU_STEPS) + V * _FINE
     return int(min(max(_LOWER_WORK / cost, _MIN_SLABS), _MAX_SLABS))
 
 
@@ -326,7 +321,9 @@ def lower_slab_bound(
     if not e_lo > 0:
         return -math.inf, []
     t_start = time.perf_counter()
-    sl = _Slabs(ms, T, ranges, loss, eps, e_lo, lo, hi, 1.0 if kind == "difference" else float(mr_best))
+    t = 1.0 if kind == "difference" else float(mr_best)
+    # the set's row ranges cost up to a few seconds once per set: not under a short time limit
+    sl = _Slabs(ms, T, ranges, loss, eps, e_lo, lo, hi, t, set_ranges=max_time is None or max_time >= _RANGES_TIME)
     budget = _slab_budget(sl.nr, len(T.G)) if max_slabs is None else int(max_slabs)
     k = sl.k
     e = np.zeros((1, ms.D.shape[1]))
@@ -340,21 +337,27 @@ def lower_slab_bound(
     # a probe: the slab of (almost) zero width at the best member's coefficient, about the best any cover can do
     # there; when it does not beat ``floor`` (a bound the caller has), no cover will: stop after one slab
     bk = min(max(float(theta_best[k]), a0), b0)
-    probe = sl.cell(bk - 1e-9 * (b0 - a0), bk + 1e-9 * (b0 - a0), theta_best, kind, (0.4 * sl.t,))
+    probe = sl.cell(bk - 1e-9 * (b0 - a0), bk + 1e-9 * (b0 - a0), theta_best, kind, _TAUS * sl.t)
     if probe[0] <= floor:
         return -math.inf, [probe[3]]
     edges = np.linspace(a0, b0, _INITIAL + 1)
-    first = tuple(f * sl.t for f in ((0.25, 0.5, 0.8) if sl.hinge else (0.3,)))  # τ of the first slabs
-    cells = [sl.cell(a, b, theta_best, kind, first) for a, b in zip(edges[:-1], edges[1:])]
-    used = 2 * len(cells)
+    first = tuple(f * sl.t for f in ((0.25, 0.5, 0.8) if sl.hinge else (0.3,))) + (probe[4],)  # τ of the first slabs
+    # a cell is (bound, a, b, minimiser, τ, its parent's bound or None once its τ has been searched)
+    cells = [sl.cell(a, b, theta_best, kind, first) + (-math.inf,) for a, b in zip(edges[:-1], edges[1:])]
+    used = 2 * len(cells) + len(_TAUS) // 2
     while used + 2 <= budget and (max_time is None or time.perf_counter() - t_start < max_time):
         cells.sort(key=lambda c: c[0])
-        v, a, b, xc, tc = cells[0]
+        v, a, b, xc, tc, pv = cells[0]
         if v >= target:
             break
         cells.pop(0)
+        if _STALL is not None and pv is not None and v <= pv + _STALL * max(abs(v), 1e-12):
+            # halving did not help: the relaxation at this τ is the limit, so search τ on this cell first
+            cells.append(sl.cell(a, b, xc, kind, (tc,) + tuple(_TAUS * sl.t)) + (None,))
+            used += len(_TAUS) // 2
+            continue
         mid = 0.5 * (a + b)
-        cells += [sl.cell(a, mid, xc, kind, (tc,)), sl.cell(mid, b, xc, kind, (tc,))]
+        cells += [sl.cell(a, mid, xc, kind, (tc,)) + (v,), sl.cell(mid, b, xc, kind, (tc,)) + (v,)]
         used += 2
     cells.sort(key=lambda c: c[0])
     return cells[0][0], [c[3] for c in cells if c[3] is not None]

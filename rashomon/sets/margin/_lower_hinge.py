@@ -7,26 +7,22 @@ arithmetic in place of the interpolation errors. For label s, with thresholds ``
 
 and the b-subgradient of row j's switched part at b0 is ``s (g_j S0 - SG)`` (``S0 = Σ_{u_v > z} cnt_v``,
 ``SG = Σ_{u_v > z} cnt_v G_v``, z = m - s g_j b0): exact suffix sums over the sorted thresholds. Any subgradient
-gives the tangent inequality in b (φ_j is convex in b), so ``φ_j(m, b) >= φ_j(m, b0) + κ_j (b - b0) - (w/2)|R_j(m)|``
-as before, with R_j = (that subgradient)/(n - 1) - κ_j a step function: on a grid cell ``|R_j|`` is at most its
-larger value at the cell's ends plus the total of its jumps in the closed cell, ``Σ_{u_v in cell} cnt_v
-(|G_v| + |g_j|)/(n - 1)`` (the jump at u_v is ``cnt_v |G_v - g_j|/(n - 1)``).
+gives the tangent inequality in b (φ_j is convex in b); its step function's jumps on a grid cell total at most
+``Σ_{u_v in cell} cnt_v (|G_v| + |g_j|)/(n - 1)`` (the jump at u_v is ``cnt_v |G_v - g_j|/(n - 1)``), which bounds it on
+the cell from its values at the ends (:mod:`._lower_faces`).
 
 Between grid nodes x_i < x_{i+1}: F_s is convex, so it lies above its tangents at both nodes (slopes: any
 subgradients), hence above the piecewise-linear function through the nodes and the tangents' intersection
 (clipped into the cell; the maximum of the two tangents there). The concave part ``-(Λ + 1/(n-1)) ℓ(m)`` is
-affine on every cell (the kink m = 1 is a node). So the row function on the cell, lowered by the cell's
-``(w/2) max|R_j|``, lies above the piecewise-linear function through three points per cell (nodes and
-intersection), and the lower convex hull of all these points is a valid ψ_j on [lo_j, hi_j].
+affine on every cell (the kink m = 1 is a node). So the row function at b0 on the cell lies above the piecewise-linear function through three points per cell (nodes and
+intersection), on which :mod:`._lower_faces` builds the two faces of the tangent in b.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._secant import upper_hull
-
-__all__ = ["hinge_slab", "hinge_pieces"]
+__all__ = ["hinge_slab"]
 
 
 def _grid(mlo, mhi, K):
@@ -93,29 +89,3 @@ def hinge_slab(sl, a, b, mlo, mhi, K):
         "DB": DB,
         "TV": TV,
     }
-
-
-def hinge_pieces(sl, sd, m_ref, tau):
-    """Affine pieces of -ψ_j for the hinge (see :meth:`._lower_bnb._Slabs.pieces`), and κ̄."""
-    X, Xs, n = sd["X"], sd["Xs"], sl.nr
-    K = X.shape[1]
-    w = sd["b"] - sd["a"]
-    lam = sl.t - tau
-    mr = np.clip(m_ref, sd["mlo"], sd["mhi"])
-    ar = np.arange(n)
-    i = np.clip((X <= mr[:, None]).sum(axis=1) - 1, 0, K - 1)
-    kap = sd["DB"][ar, i]  # any constant is valid: R vanishes at the node left of m_ref
-    Ra = np.abs(sd["DB"] - kap[:, None])
-    cell = 0.5 * w * (np.maximum(Ra[:, :-1], Ra[:, 1:]) + sd["TV"])  # the cell's largest (w/2)|R_j|
-    node = sd["base"] - lam * sd["own"]
-    low = np.empty((n, K))
-    low[:, 0], low[:, -1] = cell[:, 0], cell[:, -1]
-    low[:, 1:-1] = np.maximum(cell[:, :-1], cell[:, 1:])
-    vals = np.empty((n, 2 * K - 1))
-    pts = np.empty((n, 2 * K - 1))
-    vals[:, 0::2], pts[:, 0::2] = node - low, X
-    vals[:, 1::2], pts[:, 1::2] = sd["base_x"] - lam * sd["own_x"] - cell, Xs
-    x0, f0, s = upper_hull(pts, -vals)
-    keep = int((np.diff(x0, axis=1) != 0).sum(axis=1).max()) + 1
-    x0, f0, s = x0[:, :keep], f0[:, :keep], s[:, :keep]
-    return x0, f0 + 1e-12 * (1.0 + np.abs(f0)), s, float(sl.wr @ kap)
