@@ -227,10 +227,15 @@ def hinge_lp_ranges(ms, eps, lo, hi, Pball):
 
 
 def tighten_ranges(ms, ranges, loss, eps, lo, hi) -> None:
-    """For the hinge, intersect the row ranges of ``ranges`` (:class:`._bounds.ScoreRanges`, used by every bound of
-    the call) with the linear programmes' (far tighter than the ellipsoid's); nothing for the logistic loss."""
-    if loss.name != "hinge":
-        return
-    lp = hinge_lp_ranges(ms, eps, lo, hi, ranges.Pball)
+    """Intersect the row ranges of ``ranges`` (:class:`._bounds.ScoreRanges`, used by every bound of the call) with
+    the set's own: for the hinge the linear programmes' (far tighter than the ellipsoid's), and where their budget
+    did not reach every row, or for the logistic loss, the batched convex solver's (:mod:`._lower_ranges`, which
+    skips sets of more than 2,000 distinct rows). Both are computed once per set and ε."""
+    from ._lower_ranges import set_row_ranges
+
+    lp = hinge_lp_ranges(ms, eps, lo, hi, ranges.Pball) if loss.name == "hinge" else None
     if lp is not None:
         ranges.lo_o, ranges.hi_o = np.maximum(ranges.lo_o, lp.lo_), np.minimum(ranges.hi_o, lp.hi_)
+    if lp is None or not (np.all(np.isfinite(lp.lo_)) and np.all(np.isfinite(lp.hi_))):
+        slo, shi = set_row_ranges(ms, eps)  # the batched convex solver's (._lower_ranges; ~exact for the logistic)
+        ranges.lo_o, ranges.hi_o = np.maximum(ranges.lo_o, slo), np.minimum(ranges.hi_o, shi)

@@ -262,6 +262,11 @@ class SecantBound:
         """Pieces in the rest margins ``r_j`` (logistic; module docstring, (iii')): the own term's tangent in b
         at the slab's middle b0 makes each row's bound convex in b, and the switched parts are F_s(r_j)."""
         rlo, rhi = self._ranges(self.Cr, a, b, ilo, ihi)
+        # r_j = m_j - y_j g_j b with m_j in the set's row range and b in [a, b] (interval arithmetic)
+        if np.isfinite(a) and np.isfinite(b):
+            yg = self.y * self.g
+            rlo = np.maximum(rlo, self.R.lo_o - np.maximum(yg * a, yg * b))
+            rhi = np.minimum(rhi, self.R.hi_o - np.minimum(yg * a, yg * b))
         K, n, yg = self.grid, self.n, self.y * self.g
         w = np.maximum(rhi - rlo, 0.0)
         X = rlo[:, None] + w[:, None] * np.linspace(0.0, 1.0, K)[None, :]
