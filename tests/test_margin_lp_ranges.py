@@ -112,3 +112,21 @@ def test_mcr_upper_valid_with_lp_ranges(hinge_set):
         mrs = np.array([_member(ms, T, th, "ratio").mr for th in thetas[:200]])
         assert np.all(mrs <= res.upper * (1 + 1e-9)) and np.all(mrs >= res.lower * (1 - 1e-9))
         assert math.isfinite(res.upper) and res.upper >= res.upper_model.mr
+
+
+def test_short_max_time_skips_the_programmes():
+    """Under a ``max_time`` below 5 s the programmes are not started (only ranges already computed are used), and
+    the interval still holds every sampled member."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 2))
+    y = (X @ [1.0, -1.0] + rng.logistic(size=60) > 0).astype(int)
+    rs = RashomonSet(HingeModelClass(norm_bound=5.0), 0.2).fit(X, y)
+    res = rs.model_class_reliance(0, max_time=2.0)
+    assert not rs._margin.__dict__.get("_lp_ranges")
+    thetas = sample_margin_members(rs, 300, random_state=0)
+    from rashomon.sets.margin._closed_results import _member
+    from rashomon.sets.margin._terms import MarginTerms
+
+    T = MarginTerms(rs._margin.D, rs._margin.y, np.array([rs._margin.o]))
+    mrs = np.array([_member(rs._margin, T, th, "ratio").mr for th in thetas])
+    assert np.all(mrs <= res.upper * (1 + 1e-9)) and np.all(mrs >= res.lower * (1 - 1e-9))

@@ -90,6 +90,7 @@ class ScoreRanges:
         h = np.sqrt(r * np.einsum("ij,jk,ik->i", D, self.Pball, D)) + np.abs(D) @ self.fw
         self.lo_o, self.hi_o = y * s_c - h, y * s_c + h
         self.ellipsoid: tuple | None = None  # (centre, P, δ) when the curvature bound gives one
+        self.lp = None  # the hinge's linear-programme ranges, set by ._lp_ranges.tighten_ranges
         n = len(y)
         w = np.full(n, 1.0 / n)
         g = None

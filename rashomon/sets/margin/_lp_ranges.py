@@ -226,14 +226,26 @@ def hinge_lp_ranges(ms, eps, lo, hi, Pball):
     return cache[key]
 
 
-def tighten_ranges(ms, ranges, loss, eps, lo, hi) -> None:
+def tighten_ranges(ms, ranges, loss, eps, lo, hi, quick=False) -> None:
     """Intersect the row ranges of ``ranges`` (:class:`._bounds.ScoreRanges`, used by every bound of the call) with
     the set's own: for the hinge the linear programmes' (far tighter than the ellipsoid's), and where their budget
     did not reach every row, or for the logistic loss, the batched convex solver's (:mod:`._lower_ranges`, which
-    skips sets of more than 2,000 distinct rows). Both are computed once per set and ε."""
+    skips the largest sets). Both are computed once per set and ε, and skipped when ``quick`` (a ``max_time`` under
+    5 s) unless already computed."""
     from ._lower_ranges import set_row_ranges
 
+    if quick:  # only what is already computed
+        key = (float(eps), tuple(np.asarray(lo, float)), tuple(np.asarray(hi, float)))
+        lp = ms.__dict__.get("_lp_ranges", {}).get(key) if loss.name == "hinge" else None
+        ranges.lp = lp
+        if lp is not None:
+            ranges.lo_o, ranges.hi_o = np.maximum(ranges.lo_o, lp.lo_), np.minimum(ranges.hi_o, lp.hi_)
+        done = ms.__dict__.get("_lower_row_ranges", {}).get(float(eps))
+        if done is not None:
+            ranges.lo_o, ranges.hi_o = np.maximum(ranges.lo_o, done[0]), np.minimum(ranges.hi_o, done[1])
+        return
     lp = hinge_lp_ranges(ms, eps, lo, hi, ranges.Pball) if loss.name == "hinge" else None
+    ranges.lp = lp  # the slab bound's cells re-use its duals (._secant)
     if lp is not None:
         ranges.lo_o, ranges.hi_o = np.maximum(ranges.lo_o, lp.lo_), np.minimum(ranges.hi_o, lp.hi_)
     if lp is None or not (np.all(np.isfinite(lp.lo_)) and np.all(np.isfinite(lp.hi_))):

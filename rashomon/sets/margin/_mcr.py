@@ -254,7 +254,7 @@ def _margin_mcr(
                     f_hi = f_hi * 0.5 if last == "lo" else f_hi
                     last = "lo"
     ranges = ScoreRanges(ms.D, ms.y, B, r, lo, hi, _bound_loss(loss), _bound_loss(loss).offset, eps, ms.theta_min)
-    tighten_ranges(ms, ranges, loss, eps, lo, hi)  # hinge: the margins' linear programmes (._lp_ranges)
+    tighten_ranges(ms, ranges, loss, eps, lo, hi, quick=max_time is not None and max_time < 5.0)  # (._lp_ranges)
     lower = lower_bound()
     if s0.e_orig <= eps:
         notes.append(

@@ -66,7 +66,6 @@ import math
 import numpy as np
 
 from ...solvers import SmoothBallProgram
-from ._lp_ranges import hinge_lp_ranges
 from ._slabs import slab_ranges, upper_hull
 
 __all__ = ["slab_ranges", "upper_hull", "SecantBound", "secant_upper_bound", "SECANT_WORK"]
@@ -126,7 +125,7 @@ class SecantBound:
         self.Pball = ranges.Pball
         self.ell = ranges.ellipsoid
         # hinge: the root duals of the margins' linear programmes, re-used on every cell (._lp_ranges)
-        self.lp = hinge_lp_ranges(ms, eps, lo, hi, ranges.Pball) if self.hinge else None
+        self.lp = getattr(ranges, "lp", None) if self.hinge else None  # set by ._lp_ranges.tighten_ranges
         self._lpcache: dict = {}
         self.work = 0.0  # work done so far (deterministic units, see slab_cost)
         self._fcache: dict = {}  # (b, label) -> the fine grid of F_s and its values (see _switch_part)
