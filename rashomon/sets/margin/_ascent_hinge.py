@@ -34,7 +34,9 @@ class HingeStep:
     def __init__(self, ms, eps: float, lo, hi):
         import cvxpy as cp
 
-        self.ms, self.eps = ms, float(eps)
+        # the pieces of the set, not the set: the cache below is keyed weakly by the set
+        self.B, self.r, self.theta_min, self.orig, self.loss = ms.B, ms.r, ms.theta_min, ms.orig, ms.loss
+        self.eps = float(eps)
         d, n, o = ms.D.shape[1], len(ms.y), ms.o
         th, g, lam = cp.Variable(d), cp.Parameter(d), cp.Parameter(nonneg=True)
         Bp = ms.B[o:, o:]
@@ -50,15 +52,14 @@ class HingeStep:
         self._th, self._g, self._lam = th, g, lam
 
     def in_set(self, x) -> bool:
-        ms = self.ms
-        return bool(np.all(np.isfinite(x)) and x @ ms.B @ x <= ms.r and ms.orig.e_orig(x, ms.loss) <= self.eps)
+        return bool(np.all(np.isfinite(x)) and x @ self.B @ x <= self.r and self.orig.e_orig(x, self.loss) <= self.eps)
 
     def pull_in(self, x):
         """x itself when in S (exact loss), else the last point of S on the segment θ_min → x (bisection; S is
         convex and contains θ_min); None when θ_min itself is not found in S."""
         if self.in_set(x):
             return x
-        a = self.ms.theta_min
+        a = self.theta_min
         if not self.in_set(a):
             return None
         t0, t1 = 0.0, 1.0
