@@ -52,7 +52,8 @@ _PAIRS = 3e7  # work budget of those SQPs, in switched pairs x iterations
 
 
 def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, starts=(0, 0), max_iter=None):
-    """Members of S with small MR (see the module docstring), best first; returns a list of θ. ``extremes()``
+    """Members of S with small MR (see the module docstring), best first; returns a list of θ. ``members``: the
+    caller's members, θ or tuples whose first item is θ (its candidates ``(θ, e_orig, e_switch)``). ``extremes()``
     gives :func:`._ascent.coordinate_extremes` (computed once per MCR, shared with the upper end). ``starts =
     (n, random_state)``: n points of S furthest along random directions (:func:`._starts.random_extremes`) are
     polished by :func:`polish_lower` too (``_RANDOM_ITER`` iterations); their results come after the descent's."""
@@ -103,7 +104,8 @@ def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, starts=(0, 
 
         return _search_t(solve_t, e_o, eps, math.inf, th, iters=_SEARCH, x_zero=ms.theta_min)
 
-    starts = [th for th in members if th is not None] + extremes().points
+    thetas = [m[0] if isinstance(m, tuple) else m for m in members]
+    starts = [th for th in thetas if th is not None] + extremes().points
 
     def run(state, iters):
         """Dinkelbach iterations from state = [θ, MR, done]."""
