@@ -270,7 +270,7 @@ def _margin_mcr(
         from ._lower_bnb import lower_end_slabs
 
         th_0 = best("lower")[0]
-        for th in descend_lower(ms, T, loss, eps, lo, hi, kind, [c[0] for c in cand], extremes):
+        for th in descend_lower(ms, T, loss, eps, lo, hi, kind, cand, extremes, (n_starts, random_state)):
             add(th)
         for th in polish_lower(
             ms, T, loss, eps, kind, [c[0] for c in sorted(cand, key=lambda c: mr_value(c[1], c[2], kind))]
