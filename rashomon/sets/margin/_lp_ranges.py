@@ -44,6 +44,8 @@ __all__ = ["HingeLPRanges", "hinge_lp_ranges", "tighten_ranges"]
 
 _BALL_ROUNDS = 6  # re-solves of one programme with a new tangent cut of the ball
 _LP_WORK = 4e6  # simplex iterations x rows of the programme, over all programmes of one set
+_HINGE_BATCH = 1e6  # the largest (distinct rows)² of a hinge set given the batched solver's ranges: on the hinge it
+# costs more (red wine, 1,359 rows: the first call 11.3 s of CPU; COMPAS, 3,325: 37.9 s)
 _LP_SIZE = 2.5e5  # the largest (distinct rows) x (distinct rows + d): breast cancer 300 x 6 is 9.2e4 (0.6 s for all
 # 600 programmes); on Pima (6e5) and 569 x 30 (3.4e5) a programme takes 40-110 ms, where the batched convex solver of
 # ._lower_ranges gives ranges within 0.3 % of the exact ones (2.675 against 2.669 wide on Pima; 1.47 against 1.44)
@@ -240,8 +242,8 @@ def hinge_lp_ranges(ms, eps, lo, hi, Pball):
 def tighten_ranges(ms, ranges, loss, eps, lo, hi, quick=False) -> None:
     """Intersect the row ranges of ``ranges`` (:class:`._bounds.ScoreRanges`, used by every bound of the call) with
     the set's own: for the hinge the linear programmes' (far tighter than the ellipsoid's), and where their budget
-    did not reach every row, or for the logistic loss, the batched convex solver's (:mod:`._lower_ranges`, which
-    skips the largest sets). Both are computed once per set and ε, and skipped when ``quick`` (a ``max_time`` under
+    did not reach every row (hinge sets up to ``_HINGE_BATCH`` (distinct rows)²), or for the logistic loss, the
+    batched convex solver's (:mod:`._lower_ranges`, which skips the largest sets). Both are computed once per set and ε, and skipped when ``quick`` (a ``max_time`` under
     5 s) unless already computed."""
     from ._lower_ranges import set_row_ranges
 
@@ -259,6 +261,8 @@ def tighten_ranges(ms, ranges, loss, eps, lo, hi, quick=False) -> None:
     ranges.lp = lp  # the slab bound's cells re-use its duals (._secant)
     if lp is not None:
         ranges.lo_o, ranges.hi_o = np.maximum(ranges.lo_o, lp.lo_), np.minimum(ranges.hi_o, lp.hi_)
-    if lp is None or not (np.all(np.isfinite(lp.lo_)) and np.all(np.isfinite(lp.hi_))):
+    m = len(lp.U) if lp is not None else len(np.unique(ms.y[:, None] * ms.D, axis=0))
+    partial = lp is None or not (np.all(np.isfinite(lp.lo_)) and np.all(np.isfinite(lp.hi_)))
+    if partial and (loss.name != "hinge" or m * m <= _HINGE_BATCH):
         slo, shi = set_row_ranges(ms, eps)  # the batched convex solver's (._lower_ranges; ~exact for the logistic)
         ranges.lo_o, ranges.hi_o = np.maximum(ranges.lo_o, slo), np.minimum(ranges.hi_o, shi)
