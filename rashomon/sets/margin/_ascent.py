@@ -68,9 +68,19 @@ def _search_t(solve_t, e_o, eps, t_max, x0, iters=30, x_zero=None):
             t_lo, x_lo, warm, t = t, x, x, 4 * t
         if t_hi is None:
             return x_lo
+    t_lo, x_lo, x_hi = _falsi(solve_t, e_o, eps, t_lo, x_lo, t_hi, x_hi, warm, iters, 0.0)
+    # x_t may jump across the level set (hinge: piecewise-linear e_orig): the segment between the bracketing
+    # minimisers minimises the Lagrangian at the jump's t, and its point with e_o = ε is the constrained optimum
+    return level_point(e_o, x_hi, x_lo, eps)
+
+
+def _falsi(solve_t, e_o, eps, t_lo, x_lo, t_hi, x_hi, warm, iters, t_rel):
+    """Safeguarded regula falsi on ``e_o(x_t) = ε`` over the bracket [t_lo (feasible), t_hi (infeasible)] (every third
+    step a bisection); stops when x_lo is within 1e-8·ε of the level or (``t_rel`` > 0) the bracket is narrower than
+    ``t_rel·t_hi``. Returns the final ``(t_lo, x_lo, x_hi)``."""
     f_lo, f_hi = e_o(x_lo) - eps, e_o(x_hi) - eps
     for it in range(iters):
-        if -f_lo <= 1e-8 * eps:
+        if -f_lo <= 1e-8 * eps or (t_rel and t_hi - t_lo <= t_rel * t_hi):
             break
         t = t_hi - f_hi * (t_hi - t_lo) / (f_hi - f_lo) if it % 3 != 2 and f_hi > f_lo else 0.5 * (t_lo + t_hi)
         if not t_lo < t < t_hi:
@@ -81,9 +91,7 @@ def _search_t(solve_t, e_o, eps, t_max, x0, iters=30, x_zero=None):
             t_lo, x_lo, f_lo, warm = t, x, f, x
         else:
             t_hi, x_hi, f_hi = t, x, f
-    # x_t may jump across the level set (hinge: piecewise-linear e_orig): the segment between the bracketing
-    # minimisers minimises the Lagrangian at the jump's t, and its point with e_o = ε is the constrained optimum
-    return level_point(e_o, x_hi, x_lo, eps)
+    return t_lo, x_lo, x_hi
 
 
 def _search_warm(solve_t, e_o, eps, t_max, warm, x_zero, t_guess, iters=_WARM_ITERS):
@@ -110,19 +118,7 @@ def _search_warm(solve_t, e_o, eps, t_max, warm, x_zero, t_guess, iters=_WARM_IT
             t = t / _WARM_STEP
     if t_hi is None or x_hi is None:
         return x_lo, t_lo
-    f_lo, f_hi = e_o(x_lo) - eps, e_o(x_hi) - eps
-    for it in range(2 * iters if first else iters):
-        if -f_lo <= 1e-8 * eps or t_hi - t_lo <= 1e-9 * t_hi:
-            break
-        t = t_hi - f_hi * (t_hi - t_lo) / (f_hi - f_lo) if it % 3 != 2 and f_hi > f_lo else 0.5 * (t_lo + t_hi)
-        if not t_lo < t < t_hi:
-            t = 0.5 * (t_lo + t_hi)
-        x = solve_t(t, warm)
-        f = e_o(x) - eps
-        if f <= 0:
-            t_lo, x_lo, f_lo, warm = t, x, f, x
-        else:
-            t_hi, x_hi, f_hi = t, x, f
+    t_lo, x_lo, x_hi = _falsi(solve_t, e_o, eps, t_lo, x_lo, t_hi, x_hi, warm, 2 * iters if first else iters, 1e-9)
     return level_point(e_o, x_hi, x_lo, eps), t_lo
 
 

@@ -222,12 +222,17 @@ class HingeLPRanges:
         return full[:m][self.inv], -full[m:][self.inv], float(work)
 
 
+def _key(eps, lo, hi):
+    """The cache key of the programmes' ranges: the result depends on ε and on the intercept interval."""
+    return (float(eps), tuple(np.asarray(lo, float)), tuple(np.asarray(hi, float)))
+
+
 def hinge_lp_ranges(ms, eps, lo, hi, Pball):
     """The :class:`HingeLPRanges` of ``ms`` at ε with the intercept interval [lo, hi], computed once per such triple
     (kept on ``ms``: the same inputs give the same bits whatever was asked before), or None when the set is larger
     than ``_LP_SIZE`` or HiGHS is missing or fails."""
     cache = ms.__dict__.setdefault("_lp_ranges", {})
-    key = (float(eps), tuple(np.asarray(lo, float)), tuple(np.asarray(hi, float)))  # the result depends on all three
+    key = _key(eps, lo, hi)
     m = len(np.unique(ms.y[:, None] * ms.D, axis=0))
     if key not in cache and m * (m + ms.D.shape[1]) > _LP_SIZE:
         cache[key] = None  # too large: the batched solver's ranges instead (tighten_ranges)
@@ -248,8 +253,7 @@ def tighten_ranges(ms, ranges, loss, eps, lo, hi, quick=False) -> None:
     from ._lower_ranges import set_row_ranges
 
     if quick:  # only what is already computed
-        key = (float(eps), tuple(np.asarray(lo, float)), tuple(np.asarray(hi, float)))
-        lp = ms.__dict__.get("_lp_ranges", {}).get(key) if loss.name == "hinge" else None
+        lp = ms.__dict__.get("_lp_ranges", {}).get(_key(eps, lo, hi)) if loss.name == "hinge" else None
         ranges.lp = lp
         if lp is not None:
             ranges.lo_o, ranges.hi_o = np.maximum(ranges.lo_o, lp.lo_), np.minimum(ranges.hi_o, lp.hi_)
