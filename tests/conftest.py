@@ -46,3 +46,37 @@ def _no_clipped_text():
             assert_texts_inside(plt.figure(num))
     finally:
         plt.close("all")
+
+
+@pytest.fixture
+def small_budget(monkeypatch):
+    """The classifier bounds' work budgets at 1/8 of their defaults, for tests of validity and determinism only.
+
+    A bound is valid whatever its budget (the cells not yet evaluated when the budget ends are merged and
+    bounded, ``rashomon/sets/margin/_bnb.py``), and the budget counts work, never seconds, so a small one keeps
+    every validity and same-bits assertion meaningful -- it also exercises the merge of the unevaluated cells.
+    Tightness at the default budget is asserted by the tests that do not use this fixture (2-D grids within 1 %,
+    the tight lower end, the members against independent searches) and measured by
+    ``benchmarks/bench_tightness.py``.
+    """
+    from rashomon.sets.margin import _lower_bnb
+
+    _shrink(monkeypatch, ((_lower_bnb, "_LOWER_WORK"),))
+    _shrink_upper(monkeypatch)
+
+
+@pytest.fixture
+def small_upper_budget(monkeypatch):
+    """Only the MCR+ search's budget at 1/8 (``small_budget``), for tests that assert the lower end's tightness."""
+    _shrink_upper(monkeypatch)
+
+
+def _shrink_upper(monkeypatch):
+    from rashomon.sets.margin import _secant
+
+    _shrink(monkeypatch, ((_secant, "SECANT_WORK"), (_secant, "HINGE_WORK")))
+
+
+def _shrink(monkeypatch, names):
+    for mod, name in names:
+        monkeypatch.setattr(mod, name, getattr(mod, name) / 8)

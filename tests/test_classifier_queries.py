@@ -214,6 +214,7 @@ def test_multiplicity_ambiguity_is_exact_and_the_discrepancy_member_is_in_the_se
         assert np.all((mp.ranges.lower >= 0) & (mp.ranges.upper <= 1))
 
 
+@pytest.mark.usefixtures("small_budget")
 def test_envelope_monotone_in_epsilon_and_valid(fitted):
     rs, X, y, smp = fitted
     env = rs.envelope(0, [0.02, 0.05, 0.1] if _name(rs) == "logistic" else [0.05, 0.1])
@@ -242,14 +243,18 @@ def test_envelope_monotone_in_epsilon_and_valid(fitted):
     assert np.all(env.envelope(np.array([env.lower[order[-1]] - 1.0])) >= env.epsilons.max())
 
 
-def test_importance_cloud_members_inside_mcr(fitted):
+def test_importance_cloud_members_inside_mcr(fitted, request):
     rs, X, y, smp = fitted
     feats = [0, 2] if _name(rs) == "logistic" else [2]
+    if _name(rs) == "hinge":  # validity only (the same bits across processes: the logistic set's two features)
+        request.getfixturevalue("small_budget")
     cloud = rs.importance_cloud(feats, n_models=300, random_state=1)
     assert cloud.method == "hit_and_run" and cloud.samples.shape == (300, len(feats))
     assert np.all(cloud.samples >= cloud.lower[None, :] - 1e-9)
     assert np.all(cloud.samples <= cloud.upper[None, :] + 1e-9)
     assert np.all((cloud.lower <= cloud.reference) & (cloud.reference <= cloud.upper))
+    if _name(rs) == "hinge":
+        return
     again = rs.importance_cloud(feats, n_models=300, random_state=1, n_jobs=2)  # features in two processes
     np.testing.assert_array_equal(cloud.samples, again.samples)
     np.testing.assert_array_equal(cloud.lower, again.lower)
@@ -257,6 +262,7 @@ def test_importance_cloud_members_inside_mcr(fitted):
     np.testing.assert_array_equal(cloud.reference, again.reference)
 
 
+@pytest.mark.usefixtures("small_budget")
 def test_plots_render_for_a_classifier_set(fitted):
     rs, X, y, smp = fitted
     res = rs.prediction_range(X[:15] if _name(rs) == "logistic" else X[:4], scale="score")

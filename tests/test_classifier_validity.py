@@ -120,6 +120,7 @@ def _check_sampled(data, cls, features):
             assert _via_model_reliance(rs, X, th[i], f) == pytest.approx(mr[i], rel=RTOL)
 
 
+@pytest.mark.usefixtures("small_budget")
 @pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
 @pytest.mark.parametrize("data", ["pima", "bc6"])
 def test_sampled_members_inside_every_interval(data, cls):

@@ -35,6 +35,7 @@ def _separable(n=60, seed=0):
     return X, y
 
 
+@pytest.mark.usefixtures("small_budget")
 def test_separable_hinge_ratio_is_a_clear_error_and_difference_works():
     X, y = _separable()
     rs = RashomonSet(HingeModelClass(norm_bound=100.0), 0.1).fit(X, y)
@@ -48,6 +49,7 @@ def test_separable_hinge_ratio_is_a_clear_error_and_difference_works():
     assert math.isfinite(res.lower) and res.lower <= res.lower_model.mr <= res.upper
 
 
+@pytest.mark.usefixtures("small_budget")
 def test_difference_first_step_has_a_finite_tolerance(monkeypatch):
     from rashomon.sets.margin._mcr import MarginSet
 

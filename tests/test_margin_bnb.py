@@ -84,6 +84,7 @@ def test_logistic_ratio_bound_within_two_percent_of_grid():
     assert g - TOL <= res.upper <= 1.02 * g
 
 
+@pytest.mark.usefixtures("small_budget")
 @pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
 def test_sampled_members_inside(cls):
     """1,000 members sampled from a 3-feature set (n = 60): every MR inside the certified interval."""
@@ -121,6 +122,7 @@ def test_gap_tol_stops_early_and_budget_note():
     assert tight.upper <= loose.upper and "the work budget ran out with the gap at" in tight.notes
 
 
+@pytest.mark.usefixtures("small_budget")
 def test_deterministic_without_max_time():
     """Same inputs, same bits: without max_time the search's budget counts work, never seconds."""
     rs = _two_d(HingeModelClass)

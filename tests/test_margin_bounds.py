@@ -54,6 +54,7 @@ def _small(n=60, seed=0):
     return X, y
 
 
+@pytest.mark.usefixtures("small_budget")
 @pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
 @pytest.mark.parametrize("kind", ["ratio", "difference"])
 def test_sampled_members_below_secant_bound(cls, kind):
@@ -161,6 +162,7 @@ def test_upper_hull_is_least_concave_majorant():
         assert np.isclose(vals[j].max(), F[j].max())
 
 
+@pytest.mark.usefixtures("small_budget")
 @pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
 def test_deterministic(cls):
     """Same inputs, same result, bit for bit: the slab bound's budget counts work, never seconds."""

@@ -69,6 +69,7 @@ def _two_param(seed, cls=LogisticModelClass):
     return RashomonSet(cls(norm_bound=4.0), 0.2).fit(x[:, None], y)
 
 
+@pytest.mark.usefixtures("small_upper_budget")
 @pytest.mark.parametrize(
     ("cls", "seed", "kind"),
     [(LogisticModelClass, 1, "ratio"), (LogisticModelClass, 1, "difference"), (HingeModelClass, 5, "ratio")],
@@ -105,6 +106,7 @@ def _three_param(seed=0, n=70):
     return X, y
 
 
+@pytest.mark.usefixtures("small_upper_budget")
 @pytest.mark.parametrize(
     ("cls", "kind"), [(LogisticModelClass, "ratio"), (LogisticModelClass, "difference"), (HingeModelClass, "ratio")]
 )
@@ -137,6 +139,7 @@ def test_sampled_members_above_bound(cls, kind):
     assert res.lower_gap <= target * (abs(mr) if kind == "ratio" else eps)
 
 
+@pytest.mark.usefixtures("small_budget")
 def test_deterministic():
     """Same inputs, same lower end, bit for bit: the slab bound's budget is a count of slab programmes."""
     X, y = _three_param(seed=3)

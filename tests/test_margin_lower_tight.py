@@ -94,6 +94,7 @@ def test_pieces_below_row_functions(cls, t, width):
         assert np.all(low <= phi + 1e-12 * (1.0 + np.abs(phi)))
 
 
+@pytest.mark.usefixtures("small_budget")
 @pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
 def test_every_slab_below_its_members(cls):
     """1,000 sampled members: each of 8 slabs' bound (at t = the best member's MR) is below the MR of every sampled
@@ -118,6 +119,7 @@ def test_every_slab_below_its_members(cls):
     assert bound <= mr.min() + TOL and res.lower <= mr.min() + TOL
 
 
+@pytest.mark.usefixtures("small_upper_budget")
 def test_grid_two_parameters():
     """Intercept and one weak feature (γ < 0 needed): below the minimum of a 301 x 301 grid inside S, within 1%."""
     rng = np.random.default_rng(1)
@@ -136,6 +138,7 @@ def test_grid_two_parameters():
     assert gmin - 0.01 * gmin <= res.lower <= gmin + TOL
 
 
+@pytest.mark.usefixtures("small_upper_budget")
 def test_tight_on_a_small_set():
     """Logistic, 3 parameters: the reported lower end within 2% of its member, and a zero-width slab at the
     member's coefficient within 0.5% of it (the width-free part of the relaxation is nearly exact here)."""

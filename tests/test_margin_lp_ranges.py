@@ -99,6 +99,7 @@ def test_budget_and_determinism(hinge_set, capfd):
     assert hinge_lp_ranges(ms, eps, lo, hi, R.Pball) is hinge_lp_ranges(ms, eps, lo, hi, R.Pball)  # kept on ms
 
 
+@pytest.mark.usefixtures("small_budget")
 def test_mcr_upper_valid_with_lp_ranges(hinge_set):
     """The hinge MCR+ bound (now on LP ranges) still holds every sampled member and the reference search's best."""
     rs, ms, eps, lo, hi, R = hinge_set

@@ -57,6 +57,7 @@ def _check_member(rs, m, k):
     assert m.mr == pytest.approx(mr[0], rel=1e-9)
 
 
+@pytest.mark.usefixtures("small_budget")
 @pytest.mark.parametrize(("cls", "seed"), [(LogisticModelClass, 1), (HingeModelClass, 1), (HingeModelClass, 5)])
 def test_two_parameter_grid(cls, seed):
     """Intercept and one feature: a 301 x 301 grid over (μ, β) inside S; the upper member reaches the grid's
@@ -81,6 +82,7 @@ def test_two_parameter_grid(cls, seed):
     _check_member(rs, res.lower_model, 1)
 
 
+@pytest.mark.usefixtures("small_budget")
 @pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
 def test_three_parameter_samples(cls):
     """1,000 members sampled from a 3-parameter set: none has a larger MR than the upper member or a smaller one
@@ -104,7 +106,7 @@ def test_three_parameter_samples(cls):
 def _members(X, y, name):
     cls = HingeModelClass if name == "hinge" else LogisticModelClass
     rs = RashomonSet(cls(norm_bound=3.0), 0.15).fit(X, y)
-    res = rs.model_class_reliance(1, random_state=7)
+    res = rs.model_class_reliance(1, random_state=7, gap_tol=0.25)  # the bound's search stops early: members matter
     return res.upper_model.theta.tobytes(), res.lower_model.theta.tobytes(), res.upper, res.lower
 
 

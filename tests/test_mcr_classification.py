@@ -27,6 +27,7 @@ def _mr_of(rs, th, group):
     return terms.e_switch(th, T.loss) / terms.e_orig(th, T.loss), terms.e_orig(th, T.loss)
 
 
+@pytest.mark.usefixtures("small_budget")
 @pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
 def test_sampled_members_inside_certified_interval(cls):
     X, y = _pima()
@@ -67,6 +68,7 @@ def test_members_match_model_reliance():
     assert mr.e_orig == pytest.approx(res.upper_model.e_orig, rel=1e-9)
 
 
+@pytest.mark.usefixtures("small_budget")
 def test_closed_form_independent_feature():
     """A feature crossed with every other row (full factorial): e_switch = e_orig for every model, so MCR is
     exactly [1, 1] (ratio) and [0, 0] (difference), certified and tight; MR from the explicit n(n-1) pairs is 1
@@ -238,6 +240,7 @@ def test_switched_sums_over_row_classes_equal_all_pairs(monkeypatch, keep):
     assert T.hinge_dual(th, 0.1, 0.0, 1.0)[0] == pytest.approx(hv.mean(), rel=1e-13)
 
 
+@pytest.mark.usefixtures("small_budget")
 def test_same_bits_whatever_the_blas_thread_count():
     """COMPAS (6,172 rows: large enough for OpenBLAS to split n x d products across threads, which changed the
     last bit of the upper bound): fit and MCR give the same bits under 1 and 2 BLAS threads (a joblib worker

@@ -51,6 +51,7 @@ def _sample(X, y, loss, r, eps, rng, centres, n=2000):
     return coefs, th[:, 0] - coefs @ m
 
 
+@pytest.mark.usefixtures("small_budget")
 @pytest.mark.parametrize("loss", ["hinge", "logistic", "absolute_error"])
 def test_convex_lower_end_valid_tight_and_upper_inner_value(loss):
     X, y = _data(loss)
@@ -83,6 +84,7 @@ def test_convex_lower_end_valid_tight_and_upper_inner_value(loss):
     assert res.upper >= max(mrs) - 1e-9
 
 
+@pytest.mark.usefixtures("small_budget")
 def test_convex_lower_end_conservative_when_it_needs_negative_gamma():
     X, y = _data("hinge")
     res = model_class_reliance(LinearModelClass(norm_bound=2.0), X, y, 2, loss="hinge", epsilon=1.0)

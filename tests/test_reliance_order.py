@@ -150,6 +150,7 @@ def _logistic_data():
     return X, y
 
 
+@pytest.mark.usefixtures("small_budget")
 def test_classifier_critical_epsilon_certified_below_refuted_above():
     """Logistic set: feature a matters clearly more than d. The relation is certified at the returned lower end
     (refit there: the outer lower end is > 0) and refuted at the upper end by a member whose MR(a) - MR(d),
