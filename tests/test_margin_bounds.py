@@ -162,6 +162,26 @@ def test_upper_hull_is_least_concave_majorant():
         assert np.isclose(vals[j].max(), F[j].max())
 
 
+def test_hulls_with_repeated_abscissae():
+    """Points sharing an x with different values (a one-point row, a repeated grid point): the upper hull reaches
+    the largest of them and the lower hull (``_lower_faces._hull``) the least; it kept whichever came last
+    (x = [.5, .5, .5], F = [1, 3, 2] gave a "majorant" of 2)."""
+    from rashomon.sets.margin._lower_faces import _hull
+
+    rng = np.random.default_rng(5)
+    X = np.sort(np.round(rng.uniform(-2, 2, size=(200, 9)), 1), axis=1)  # many ties
+    X[:20] = 0.5  # one-point rows
+    F = rng.normal(size=X.shape)
+    x0, f0, sl = upper_hull(X, F)
+    vals = (f0[:, None, :] + sl[:, None, :] * (X[:, :, None] - x0[:, None, :])).min(axis=2)
+    assert np.all(vals >= F - 1e-12)
+    assert np.allclose(vals[:20].max(axis=1), F[:20].max(axis=1))
+    _, vx, vf = _hull(X, F)
+    for j in range(len(X)):  # the lower hull through its vertices is below every point and reaches the least
+        assert np.all(np.interp(X[j], vx[j], vf[j]) <= F[j] + 1e-12)
+        assert vf[j].min() == pytest.approx(F[j].min(), abs=1e-12)
+
+
 @pytest.mark.usefixtures("small_budget")
 @pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
 def test_deterministic(cls):

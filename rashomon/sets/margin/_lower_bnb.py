@@ -1,4 +1,5 @@
-"""Certified lower bound on MCR- of one feature of a logistic classifier when γ < 0 is needed: row minorants on slabs.
+"""Certified lower bound on MCR- of one feature of a linear classifier (logistic; hinge on small sets) when γ < 0 is
+needed: row minorants on slabs.
 
 Notation as in :mod:`._secant`: S = {θ ∈ K : e_orig(θ) <= ε}, one switched feature with coordinate k (b = θ_k),
 row margins ``m_j = y_j d_j'θ``; the switched pair (v, j) has margin ``m_j + c_vj·b``, ``c_vj = y_j (G_v - g_j)``
@@ -364,7 +365,8 @@ def lower_slab_bound(
 
 
 def lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=None):
-    """The lower end's slab step of :func:`._mcr._margin_mcr`: the slab bound (logistic, one feature) when the gap
+    """The lower end's slab step of :func:`._mcr._margin_mcr`: the slab bound (one feature; for the hinge only on sets small
+    enough for the slabs it needs) when the gap
     between the best member (``best("lower")``) and ``lower`` is above 1%, its slab minimisers polished into members
     (``add``); returns the better bound."""
     from ._descent import polish_lower

@@ -73,7 +73,8 @@ def _hull(P, F):
     keep = int((np.diff(x0, axis=1) != 0).sum(axis=1).max()) + 1
     x0, f0, s = x0[:, :keep], f0[:, :keep], s[:, :keep]
     vx = np.concatenate([x0, P[:, -1:]], axis=1)
-    vf = np.concatenate([-f0, F[:, -1:]], axis=1)
+    last = np.where(P == P[:, -1:], F, np.inf).min(axis=1, keepdims=True)  # the least value at the last abscissa
+    vf = np.concatenate([-f0, last], axis=1)
     return -s, vx, vf
 
 

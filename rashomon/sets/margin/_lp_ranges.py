@@ -28,8 +28,8 @@ for the programme over K. On a cell the pair (u, λ) is scaled by a factor s >= 
 **Budget.** Only sets of at most ``_LP_SIZE`` (distinct rows x (rows + d)) get the programmes; larger ones use the
 batched convex solver's ranges (:mod:`._lower_ranges`), which are close to exact there but not on small hinge sets
 (breast cancer 300 x 6: 41 wide against 3.93). The programmes stop when their simplex iterations times the
-programme's rows pass ``_LP_WORK`` (a deterministic count, each run limited to what is left); rows not reached keep
-their other ranges. One HiGHS thread.
+programme's columns (rows + d) pass ``_LP_WORK`` (a deterministic count, each run limited to what is left; lower ends take at most
+half before the upper ends start); rows not reached keep their other ranges. One HiGHS thread.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from ._slabs import slab_ranges
 __all__ = ["HingeLPRanges", "hinge_lp_ranges", "tighten_ranges"]
 
 _BALL_ROUNDS = 6  # re-solves of one programme with a new tangent cut of the ball
-_LP_WORK = 4e6  # simplex iterations x rows of the programme, over all programmes of one set
+_LP_WORK = 4e6  # simplex iterations x columns (rows + d) of the programme, over all programmes of one set
 _HINGE_BATCH = 1e6  # the largest (distinct rows)² of a hinge set given the batched solver's ranges: on the hinge it
 # costs more (red wine, 1,359 rows: the first call 11.3 s of CPU; COMPAS, 3,325: 37.9 s)
 _LP_SIZE = 2.5e5  # the largest (distinct rows) x (distinct rows + d): breast cancer 300 x 6 is 9.2e4 (0.6 s for all
@@ -113,7 +113,7 @@ class HingeLPRanges:
     lo, hi : the intercept interval (containing the intercept on S).
     Pball : inverse shape of the ball on the penalised coordinates (:class:`._bounds.ScoreRanges`).
     work : float
-        Budget of the programmes (simplex iterations x rows).
+        Budget of the programmes (simplex iterations x columns, m + d).
 
     Attributes
     ----------
@@ -157,10 +157,17 @@ class HingeLPRanges:
         ball_cut(ms.theta_min)
         cols = np.arange(d, dtype=np.int32)
         order = _chain(U)
-        for s, sign in enumerate((1.0, -1.0)):
+        tried = np.zeros((2, m), dtype=bool)
+        # lower ends up to half the budget, then upper ends, then the lower ends left: a budget that runs out leaves
+        # both ends of the rows reached (each pass keeps the chain's warm starts)
+        for s, limit in ((0, work / 2), (1, work), (0, work)):
+            sign = 1.0 - 2.0 * s
             for i in order:
-                if spent > work:
+                if tried[s, i]:
+                    continue
+                if spent > limit:
                     break
+                tried[s, i] = True
                 h.changeColsCost(d, cols, sign * U[i])
                 for rnd in range(_BALL_ROUNDS + 1):
                     # a programme stopped by the limit still gives valid (if looser) duals
@@ -172,7 +179,7 @@ class HingeLPRanges:
                         break
                     ball_cut(th)
                 rd = np.asarray(h.getSolution().row_dual)
-                if not np.all(np.isfinite(rd[: m + 1])):
+                if len(rd) < m + 1 or not np.all(np.isfinite(rd[: m + 1])):  # no duals: the row keeps the others'
                     continue
                 lam = max(-float(rd[m]), 0.0)
                 u = np.clip(rd[:m], 0.0, lam * cnt)
@@ -239,7 +246,7 @@ def hinge_lp_ranges(ms, eps, lo, hi, Pball):
     if key not in cache:
         try:
             cache[key] = HingeLPRanges(ms, eps, lo, hi, Pball)
-        except (ImportError, RuntimeError, ValueError, np.linalg.LinAlgError):
+        except (ImportError, RuntimeError, ValueError, OSError, np.linalg.LinAlgError):  # OSError: no descriptor 1
             cache[key] = None
     return cache[key]
 

@@ -262,7 +262,7 @@ def _margin_mcr(
             + (
                 "the bound is the best of γ = 0, the quadratic-surrogate bound and (one feature) the slab bound"
                 if loss.name == "logistic"
-                else "the bound is the γ = 0 bound"
+                else "the bound is the best of γ = 0 and (one feature, small sets) the slab bound"
             )
             + ", the member is found by a local descent"
         )

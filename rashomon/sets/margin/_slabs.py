@@ -47,9 +47,12 @@ def upper_hull(X, F):
     """Least concave majorant of the points ``(X[j, i], F[j, i])`` (X sorted along each row), all rows at once.
 
     Returns ``(x0, f0, slope)`` of shape (n, K - 1): piece i of row j is ``f0 + slope·(m - x0)``; the
-    minimum over i is the majorant on [X[j, 0], X[j, -1]] (and a concave extension beyond).
+    minimum over i is the majorant on [X[j, 0], X[j, -1]] (and a concave extension beyond). Points sharing an
+    abscissa first all take the largest of their values (the majorant must reach it; the chain's pop test has a
+    zero cross product there and would keep whichever came last).
     """
     n, K = X.shape
+    F = _equal_x_max(X, F)
     ar = np.arange(n)
     stack = np.zeros((n, K), dtype=int)
     top = np.zeros(n, dtype=int)
@@ -74,3 +77,16 @@ def upper_hull(X, F):
         slope = np.where(dx > 0, (fr - fl) / np.where(dx > 0, dx, 1.0), 0.0)
     f0 = np.where(dx > 0, fl, np.maximum(fl, fr))
     return xl, f0, slope
+
+
+def _equal_x_max(X, F):
+    """F with every run of equal abscissae in a row (X sorted along rows) set to the run's largest value."""
+    same = X[:, 1:] == X[:, :-1]
+    if not same.any():
+        return F
+    n, K = X.shape
+    start = np.ones((n, K), dtype=bool)
+    start[:, 1:] = ~same
+    seg = np.cumsum(start.ravel()) - 1  # runs never cross rows: each row's first point starts a run
+    top = np.maximum.reduceat(F.ravel(), np.flatnonzero(start.ravel()))
+    return top[seg].reshape(n, K)
