@@ -73,14 +73,21 @@ __all__ = ["slab_ranges", "upper_hull", "SecantBound", "secant_upper_bound", "SE
 _PAD = 1e-12
 _NEWTON = 40  # projected-Newton iterations of one slab programme (at most)
 _NEWTON_EST = 12  # iterations assumed by the work estimate before any slab has been evaluated
-_CALL = 3e3  # fixed work of one evaluation of the slab programme (interpreter and solver overhead: ~0.1 ms)
+# Work units are calibrated to ~25 ns of CPU each here (session 9: the envelopes measured 23-31 ns per unit on
+# Pima, breast cancer, COMPAS and red wine; one evaluation of the slab programme fitted within +-30 % on 11 sets,
+# n = 70 to 6,172, d = 3 to 31, by _CALL + _ROW·n·(pieces + 2) + _GRAM·n·d²). The Gram product of the Hessian runs
+# in BLAS, ~60x cheaper per element than the soft-min's exponentials; it used to be charged at the same rate, which
+# gave the sets with many columns or rows 3-13x fewer cells per second (569 x 30: 2-4 cells in 0.4 s).
+_CALL = 4e3  # fixed work of one evaluation of the slab programme (interpreter and solver overhead: ~0.1 ms)
+_ROW = 0.42  # work per row and piece of one evaluation
+_GRAM = 0.007  # work per element of the n·d² Gram product of one Hessian
+_HINGE_ELEM = 0.55  # work per hinge loss evaluation (the unit: one logistic loss evaluation, ~25 ns here)
 _HULL = 4e4  # fixed work of one envelope (its pieces: ranges, grids and hull), besides 8 units per row and point
 _GRID_ROWS = 40000  # rows x envelope grid points: the grid shrinks (48 down to 16) for large n
-SECANT_WORK = 1.5e8  # default work budget of one bound (units: SecantBound.slab_cost; ~15-30 ns each here)
+SECANT_WORK = 1e8  # default work budget of one bound (units: SecantBound.slab_cost; ~25 ns each here: ~2.5 s)
 SECANT_SLABS = 1024  # default largest number of slabs of one bound
-# the hinge's default: a hinge cell costs about a third of the real time a logistic cell of the same units does
-# (breast cancer 300 x 6, mean texture: 3x the work, bound 12.2 -> 5.5, CPU 3.3 -> 3.5 s for the whole call)
-HINGE_WORK = 3 * SECANT_WORK
+# the hinge's default: 1.6x the logistic's (its bounds need more cells; ~4 s here)
+HINGE_WORK = 1.6 * SECANT_WORK
 
 
 class SecantBound:
@@ -135,9 +142,9 @@ class SecantBound:
     # ------------------------------------------------------------------ work accounting
     def _call_cost(self, P, order):
         """Work of one evaluation of the slab programme: n rows x (P pieces + the e_orig term), plus the
-        Hessian's n·d² for order 2, plus a fixed ``_CALL`` (the interpreter's and the solver's overhead per call,
-        which dominates for small n)."""
-        return _CALL + self.n * (P + 2.0) + (self.n * self.d * self.d if order == 2 else 0.0)
+        Hessian's n·d² Gram product for order 2, plus a fixed ``_CALL`` (the interpreter's and the solver's overhead
+        per call, which dominates for small n); weights measured (see ``_ROW``, ``_GRAM``)."""
+        return _CALL + _ROW * self.n * (P + 2.0) + (_GRAM * self.n * self.d * self.d if order == 2 else 0.0)
 
     def slab_cost(self):
         """A deterministic estimate of the work of one :meth:`slab_value`: the most any one has taken so far,
@@ -206,7 +213,7 @@ class SecantBound:
                     z0, z1 = min(z0, float(zf[0])), max(z1, float(zf[-1]))
                 zf = np.linspace(z0, z1, self.fine) if z1 > z0 else np.array([z0, z0 + 1.0])
                 vals = self.cnt @ self.lossv(zf[None, :] + (s * b) * self.G[:, None])
-                self.work += len(self.G) * len(zf)
+                self.work += len(self.G) * len(zf) * (_HINGE_ELEM if self.hinge else 1.0)
                 self._fcache[(b, s)] = (zf, vals)
             self.work += 2.0 * Z.size
             out[rows] = np.interp(Z, zf, vals) / (self.n - 1.0)
