@@ -365,10 +365,9 @@ def lower_slab_bound(
 
 
 def lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=None):
-    """The lower end's slab step of :func:`._mcr._margin_mcr`: the slab bound (one feature; for the hinge only on sets small
-    enough for the slabs it needs) when the gap
-    between the best member (``best("lower")``) and ``lower`` is above 1%, its slab minimisers polished into members
-    (``add``); returns the better bound."""
+    """The lower end's slab step of :func:`._mcr._margin_mcr`: the slab bound (one feature; for the hinge only on
+    sets small enough for the slabs it needs) when the gap between the best member (``best("lower")``) and ``lower``
+    is above 1%, its slab minimisers polished into members (``add``); returns the better bound."""
     from ._descent import polish_lower
 
     th, mr = best("lower")

@@ -28,8 +28,8 @@ for the programme over K. On a cell the pair (u, λ) is scaled by a factor s >= 
 **Budget.** Only sets of at most ``_LP_SIZE`` (distinct rows x (rows + d)) get the programmes; larger ones use the
 batched convex solver's ranges (:mod:`._lower_ranges`), which are close to exact there but not on small hinge sets
 (breast cancer 300 x 6: 41 wide against 3.93). The programmes stop when their simplex iterations times the
-programme's columns (rows + d) pass ``_LP_WORK`` (a deterministic count, each run limited to what is left; lower ends take at most
-half before the upper ends start); rows not reached keep their other ranges. One HiGHS thread.
+programme's columns (rows + d) pass ``_LP_WORK`` (a deterministic count, each run limited to what is left; lower
+ends take at most half before the upper ends start); rows not reached keep their other ranges. One HiGHS thread.
 """
 
 from __future__ import annotations
