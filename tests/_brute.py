@@ -39,3 +39,18 @@ def brute_e_divide(predict, loss_rows, X, y, group):
             b[g] = X[i, g]
         total += loss_rows(y[i], predict(a[None])[0]) + loss_rows(y[i + h], predict(b[None])[0])
     return total / (2 * h)
+
+
+def margin_loss(m, name="logistic"):
+    """The logistic loss log(1 + e^-m) or the hinge max(0, 1 - m) of margins m, from their definitions."""
+    return np.logaddexp(0.0, -m) if name == "logistic" else np.maximum(0.0, 1.0 - m)
+
+
+def three_param_data(seed=0, n=70):
+    """Two correlated rounded features and a logistic label: with an intercept, the 3-parameter classifier sets of
+    the margin tests."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, 2)), 1)
+    X[:, 1] += 0.5 * X[:, 0]
+    y = (X @ [1.0, 0.3] + rng.logistic(size=n) > 0).astype(float)
+    return X, y

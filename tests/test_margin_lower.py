@@ -17,11 +17,10 @@ from rashomon.sets.margin._mcr import _bound_loss
 from rashomon.sets.margin._sample import sample_margin_members
 from rashomon.sets.margin._terms import MarginTerms
 
+from ._brute import margin_loss as _loss
+from ._brute import three_param_data as _three_param
+
 TOL = 1e-9  # rounding of the brute-force sums (relative); the bound carries its own (smaller) safety margin
-
-
-def _loss(m, name="logistic"):
-    return np.logaddexp(0.0, -m) if name == "logistic" else np.maximum(0.0, 1.0 - m)
 
 
 def _brute_mr(D, y, k, theta, kind, name="logistic"):
@@ -96,14 +95,6 @@ def test_two_parameter_grid(cls, seed, kind):
     assert b <= gmin + TOL * scale and res.lower <= gmin + TOL * scale
     assert b >= gmin - 0.01 * scale and res.lower >= gmin - 0.01 * scale
     assert res.lower_model.mr <= gmin + 1e-3 * scale
-
-
-def _three_param(seed=0, n=70):
-    rng = np.random.default_rng(seed)
-    X = np.round(rng.normal(size=(n, 2)), 1)
-    X[:, 1] += 0.5 * X[:, 0]
-    y = (X @ [1.0, 0.3] + rng.logistic(size=n) > 0).astype(float)
-    return X, y
 
 
 @pytest.mark.usefixtures("small_upper_budget")

@@ -19,19 +19,10 @@ from rashomon.sets.margin._mcr import _bound_loss
 from rashomon.sets.margin._sample import sample_margin_members
 from rashomon.sets.margin._terms import MarginTerms
 
+from ._brute import margin_loss as _loss
+from ._brute import three_param_data as _data
+
 TOL = 1e-9  # rounding of the brute-force sums (relative)
-
-
-def _loss(m, name):
-    return np.logaddexp(0.0, -m) if name == "logistic" else np.maximum(0.0, 1.0 - m)
-
-
-def _data(seed=0, n=70):
-    rng = np.random.default_rng(seed)
-    X = np.round(rng.normal(size=(n, 2)), 1)
-    X[:, 1] += 0.5 * X[:, 0]
-    y = (X @ [1.0, 0.3] + rng.logistic(size=n) > 0).astype(float)
-    return X, y
 
 
 def _setup(cls, seed=0, eps=0.15):

@@ -10,11 +10,10 @@ import pytest
 from rashomon import HingeModelClass, LogisticModelClass, RashomonSet
 from rashomon.sets.margin._sample import sample_margin_members
 
+from ._brute import margin_loss as _loss
+from ._brute import three_param_data as _three_param
+
 GRID_TOL = 2e-3  # relative: the 301 x 301 grid's resolution (the member is a local optimum off the grid)
-
-
-def _loss(m, name):
-    return np.logaddexp(0.0, -m) if name == "logistic" else np.maximum(0.0, 1.0 - m)
 
 
 def _mr_many(D, y, k, thetas, name, chunk=500):
@@ -38,14 +37,6 @@ def _two_param(seed, cls):
     x = np.round(rng.normal(size=50), 1)
     y = (0.8 * x + rng.logistic(size=50) > 0).astype(float)
     return RashomonSet(cls(norm_bound=4.0), 0.2).fit(x[:, None], y)
-
-
-def _three_param(seed=0, n=70):
-    rng = np.random.default_rng(seed)
-    X = np.round(rng.normal(size=(n, 2)), 1)
-    X[:, 1] += 0.5 * X[:, 0]
-    y = (X @ [1.0, 0.3] + rng.logistic(size=n) > 0).astype(float)
-    return X, y
 
 
 def _check_member(rs, m, k):
