@@ -370,3 +370,11 @@ def test_one_loose_functional_shows_both_intervals(results):
     assert "all_tight=False" in r and "n_not_tight=1" in r
     assert f"attained=[{format_value(fr.lower_attained[0])}, {format_value(fr.upper[0] - 0.25)}]" in r
     assert f"certified=[{format_value(fr.lower[0])}, {format_value(fr.upper[0])}]" in r
+
+
+def test_envelope_frame_carries_the_attained_ends(results):
+    env = results["envelope"][0]
+    df = env.to_frame()
+    assert list(df.columns) == ["epsilon_abs", "mcr_lower", "mcr_lower_attained", "mcr_upper_attained", "mcr_upper"]
+    np.testing.assert_allclose(df["mcr_upper_attained"], [r.upper - r.upper_gap for r in env.results])
+    np.testing.assert_allclose(df["mcr_lower_attained"], [r.lower + r.lower_gap for r in env.results])

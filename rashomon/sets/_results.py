@@ -297,7 +297,12 @@ class MCREnvelope(DisplayMixin):
         return envelope_loss(self.steps, arr, self.kind)
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"epsilon_abs": self.epsilons, "mcr_lower": self.lower, "mcr_upper": self.upper})
+        """One row per ε: the certified bounds and the MRs the members found attain (equal where tight)."""
+        df = pd.DataFrame({"epsilon_abs": self.epsilons, "mcr_lower": self.lower, "mcr_upper": self.upper})
+        if len(self.results) == len(df):
+            df.insert(2, "mcr_lower_attained", [r.lower_attained for r in self.results])
+            df.insert(3, "mcr_upper_attained", [r.upper_attained for r in self.results])
+        return df
 
     def plot(self, *, ax: Any = None, epsilon: float | None = None, **kwargs: Any):
         """The paper's figure: envelope in the (MR, loss) plane; returns an MCREnvelopeDisplay."""
