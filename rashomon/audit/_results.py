@@ -39,7 +39,7 @@ class GroupAudit(DisplayMixin):
             feats = feats[:57] + "..."
         return (
             f"GroupAudit({self.name!r}, features=[{feats}], mr_ref={self.mr_ref:.4g}, "
-            f"mcr=[{self.mcr_lower:.4g}, {self.mcr_upper:.4g}], refit_loss_ratio={self.refit_loss_ratio:.4g})"
+            f"mcr={_mcr_text(self.mcr, 4)}, refit_loss_ratio={self.refit_loss_ratio:.4g})"
         )
 
     def _display_(self) -> tuple[dict, list]:
@@ -91,8 +91,7 @@ class AuditResult(DisplayMixin):
 
     def __repr__(self) -> str:
         gs = "; ".join(
-            f"{g.name}: MR {g.mr_ref:.3g}, MCR [{g.mcr_lower:.3g}, {g.mcr_upper:.3g}]"
-            for g in list(self.groups.values())[:3]
+            f"{g.name}: MR {g.mr_ref:.3g}, MCR {_mcr_text(g.mcr, 3)}" for g in list(self.groups.values())[:3]
         )
         if len(self.groups) > 3:
             gs += f"; ... ({len(self.groups)} groups)"
@@ -126,6 +125,8 @@ class AuditResult(DisplayMixin):
 
     def to_frame(self) -> pd.DataFrame:
         rows = []
+        # an end not tight anywhere: every group's attained values beside its bounds (a classifier has them always)
+        loose = any(not (g.mcr.lower_tight and g.mcr.upper_tight) for g in self.groups.values())
         for g in self.groups.values():
             row = {
                 "group": g.name,
@@ -138,6 +139,8 @@ class AuditResult(DisplayMixin):
             if "mcr_upper_attained" in g.extra:  # classifier: the attained values beside the bounds
                 row["MCR- attained"] = g.extra["mcr_lower_attained"]
                 row["MCR+ attained"] = g.extra["mcr_upper_attained"]
+            elif loose:
+                row["MCR- attained"], row["MCR+ attained"] = g.mcr.lower_attained, g.mcr.upper_attained
             if "model_mr" in g.extra:
                 row["MR(your model)"] = g.extra["model_mr"]
                 row["bracketed"] = (
@@ -261,3 +264,11 @@ def audit_meta(
         "ci_method": "percentile bootstrap over held-out rows" if bootstrap else None,
         "n_bootstrap": int(bootstrap),
     }
+
+
+def _mcr_text(mcr, digits: int) -> str:
+    """``[c, d]``; with ``(attained [a, b])`` after the certified bounds when an end is not tight."""
+    text = f"[{mcr.lower:.{digits}g}, {mcr.upper:.{digits}g}]"
+    if not (mcr.lower_tight and mcr.upper_tight):
+        text += f" (attained [{mcr.lower_attained:.{digits}g}, {mcr.upper_attained:.{digits}g}])"
+    return text

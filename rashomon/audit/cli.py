@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from ..utils.validation import RashomonInputError
+from ._cli_text import _OPTIONS, _as_option, _fairness_line, _show_warning  # noqa: F401 - _OPTIONS: the mapping
 
 
 def _group(text: str) -> tuple[str, list[str]]:
@@ -105,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--positive-label",
         default=None,
         metavar="LEVEL",
-        help="the level of a binary target coded 1 (needed unless the target is 0/1 or True/False)",
+        help="the level of a binary target coded 1 (needed unless the target is 0/1 or True/False; default: none)",
     )
     a.add_argument(
         "--group",
@@ -116,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a feature group to audit (repeat for several; names: letters, digits, _ - . and spaces, "
         "distinct); a categorical column stands for all its one-hot dummies",
     )
-    a.add_argument("--features", help="comma-separated model inputs (default: the union of the groups)")
+    a.add_argument("--features", default=None, help="comma-separated model inputs (default: the union of the groups)")
     a.add_argument(
         "--model-class",
         choices=["kernel", "linear", "logistic", "hinge"],
@@ -131,26 +132,26 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MODEL.joblib",
         help="your fitted model (a joblib or pickle file, e.g. joblib.dump(model, 'model.joblib')): its MR "
         "per group on the held-out rows is set beside the class's MCR. WARNING: loading a pickle runs "
-        "code from the file; only load files you trust",
+        "code from the file; only load files you trust (default: none)",
     )
     a.add_argument(
         "--ambiguity-threshold",
         type=float,
         default=0.5,
-        help="classifier classes: probability threshold of the ambiguity (default 0.5)",
+        help="classifier classes: probability threshold of the ambiguity (default: %(default)s)",
     )
     a.add_argument(
         "--ambiguity-rows",
         type=int,
         default=500,
-        help="classifier classes: held-out rows (seeded sample) for the ambiguity; 0 for all (default 500)",
+        help="classifier classes: held-out rows (seeded sample) for the ambiguity; 0 for all (default: %(default)s)",
     )
     a.add_argument(
         "--bootstrap-mcr",
         action="store_true",
         help="classifier classes: bootstrap MCR too (each resample reruns every MCR search; its cost "
         "is reported); without it --bootstrap gives intervals for the MR of the reference and of "
-        "--estimator",
+        "--estimator (default: off)",
     )
     a.add_argument(
         "--sensitive",
@@ -158,19 +159,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="a column of group labels (2-20 groups; need not be a feature): the report adds fairness over "
         "the Rashomon set (disparity ranges, the least disparate good model, the certified order of "
-        "the groups)",
+        "the groups; default: none)",
     )
     a.add_argument(
         "--benchmark-column",
         metavar="COLUMN",
         default=None,
         help="with --sensitive: a deployed score column (e.g. decile_score; probabilities for the "
-        "logistic class) placed in the set's disparity ranges",
+        "logistic class) placed in the set's disparity ranges (default: none)",
     )
     a.add_argument(
         "--report-name",
         default="report.html",
-        help="file name of the HTML report in --out (default report.html; another name prefixes the "
+        help="file name of the HTML report in --out (default: %(default)s; another name prefixes the "
         "figure files with its stem)",
     )
     a.add_argument(
@@ -178,9 +179,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=0.1,
         help="Rashomon margin: eps_abs = held-out reference loss + EPSILON x CV loss (or the absolute "
-        "threshold with --epsilon-kind absolute)",
+        "threshold with --epsilon-kind absolute; default: %(default)s, i.e. 10 %% of the CV loss)",
     )
-    a.add_argument("--epsilon-kind", choices=["cv", "absolute"], default="cv")
+    a.add_argument(
+        "--epsilon-kind",
+        choices=["cv", "absolute"],
+        default="cv",
+        help="how --epsilon is read: a multiple of the cross-validated loss, or an absolute loss (default: "
+        "%(default)s)",
+    )
     a.add_argument(
         "--train-size",
         type=str,
@@ -192,22 +199,44 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COLUMN",
         default=None,
         help="a True/False (or 0/1) column marking the rows that fit the reference (instead of the "
-        "seeded split; not with --train-size)",
+        "seeded split; not with --train-size; default: none, the seeded split)",
     )
-    a.add_argument("--cv", type=int, default=10, help="folds for the reference's hyper-parameters")
+    a.add_argument(
+        "--cv", type=int, default=10, help="folds for the reference's hyper-parameters (default: %(default)s)"
+    )
     a.add_argument(
         "--drop-missing",
         action="store_true",
-        help="drop rows with missing values (default: missing values are an error)",
+        help="drop rows with missing values (default: off, missing values are an error)",
     )
-    a.add_argument("--bootstrap", type=int, default=0)
-    a.add_argument("--seed", type=int, default=0)
-    a.add_argument("--n-jobs", type=int, default=None)
-    a.add_argument("--out", type=Path, default=Path("rashomon-audit"), help="folder for report.html and figures")
-    a.add_argument("--json", type=Path, help="write results as JSON")
-    a.add_argument("--no-plots", action="store_true", help="no figures or HTML report")
-    a.add_argument("--quiet", action="store_true", help="no progress bars or log lines on stderr")
-    a.add_argument("--provenance", default="", help="a sentence on where the data came from")
+    a.add_argument(
+        "--bootstrap",
+        type=int,
+        default=0,
+        help="bootstrap resamples of the held-out rows for the intervals; 0 for none (default: %(default)s)",
+    )
+    a.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="random seed of the split, the samples and the bootstrap (default: %(default)s)",
+    )
+    a.add_argument(
+        "--n-jobs",
+        type=int,
+        default=None,
+        help="joblib workers over the bootstrap resamples, -1 for all cores (default: joblib's, one)",
+    )
+    a.add_argument(
+        "--out",
+        type=Path,
+        default=Path("rashomon-audit"),
+        help="folder for report.html and figures (default: %(default)s)",
+    )
+    a.add_argument("--json", type=Path, help="write results as JSON to this file (default: none)")
+    a.add_argument("--no-plots", action="store_true", help="no figures or HTML report (default: off)")
+    a.add_argument("--quiet", action="store_true", help="no progress bars or log lines on stderr (default: off)")
+    a.add_argument("--provenance", default="", help="a sentence on where the data came from (default: none)")
     return ap
 
 
@@ -272,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
                 r"have been cancelled",
                 category=UserWarning,
             )
+            warnings.showwarning = _show_warning  # one line naming the options; restored on leaving the block
             return _main(argv)
     except KeyboardInterrupt as exc:
         if in_main:  # a second Ctrl-C or SIGTERM must not interrupt the clean-up
@@ -352,11 +382,7 @@ def _main(argv: list[str] | None = None) -> int:
         return 2
     print(res.to_frame().round(4).to_string())
     if res.fairness and "mean_prediction" in res.fairness.get("disparity", {}):
-        row = res.fairness["disparity"]["mean_prediction"]["rows"][-1]
-        print(
-            f"fairness ({res.fairness['sensitive']}): mean-prediction {row['disparity']} over the set in "
-            f"[{row['lower']:.4g}, {row['upper']:.4g}] (reference {row['reference']:.4g}); see the report"
-        )
+        print(_fairness_line(res.fairness))
     for note in res.meta.get("notes") or []:
         print(f"note: {note}", file=sys.stderr)
     if res.meta.get("n_rows_dropped"):
@@ -378,42 +404,6 @@ def _main(argv: list[str] | None = None) -> int:
     if report is not None:
         print(f"report: {report}")
     return 0
-
-
-#: audit() parameter -> the CLI option that sets it (messages name what the user typed)
-_OPTIONS = {
-    "data": "--data",
-    "target": "--target",
-    "groups": "--group",
-    "features": "--features",
-    "model_class": "--model-class",
-    "epsilon": "--epsilon",
-    "epsilon_kind": "--epsilon-kind",
-    "train_size": "--train-size",
-    "cv": "--cv",
-    "bootstrap": "--bootstrap",
-    "random_state": "--seed",
-    "n_jobs": "--n-jobs",
-    "sep": "--sep",
-    "split": "--split",
-    "positive_label": "--positive-label",
-    "estimator": "--estimator",
-    "ambiguity_threshold": "--ambiguity-threshold",
-    "ambiguity_rows": "--ambiguity-rows",
-    "bootstrap_mcr": "--bootstrap-mcr",
-    "sensitive": "--sensitive",
-    "benchmark_column": "--benchmark-column",
-}
-
-
-def _as_option(message: str) -> str:
-    import re
-
-    return re.sub(
-        r"The '(\w+)' parameter of audit",
-        lambda m: f"The '{_OPTIONS.get(m.group(1), m.group(1))}' option of rashomon audit",
-        message,
-    )
 
 
 if __name__ == "__main__":
