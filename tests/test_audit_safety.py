@@ -280,3 +280,31 @@ def test_warnings_are_one_line_for_cli_users_and_quiet_silences_them(tmp_path):
     assert ".py:" not in proc.stderr and "check_relative_epsilon(" not in proc.stderr
     quiet = _cli_process(tmp_path, "--quiet")
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+
+
+# ---------------------------------------------------------------- CSV dialects
+def test_decimal_comma_numbers_read_as_numbers_and_text_columns_listed(tmp_path, capsys):
+    df = _table(60)
+    df["color"] = np.where(np.arange(60) % 3, "red", "blue")
+    ref = tmp_path / "dot.csv"
+    df.to_csv(ref, index=False, sep=";")
+    comma = tmp_path / "comma.csv"
+    df.to_csv(comma, index=False, sep=";", decimal=",")
+    assert "," in comma.read_text().splitlines()[1]
+    kw = dict(model_class="linear", cv=3)
+    a = rashomon.audit(comma, "y", {"g": ["a", "color"]}, **kw)
+    b = rashomon.audit(ref, "y", {"g": ["a", "color"]}, **kw)  # independent: the same numbers with a dot
+    assert a.groups["g"].mcr_upper == pytest.approx(b.groups["g"].mcr_upper, rel=1e-9)
+    assert a.meta["encoding"] == {"color": ["blue", "red"]}
+    assert sum("decimal comma" in n for n in a.meta["notes"]) == 4  # a, b, c, y
+    code, out, err = _run(["--data", comma, "--target", "y", "--group", "g=a,color", "--no-plots", "--cv", "3",
+                           "--model-class", "linear"], capsys)  # fmt: skip
+    assert code == 0 and "decimal comma" in err
+    code = cli_main(["audit", "--data", str(comma), "--target", "y", "--group", "g=a,color", "--no-plots", "--cv",
+                     "3", "--model-class", "linear"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0 and "text column 'color': one-hot encoded, 2 levels ('blue', 'red')" in err
+    mixed = tmp_path / "mixed.csv"  # a text column with commas that are not all numbers stays text
+    mixed.write_text("a;t;y\n" + "".join(f"{i},5;x,{i % 2}y;{i}\n" for i in range(30)))
+    res = rashomon.audit(mixed, "y", {"g": ["a", "t"]}, **kw)
+    assert res.meta["encoding"] == {"t": ["x,0y", "x,1y"]}

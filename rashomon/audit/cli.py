@@ -219,6 +219,9 @@ def _run(args: argparse.Namespace) -> int:
         )
     for note in res.meta.get("notes") or []:
         print(f"note: {note}", file=sys.stderr)
+    for col, levels in ({} if args.quiet else res.meta.get("encoding") or {}).items():
+        shown = ", ".join(map(repr, levels[:8])) + (", ..." if len(levels) > 8 else "")
+        print(f"text column {col!r}: one-hot encoded, {len(levels)} levels ({shown})", file=sys.stderr)
     if res.meta.get("n_rows_dropped"):
         print(
             f"dropped {res.meta['n_rows_dropped']} of {res.meta['n_rows_input']} rows with missing values",
