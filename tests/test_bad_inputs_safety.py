@@ -4,6 +4,7 @@ a clear :class:`~rashomon.RashomonInputError` naming the argument, or gives an a
 independent computation (test functions below the catalogue)."""
 
 import functools
+import re
 
 import numpy as np
 import pandas as pd
@@ -95,6 +96,14 @@ def _cases():
     for name, s in sens.items():
         add(f"sensitive {name}", lambda s=s: _sets()["linear"].disparity_range(s), "sensitive")
         add(f"sensitive {name} (least_disparate)", lambda s=s: _sets()["logistic"].least_disparate(s, frontier=False), "sensitive")  # fmt: skip
+    # ---- model files and their trusted types (audit)
+    tab = DF.assign(y=YR)
+    audit = functools.partial(rsh.audit, tab, "y", {"g": ["a"]}, model_class="linear", cv=3)
+    add("audit trusted_types a number", lambda: audit(trusted_types=5), "trusted_types")
+    add("audit trusted_types numbers", lambda: audit(trusted_types=[1, 2]), "trusted_types")
+    add("audit trusted_types empty name", lambda: audit(trusted_types=[" "]), "trusted_types")
+    add("audit estimator missing file", lambda: audit(estimator="no-such-model.joblib"), "estimator")
+    add("audit estimator a folder", lambda: audit(estimator="."), "estimator")
     return cases
 
 
@@ -169,3 +178,30 @@ def test_finite_ratio_still_answers():
     prob = 1.0 / (1.0 + np.exp(-rs.reference_.predict(DF)))
     dec, s = prob > 0.5, S.to_numpy()
     assert d.reference[0] == pytest.approx(dec[s == "B"].mean() / dec[s == "A"].mean(), rel=1e-12)
+
+
+def test_skops_file_without_skops_is_a_clear_error(tmp_path, monkeypatch):
+    import sys
+
+    (tmp_path / "m.skops").write_bytes(b"PK")
+    monkeypatch.setitem(sys.modules, "skops", None)
+    monkeypatch.setitem(sys.modules, "skops.io", None)
+    with pytest.raises(RashomonInputError, match=r"'estimator'.*needs the skops package"):
+        rsh.audit(DF.assign(y=YR), "y", {"g": ["a"]}, model_class="linear", cv=3, estimator=tmp_path / "m.skops")
+
+
+def test_docs_warn_that_loading_a_pickle_runs_code():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    from rashomon.audit.cli import build_parser
+
+    texts = {
+        "README.md": (root / "README.md").read_text(encoding="utf-8"),
+        "audit guide": (root / "docs" / "user_guide" / "audit.rst").read_text(encoding="utf-8"),
+        "--help": build_parser()._subparsers._group_actions[0].choices["audit"].format_help(),
+        "audit docstring": rsh.audit.__doc__,
+    }
+    for name, text in texts.items():
+        flat = " ".join(text.split())
+        assert re.search(r"pickle.{0,40}? runs code from the file", flat, flags=re.IGNORECASE), name
