@@ -39,7 +39,7 @@ from ._results import MCRResult
 from ._search_result import search_result
 from ._set_display import set_display
 from ._set_fit import finish_fit, fit_convex
-from ._set_inputs import check_set_params, query_rows, record_names
+from ._set_inputs import check_set_params, query_rows, record_names, row_index
 
 __all__ = ["RashomonSet"]
 
@@ -153,7 +153,7 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         func = "RashomonSet.fit"
         self.loss_ = self._check_params(func)
         names = feature_names_of(X, func)  # scikit-learn's feature_names_in_: string column names only
-        self._row_index = getattr(X, "index", None) if hasattr(X, "columns") else None  # aligns sensitive Series
+        self._row_index = row_index(X)  # a pandas frame's index: sensitive Series are aligned with it
         if isinstance(self.reference, ClassMember) and hasattr(self.reference, "feature_names_in_"):
             X = check_columns(X, self.reference, func)  # a member fitted on named columns takes X's by name
         if any_dask(X, y, sample_weight):  # out of core: the rows are replaced by sufficient statistics

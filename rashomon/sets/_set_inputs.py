@@ -29,6 +29,7 @@ __all__ = [
     "check_reference_class",
     "check_set_params",
     "record_names",
+    "row_index",
     "query_rows",
     "scaled_functional_range",
 ]
@@ -139,6 +140,13 @@ def record_names(rs: Any, names: Any) -> Any:
     if not (isinstance(rs.reference, ClassMember) and getattr(rs.reference, "parametrization_", None) is par):
         par.feature_names_in_ = names
     return rs
+
+
+def row_index(X: Any) -> Any:
+    """The index of a pandas DataFrame X (a fairness query aligns a sensitive Series with it), else None."""
+    import pandas as pd
+
+    return X.index if isinstance(X, pd.DataFrame) else None
 
 
 def query_rows(rs: Any, X: Any, func: str) -> np.ndarray:
