@@ -138,6 +138,8 @@ def write_figures(result, out_dir: str | Path, prefix: str = "") -> dict:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
+    from ..plotting import plain_text
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     figs = {}
@@ -157,6 +159,7 @@ def write_figures(result, out_dir: str | Path, prefix: str = "") -> dict:
             if leg is not None:
                 for t in leg.get_texts():
                     t.set_fontsize(10)
+            plain_text(fig)  # labels from the data are text, never mathtext
             fig.tight_layout()
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=FIG_DPI, bbox_inches="tight")
