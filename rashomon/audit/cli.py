@@ -130,7 +130,7 @@ def _cli_showwarning(quiet: bool):
     def show(message, category, filename, lineno, file=None, line=None):
         if not quiet:
             _show_warning(message, category, filename, lineno, file, line)
-        if recording:
+        if recording and impl is not None:
             impl(warnings.WarningMessage(message, category, filename, lineno, file, line))
 
     return show
