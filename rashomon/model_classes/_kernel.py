@@ -145,7 +145,7 @@ class KernelModelClass(ModelClass):
         "kernel": AnyOf(Options(("rbf", "laplacian")), CallableC()),
         "gamma": AnyOf(Real(0.0, closed="neither"), Options(("nadaraya_watson",)), allow_none=True),
         "dictionary": AnyOf(Integral(1), FiniteArray(2), allow_none=True),
-        "norm_bound": Real(0.0, closed="neither", allow_none=True),
+        "norm_bound": Real(0.0, closed="neither", allow_none=True, allow_inf=True),
         "intercept": AnyOf(Options(("mean", "free")), Real()),
         "alphas": PositiveGrid(allow_none=True),
         "gammas": PositiveGrid(allow_none=True),

@@ -51,7 +51,9 @@ def engine_of(rs, func: str):
         from ._functional import LinearFunctionalRange
 
         par, eo = rs.parametrization_, rs.e_orig_form_
-        eng = LinearFunctionalRange(eo.Q, eo.c, eo.k, par.B, par.r, rs.epsilon_abs_, rs.theta_min_, func)
+        eng = LinearFunctionalRange(
+            eo.Q, eo.c, eo.k, par.B, par.r, rs.epsilon_abs_, rs.theta_min_, func, getattr(par, "loss_only", False)
+        )
     rs._functional_engine = (key, eng)
     return eng
 
@@ -88,6 +90,25 @@ def functional_ranges(
             rs.parametrization_,
         )
     eng = engine_of(rs, func)
+    if getattr(eng, "_closed", None) is not None:  # the ball certified inactive: closed forms
+        lo_b, hi_b, lo_m, hi_m = eng.closed_ranges(A, models=True)
+        lo_v, hi_v = np.einsum("ij,ij->i", A, lo_m) + a0, np.einsum("ij,ij->i", A, hi_m) + a0
+        lo_b, hi_b = lo_b + a0, hi_b + a0
+        _check_consistent(lo_b, hi_b, lo_v, hi_v, ref, rs, func)
+        keep = bool(return_models)
+        return cls(
+            list(names),
+            lo_b,
+            hi_b,
+            lo_v,
+            hi_v,
+            ref,
+            lo_m if keep else None,
+            hi_m if keep else None,
+            rs.epsilon_abs_,
+            tol,
+            rs.parametrization_,
+        )
     kw = {"tick": tick} if tick is not None and hasattr(eng, "_batch") else {}
     lo_b, hi_b, lo_v, hi_v = (np.empty(m) for _ in range(4))
     lo_m, hi_m = (np.empty((m if return_models else 0, d)) for _ in range(2))
@@ -299,7 +320,10 @@ def coef_range(rs, tol, return_models, func, standardize=False, progress=False) 
             f"{func} needs a linear model class (coefficients); {par.class_name} has none. Use "
             "functional_range for linear functionals of its parameters."
         )
-    A, a0 = affine_attributes(par, ("intercept_", "coef_"))
+    cached = rs.__dict__.get("_coef_map")  # the map θ -> (intercept, coefficients), once per parametrisation
+    if cached is None or cached[0] is not par:
+        cached = rs._coef_map = (par, *affine_attributes(par, ("intercept_", "coef_")))
+    A, a0 = cached[1].copy(), cached[2].copy()
     p = len(at["coef_"])
     cols = list(rs._columns) if rs._columns else [f"x{j}" for j in range(p)]
     if standardize:  # per (weighted) standard deviation of each feature, as the class standardises
