@@ -195,3 +195,17 @@ def test_inf_needs_a_supported_loss():
     X, y = _logistic_data(100, 2)
     with pytest.raises(RashomonInputError, match="norm_bound.*finite for loss='absolute_error'"):
         RashomonSet(LinearModelClass(norm_bound=np.inf), 0.05, loss="absolute_error").fit(X, y.astype(float))
+
+
+def test_kernel_inf_is_the_loss_set_when_the_design_has_full_rank():
+    from rashomon import KernelModelClass
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = X[:, 0] + 0.3 * rng.normal(size=80)
+    a, b = (RashomonSet(KernelModelClass(norm_bound=nb, gamma=0.5), 0.1).fit(X, y) for nb in (np.inf, 1e12))
+    assert a.parametrization_.loss_only and b.parametrization_.loss_only
+    assert a.parametrization_.r == pytest.approx(b.parametrization_.r, rel=1e-9) and b.parametrization_.r < 1e12
+    pa, pb = a.prediction_range(X[:20]), b.prediction_range(X[:20])
+    # one closed form from two least-loss points (a solve and the ball's solver; equal to 1e-12): 1e-9
+    assert np.allclose(pa.lower, pb.lower, rtol=0, atol=1e-9) and np.allclose(pa.upper, pb.upper, rtol=0, atol=1e-9)

@@ -91,9 +91,8 @@ def functional_ranges(
         )
     eng = engine_of(rs, func)
     if getattr(eng, "_closed", None) is not None:  # the ball certified inactive: closed forms
-        lo_b, hi_b, lo_m, hi_m = eng.closed_ranges(A, models=True)
-        lo_v, hi_v = np.einsum("ij,ij->i", A, lo_m) + a0, np.einsum("ij,ij->i", A, hi_m) + a0
-        lo_b, hi_b = lo_b + a0, hi_b + a0
+        lo_b, hi_b, lo_v, hi_v, lo_m, hi_m = eng.closed_ranges(A, models=bool(return_models))
+        lo_b, hi_b, lo_v, hi_v = lo_b + a0, hi_b + a0, lo_v + a0, hi_v + a0
         _check_consistent(lo_b, hi_b, lo_v, hi_v, ref, rs, func)
         keep = bool(return_models)
         return cls(
