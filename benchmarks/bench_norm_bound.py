@@ -82,7 +82,8 @@ def report(title, res, r_used, fmt):
         for q in queries:
             t, s = res[v][q]
             base = res["inf"][q][0]
-            cells.append(f"{t:8.3f}s ({t / max(base, 1e-9):5.1f}x)")
+            shown = f"{t * 1e3:8.3f}ms" if t < 0.1 else f"{t:9.3f}s"
+            cells.append(f"{shown} ({t / max(base, 1e-12):5.1f}x)")
         print(f"{v:<12} {r_used[v]:12.5g} " + " ".join(f"{c:>22}" for c in cells))
     print("bounds:")
     for v in names:

@@ -255,29 +255,30 @@ class LinearFunctionalRange:
 
     def _closed_form(self, A):
         """``min a'θ`` over the loss's ellipsoid (the ball certified inactive): bound, members, values."""
-        lo, _, lo_v, _, th_lo, _ = self.closed_ranges(A)
-        return lo, th_lo, lo_v
+        centre, half, th_lo, _ = self.closed_ranges(A)
+        return centre - half, th_lo, np.einsum("ij,ij->i", A, th_lo)
 
-    def closed_ranges(self, A, models: bool = True):
-        """Both ends of every row's range in closed form (``loss_only`` only): ``(lower, upper, lower_attained,
-        upper_attained, θ_lower, θ_upper)``. The members (None without ``models``) stop 1e-12 short of the
-        boundary (inside the set to rounding); the attained values are theirs, ``centre ∓ (1 - 1e-12)·half``."""
+    def closed_ranges(self, A, a0=None, models: bool = True):
+        """Every row's range in closed form (``loss_only`` only): ``[centre - half, centre + half]`` of ``a'θ +
+        a0`` and, with ``models``, the members ``θ̂ ∓ (1 - 1e-12)·sqrt(δ/a'Q⁻¹a)·Q⁻¹a`` (1e-12 short of the
+        boundary: inside the set to rounding; their values are ``centre ∓ (1 - 1e-12)·half``). Returns
+        ``(centre, half, θ_lower, θ_upper)``."""
         assert self._closed is not None
         th, Qinv, delta = self._closed
         QA = A @ Qinv
         q = np.einsum("ij,ij->i", A, QA)
         np.maximum(q, 0.0, out=q)
         centre = A @ th
+        if a0 is not None:
+            centre += a0
         half = np.sqrt(q * delta)
-        inner = half * (1 - 1e-12)
         if not models:
-            return centre - half, centre + half, centre - inner, centre + inner, None, None
+            return centre, half, None, None
         pos = q > 0
         step = np.sqrt(delta / np.where(pos, q, 1.0)) * (1 - 1e-12)
         step[~pos] = 0.0
         move = step[:, None] * QA
-        lo_m, hi_m = th[None, :] - move, th[None, :] + move
-        return centre - half, centre + half, np.einsum("ij,ij->i", A, lo_m), np.einsum("ij,ij->i", A, hi_m), lo_m, hi_m
+        return centre, half, th[None, :] - move, th[None, :] + move
 
     def _feasible_theta(self, thetas):
         """Shrink members toward the interior point until both constraints hold when evaluated in θ."""

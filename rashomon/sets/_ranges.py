@@ -91,19 +91,18 @@ def functional_ranges(
         )
     eng = engine_of(rs, func)
     if getattr(eng, "_closed", None) is not None:  # the ball certified inactive: closed forms
-        lo_b, hi_b, lo_v, hi_v, lo_m, hi_m = eng.closed_ranges(A, models=bool(return_models))
-        lo_b, hi_b, lo_v, hi_v = lo_b + a0, hi_b + a0, lo_v + a0, hi_v + a0
-        _check_consistent(lo_b, hi_b, lo_v, hi_v, ref, rs, func)
-        keep = bool(return_models)
+        centre, half, lo_m, hi_m = eng.closed_ranges(A, a0, models=bool(return_models))
+        _check_closed(centre, half, ref, rs, func)
+        inner = half * (1 - 1e-12)  # the members' values (see closed_ranges)
         return cls(
             list(names),
-            lo_b,
-            hi_b,
-            lo_v,
-            hi_v,
+            centre - half,
+            centre + half,
+            centre - inner,
+            centre + inner,
             ref,
-            lo_m if keep else None,
-            hi_m if keep else None,
+            lo_m,
+            hi_m,
             rs.epsilon_abs_,
             tol,
             rs.parametrization_,
@@ -149,6 +148,17 @@ def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):
             "attaining member lies outside it by more than 1e-9 relative); the ranges are not "
             "certified. Please report this data."
         )
+
+
+def _check_closed(centre, half, ref, rs, func):
+    """The closed-form ranges' check (their ends and members are ordered by construction): finite, and the
+    reference inside when it is a member."""
+    ok = bool(np.isfinite(centre).all() and np.isfinite(half).all())
+    if ok and rs.e_ref_ <= rs.epsilon_abs_ * (1 + 1e-12):
+        ok = not np.any(np.abs(ref - centre) - half > 1e-9 * (1.0 + np.abs(centre) + half))
+    if not ok:
+        _check_consistent(centre - half, centre + half, centre - half, centre + half, ref, rs, func)
+        raise RashomonInputError(f"{func}: a closed-form range is not finite; the ranges are not certified.")
 
 
 def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
