@@ -209,3 +209,14 @@ def test_kernel_inf_is_the_loss_set_when_the_design_has_full_rank():
     pa, pb = a.prediction_range(X[:20]), b.prediction_range(X[:20])
     # one closed form from two least-loss points (a solve and the ball's solver; equal to 1e-12): 1e-9
     assert np.allclose(pa.lower, pb.lower, rtol=0, atol=1e-9) and np.allclose(pa.upper, pb.upper, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [LogisticModelClass, HingeModelClass])
+def test_classifier_mcr_with_inf_equals_a_large_bound(cls, small_budget):
+    # one set: each bound of one run lies within the other run's certified interval [bound, attained] (the ends
+    # are certified bounds with attaining members; both runs see the same set, to the 1e-12 of their r)
+    X, y = _logistic_data(200, 2)
+    a, b = (RashomonSet(cls(norm_bound=nb), 0.05).fit(X, y).model_class_reliance(0) for nb in (np.inf, 1e6))
+    for r1, r2 in ((a, b), (b, a)):
+        assert r1.lower <= r2.lower + r2.lower_gap + 1e-9
+        assert r1.upper >= r2.upper - r2.upper_gap - 1e-9

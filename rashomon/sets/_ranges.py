@@ -323,17 +323,16 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
 def coef_range(rs, tol, return_models, func, standardize=False, progress=False) -> CoefRange:
     rs._check_fitted("coef_range")
     par = rs.parametrization_
-    at = par.member_attributes(rs.reference_theta_)
-    if "coef_" not in at:
-        raise RashomonInputError(
-            f"{func} needs a linear model class (coefficients); {par.class_name} has none. Use "
-            "functional_range for linear functionals of its parameters."
-        )
     cached = rs.__dict__.get("_coef_map")  # the map θ -> (intercept, coefficients), once per parametrisation
     if cached is None or cached[0] is not par:
+        if "coef_" not in par.member_attributes(rs.reference_theta_):
+            raise RashomonInputError(
+                f"{func} needs a linear model class (coefficients); {par.class_name} has none. Use "
+                "functional_range for linear functionals of its parameters."
+            )
         cached = rs._coef_map = (par, *affine_attributes(par, ("intercept_", "coef_")))
     A, a0 = cached[1].copy(), cached[2].copy()
-    p = len(at["coef_"])
+    p = len(A) - 1
     cols = list(rs._columns) if rs._columns else [f"x{j}" for j in range(p)]
     if standardize:  # per (weighted) standard deviation of each feature, as the class standardises
         sd = np.asarray(par.sd, dtype=float)
