@@ -111,6 +111,16 @@ def test_linear_prediction_ranges_match_glassy(diabetes):
     assert np.allclose(cr.lower[1:], cb[:, 0], rtol=1e-9) and np.allclose(cr.upper[1:], cb[:, 1], rtol=1e-9)
 
 
+def test_members_carry_the_class_as_defined(diabetes):
+    # a member of a tightened set, used as the reference on other rows, defines the set with the class's own bound
+    X, y = diabetes
+    rs = RashomonSet(LinearModelClass(norm_bound=np.inf), 0.05).fit(X[:300], y[:300])
+    member = rs.coef_range(return_models=True).member(1, "upper")
+    assert member.parametrization_.r == np.inf
+    other = RashomonSet(LinearModelClass(norm_bound=np.inf), 0.05, reference=member).fit(X[300:], y[300:])
+    assert other.parametrization_.loss_only and np.isfinite(other.parametrization_.r)
+
+
 def test_linear_finite_bound_that_binds_is_kept(diabetes):
     X, y = diabetes
     rs = RashomonSet(LinearModelClass(norm_bound=1.0), 0.05).fit(X, y)

@@ -36,6 +36,7 @@ def _tightened(par, r_star: float):
         par.info, norm_bound=float(r_star), norm_bound_requested=par.info.get("norm_bound_requested", par.r)
     )
     new.untightened, new.loss_only = par, True
+    new.estimator = par.estimator  # members carry the class as defined (a reference for other rows keeps its bound)
     return new
 
 
