@@ -230,3 +230,28 @@ def test_classifier_mcr_with_inf_equals_a_large_bound(cls, small_budget):
     for r1, r2 in ((a, b), (b, a)):
         assert r1.lower <= r2.lower + r2.lower_gap + 1e-9
         assert r1.upper >= r2.upper - r2.upper_gap - 1e-9
+
+
+def test_fit_reference_with_inf_is_the_least_squares_fit(diabetes):
+    from sklearn.linear_model import LinearRegression
+
+    X, y = diabetes
+    m = LinearModelClass(norm_bound=np.inf).fit_reference(X, y)
+    ols = LinearRegression().fit(X, y)
+    # the normal equations solved two ways (condition number about 1e3 on standardised columns): 1e-9 relative
+    assert np.allclose(m.coef_, ols.coef_, rtol=1e-9, atol=1e-9 * np.abs(ols.coef_).max())
+    with pytest.raises(RashomonInputError, match="norm_bound.*full column rank"):
+        LinearModelClass(norm_bound=np.inf).fit_reference(np.c_[X, X[:, 0] - X[:, 1]], y)
+
+
+def test_dask_inf_equals_in_memory(diabetes):
+    da = pytest.importorskip("dask.array")
+    X, y = diabetes
+    a = RashomonSet(LinearModelClass(norm_bound=np.inf), 0.05).fit(X, y)
+    b = RashomonSet(LinearModelClass(norm_bound=np.inf), 0.05).fit(
+        da.from_array(X, chunks=100), da.from_array(y, chunks=100)
+    )
+    # the same set from summed co-moments (chunked sums: rounding 1e-13 relative): r to 1e-9, MCR to 1e-9
+    assert b.parametrization_.loss_only
+    assert b.parametrization_.r == pytest.approx(a.parametrization_.r, rel=1e-9)
+    assert b.model_class_reliance(0).upper == pytest.approx(a.model_class_reliance(0).upper, rel=1e-9)

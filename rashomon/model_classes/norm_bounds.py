@@ -35,6 +35,9 @@ __all__ = [
     "margin_norm_bound",
     "margin_minimiser",
     "polyhedral_norm_bound",
+    "least_loss_point",
+    "unbounded_error",
+    "squared_loss_minimiser",
     "HINGE_PIECES",
     "LOGISTIC_PIECES",
 ]
@@ -44,6 +47,37 @@ HINGE_PIECES = ((0.0, 0.0), (1.0, -1.0))
 LOGISTIC_PIECES = ((0.0, 0.0), (0.0, -1.0), (math.log(2.0), -0.5))
 _SAFETY = 1e-9  # relative widening of the closed-form bounds (rounding)
 _LP_SAFETY = 1e-6  # relative widening of the linear programmes' extremes (HiGHS' feasibility tolerance is 1e-7)
+
+
+def least_loss_point(Q: np.ndarray, c: np.ndarray) -> np.ndarray | None:
+    """The minimiser ``Q⁻¹c`` of a squared loss ``θ'Qθ - 2c'θ + k`` (``norm_bound=np.inf``), or None when the loss has
+    a free direction (Q singular to a condition number of about 1e14: the design lacks full column rank)."""
+    try:
+        C = np.linalg.cholesky(0.5 * (Q + Q.T))
+    except np.linalg.LinAlgError:
+        return None
+    dg = np.diag(C)
+    if not dg.min() > 1e-7 * dg.max():
+        return None
+    return linalg.cho_solve((C, True), c)
+
+
+def unbounded_error(cls: str, func: str, why: str):
+    """The error of ``norm_bound=np.inf`` where the loss alone does not bound the set."""
+    from ..utils.validation import RashomonInputError
+
+    return RashomonInputError(
+        f"The 'norm_bound' parameter of {cls} must be finite in {func} here: the loss alone does not bound the "
+        f"set ({why}). Got inf instead."
+    )
+
+
+def squared_loss_minimiser(eo, cls: str, func: str) -> np.ndarray:
+    """``argmin e_orig`` for ``norm_bound=np.inf`` (a :class:`~rashomon.model_classes.Quadratic`), or the error."""
+    theta = least_loss_point(eo.Q, eo.c)
+    if theta is None:
+        raise unbounded_error(cls, func, "the design does not have full column rank")
+    return theta
 
 
 def penalty_factor(B: np.ndarray) -> np.ndarray:

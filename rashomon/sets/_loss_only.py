@@ -16,8 +16,15 @@ import math
 import numpy as np
 
 from ..model_classes import MarginLoss
-from ..model_classes.norm_bounds import HINGE_PIECES, margin_norm_bound, polyhedral_norm_bound, quadratic_norm_bound
-from ..utils.validation import RashomonInputError
+from ..model_classes.norm_bounds import (
+    HINGE_PIECES,
+    least_loss_point,
+    margin_norm_bound,
+    polyhedral_norm_bound,
+    quadratic_norm_bound,
+    squared_loss_minimiser,
+    unbounded_error,
+)
 
 __all__ = ["untightened", "loss_minimiser", "tighten_quadratic", "tighten_margin"]
 
@@ -40,41 +47,24 @@ def _tightened(par, r_star: float):
     return new
 
 
-def _unbounded(par, func: str, why: str) -> RashomonInputError:
-    cls = par.class_name.split("(")[0]
-    return RashomonInputError(
-        f"The 'norm_bound' parameter of {cls} must be finite in {func} here: the loss alone does not bound the "
-        f"set ({why}). Got inf instead."
-    )
-
-
-def _cholesky(Q):
-    try:
-        C = np.linalg.cholesky(0.5 * (Q + Q.T))
-    except np.linalg.LinAlgError:
-        return None
-    dg = np.diag(C)
-    return C if dg.min() > 1e-7 * dg.max() else None  # condition number below ~1e14
+def _unbounded(par, func: str, why: str):
+    return unbounded_error(par.class_name.split("(")[0], func, why)
 
 
 def loss_minimiser(eo, par, func: str) -> np.ndarray:
     """The squared loss's minimiser (``norm_bound=np.inf``): an error when the loss has a free direction."""
-    C = _cholesky(eo.Q)
-    if C is None:
-        raise _unbounded(par, func, "the design does not have full column rank")
-    return np.linalg.solve(eo.Q, eo.c)  # e = θ'Qθ - 2c'θ + k is least at Q⁻¹c
+    return squared_loss_minimiser(eo, par.class_name.split("(")[0], func)
 
 
 def tighten_quadratic(rs, func: str) -> None:
     """Squared loss: the loss's set is the ellipsoid ``(θ - θ̂)'Q(θ - θ̂) <= ε - e(θ̂)``; r* is its exact
     ``max θ'Bθ``. Replaces ``rs.parametrization_`` when r* is below the class's bound."""
     par, eo = rs.parametrization_, rs.e_orig_form_
-    C = _cholesky(eo.Q)
-    if C is None:
+    theta_hat = least_loss_point(eo.Q, eo.c)
+    if theta_hat is None:
         if math.isinf(par.r):
             raise _unbounded(par, func, "the design does not have full column rank")
         return
-    theta_hat = np.linalg.solve(eo.Q, eo.c)
     B = par.B
     if not float(theta_hat @ B @ theta_hat) < par.r:
         return  # the loss's minimiser is outside the ball: the ball binds
