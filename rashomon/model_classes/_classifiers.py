@@ -331,7 +331,8 @@ class HingeModelClass(_MarginClass):
         r. ``None`` takes the norm of a ``LinearSVC`` (hinge loss, liblinear's objective) with C in
         ``logspace(-3, 2, 11)`` chosen by 5-fold cross-validated accuracy on the standardised features, as
         ``GridSearchCV`` would, but every fit solved to its exact optimum (liblinear stops short at large C;
-        ``rashomon/model_classes/_svm_path.py``).
+        ``rashomon/model_classes/_svm_path.py``). ``np.inf`` and large bounds: as for
+        :class:`LogisticModelClass`.
     penalty_matrix, fit_intercept, standardize
         As for :class:`LogisticModelClass`.
     smoothing : float, default=1e-7

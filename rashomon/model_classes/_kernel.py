@@ -124,7 +124,8 @@ class KernelModelClass(ModelClass):
         those points.
     norm_bound : float, default=None
         r. None: the RKHS norm of the kernel-ridge reference (penalty by exact
-        leave-one-out over ``alphas``).
+        leave-one-out over ``alphas``). ``np.inf``: the set of the loss alone
+        (an error where the feature map's design is rank deficient).
     intercept : "mean", "free" or float, default="mean"
         μ fixed at the mean of y (as Fisher et al.), free and unpenalised, or
         fixed at a given value.

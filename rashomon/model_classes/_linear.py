@@ -300,8 +300,13 @@ class LinearParametrization(Parametrization):
         self.n_features = len(mean)
 
     def design(self, X: np.ndarray) -> np.ndarray:
-        Z = (X - self.mean) / self.sd
-        return np.hstack([np.ones((X.shape[0], 1)), Z]) if self.o else Z
+        if not self.o:
+            return (X - self.mean) / self.sd
+        D = np.empty((X.shape[0], X.shape[1] + 1))  # [1, (X - mean)/sd] written in place (the same values)
+        D[:, 0] = 1.0
+        np.subtract(X, self.mean, out=D[:, 1:])
+        D[:, 1:] /= self.sd
+        return D
 
     @one_blas_thread
     def e_orig(self, X, y, w=None, cache=None) -> Quadratic:
