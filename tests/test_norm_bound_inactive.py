@@ -255,3 +255,16 @@ def test_dask_inf_equals_in_memory(diabetes):
     assert b.parametrization_.loss_only
     assert b.parametrization_.r == pytest.approx(a.parametrization_.r, rel=1e-9)
     assert b.model_class_reliance(0).upper == pytest.approx(a.model_class_reliance(0).upper, rel=1e-9)
+
+
+def test_ill_conditioned_loss_is_not_tightened():
+    # two columns equal to 1e-6: the loss's ellipsoid is certified only to about cond·eps, so the bound is kept
+    # (a finite one) or refused (np.inf) rather than guessed
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    X = np.c_[X, X[:, 0] + 1e-6 * rng.normal(size=200)]
+    y = X[:, 0] + rng.normal(size=200)
+    rs = RashomonSet(LinearModelClass(norm_bound=1e6), 0.05).fit(X, y)
+    assert rs.parametrization_.r == 1e6 and not getattr(rs.parametrization_, "loss_only", False)
+    with pytest.raises(RashomonInputError, match="norm_bound.*condition number"):
+        RashomonSet(LinearModelClass(norm_bound=np.inf), 0.05).fit(X, y)

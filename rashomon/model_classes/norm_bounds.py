@@ -36,6 +36,7 @@ __all__ = [
     "margin_minimiser",
     "polyhedral_norm_bound",
     "least_loss_point",
+    "rounding_factor",
     "unbounded_error",
     "squared_loss_minimiser",
     "HINGE_PIECES",
@@ -115,12 +116,26 @@ def ellipsoid_norm_bound(a: np.ndarray, A: np.ndarray) -> float:
     return dual(hi) * (1 + _SAFETY)
 
 
+def rounding_factor(M: np.ndarray) -> float:
+    """``1 + 1e3·cond(M)·eps``: the widening of a bound computed through M's factorisation (its centre and axes
+    carry relative errors of about cond·eps); ``inf`` when cond(M) > 1e12 (too few digits left to certify)."""
+    ev = np.linalg.eigvalsh(0.5 * (M + M.T))
+    if not ev[0] > 0:
+        return math.inf
+    cond = float(ev[-1] / ev[0])
+    return math.inf if cond > 1e12 else 1.0 + 1e3 * cond * np.finfo(float).eps
+
+
 def quadratic_norm_bound(Q: np.ndarray, theta_hat: np.ndarray, delta: float, B: np.ndarray) -> float:
-    """``max θ'Bθ`` over ``(θ - θ̂)'Q(θ - θ̂) <= delta`` (Q positive definite): exact, to rounding."""
+    """``max θ'Bθ`` over ``(θ - θ̂)'Q(θ - θ̂) <= delta`` (Q positive definite): exact, to rounding (widened by
+    :func:`rounding_factor`; ``inf`` when Q is too ill-conditioned to certify it)."""
+    grow = rounding_factor(Q)
+    if math.isinf(grow):
+        return math.inf
     F = penalty_factor(B)
     C = np.linalg.cholesky(0.5 * (Q + Q.T))
     A = F @ linalg.solve_triangular(C.T, np.eye(len(theta_hat)), lower=False) * math.sqrt(max(delta, 0.0))
-    return ellipsoid_norm_bound(F @ theta_hat, A)
+    return ellipsoid_norm_bound(F @ theta_hat, A) * grow
 
 
 def margin_norm_bound(Dy: np.ndarray, theta0: np.ndarray, level: float, B: np.ndarray, loss) -> float:
@@ -156,14 +171,15 @@ def margin_norm_bound(Dy: np.ndarray, theta0: np.ndarray, level: float, B: np.nd
         rad2 = 2.0 * delta + float(Cinv_g @ Cinv_g)  # E: (u - centre)'H(u - centre) <= rad2
         # the largest ‖u‖_P on E: ‖centre‖_P + sqrt(rad2 · λ_max(C⁻¹PC⁻ᵀ))
         W = linalg.solve_triangular(C, Lp, lower=True)
+        grow = rounding_factor(H)  # the factorisations' rounding, on the reach and on the bound
         reach = math.sqrt(float(centre @ P @ centre)) + math.sqrt(rad2) * float(np.linalg.norm(W, 2))
-        reach *= 1 + 1e-9
+        reach *= grow * (1 + 1e-9)
         if not math.isfinite(reach):
             return math.inf
         if reach < rho:  # E inside the region: it contains the whole set
             F = penalty_factor(B)
             A = F @ linalg.solve_triangular(C.T, np.eye(d), lower=False) * math.sqrt(rad2)
-            return ellipsoid_norm_bound(F @ (theta0 + centre), A)
+            return ellipsoid_norm_bound(F @ (theta0 + centre), A) * grow
         rho = max(1.5 * reach, 2.0 * rho)
     return math.inf
 

@@ -72,6 +72,10 @@ def tighten_quadratic(rs, func: str) -> None:
     delta = float(rs.epsilon_abs_) - min(float(eo(theta_hat)), float(rs.e_min_))
     delta += 1e-12 * max(abs(float(eo.k)), abs(float(rs.e_min_)), 1e-300)
     r_star = quadratic_norm_bound(eo.Q, theta_hat, delta, B)
+    if math.isinf(r_star):
+        if math.isinf(par.r):
+            raise _unbounded(par, func, "the loss's Hessian has a condition number above 1e12: too few digits")
+        return
     if r_star <= par.r:  # (equal: the bound was given as this r*; the ball is inactive all the same)
         rs.parametrization_ = _tightened(par, r_star)
 
