@@ -185,6 +185,19 @@ def _cases():
         "features empty": (lambda: rsh.model_class_reliance(LMC, X, Y, []), "features"),
         "model_class not a class": (lambda: RashomonSet("linear", 0.1).fit(X, Y), "model_class"),
         "norm_bound negative": (lambda: RashomonSet(LinearModelClass(norm_bound=-1.0), 0.1).fit(X, Y), "norm_bound"),
+        "norm_bound nan": (lambda: RashomonSet(LinearModelClass(norm_bound=np.nan), 0.1).fit(X, Y), "norm_bound"),
+        "norm_bound inf, dependent columns": (
+            lambda: RashomonSet(LinearModelClass(norm_bound=np.inf), 0.1).fit(np.c_[X, X[:, :1]], Y),
+            "norm_bound",
+        ),
+        "norm_bound inf, separable classes": (
+            lambda: RashomonSet(rsh.LogisticModelClass(norm_bound=np.inf), 0.1).fit(X, (X[:, 0] > 0).astype(int)),
+            "norm_bound",
+        ),
+        "norm_bound inf, absolute loss": (
+            lambda: RashomonSet(LinearModelClass(norm_bound=np.inf), 0.1, loss="absolute_error").fit(X, Y),
+            "norm_bound",
+        ),
         "epsilon negative": (lambda: RashomonSet(LMC, -0.1).fit(X, Y), "epsilon"),
         "sample_weight negative": (
             lambda: RashomonSet(LMC, 0.1).fit(X, Y, sample_weight=-np.ones(40)),

@@ -92,7 +92,12 @@ class ModelClass(abc.ABC):
         theta = par.reference_theta
         if theta is None:
             eo = par.e_orig(Xa, ya, w)
-            theta = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
+            if np.isinf(par.r):  # the loss's own set
+                from .norm_bounds import squared_loss_minimiser
+
+                theta = squared_loss_minimiser(eo, type(self).__name__, func)
+            else:
+                theta = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
         return par.estimator(theta)
 
     def build(

@@ -27,9 +27,11 @@ def fit_convex(rs, Xa, ya, w, columns, func: str) -> None:
     if w is not None:
         raise RashomonInputError(f"The 'sample_weight' parameter of {func} needs loss='squared_error'.")
     if rs.loss_ in ("log_loss", "hinge"):  # classifier classes: rashomon/sets/margin/_mcr.py
+        from ._loss_only import tighten_margin
         from .margin import fit_margin_set
 
-        return fit_margin_set(rs, Xa, ya, columns, func)
+        fit_margin_set(rs, Xa, ya, columns, func)
+        return tighten_margin(rs, func)  # an inactive norm bound: the smallest that contains the set
     ref = rs.reference
     if ref is not None and not hasattr(ref, "predict") and not hasattr(ref, "decision_function"):
         raise RashomonInputError(
@@ -50,12 +52,17 @@ def fit_convex(rs, Xa, ya, w, columns, func: str) -> None:
 
 
 def finish_fit(rs, func: str, cache: dict | None = None) -> None:
-    par = rs.parametrization_
+    from ._loss_only import loss_minimiser, tighten_quadratic, untightened
+
+    par = rs.parametrization_ = untightened(rs.parametrization_)  # a reweighted copy starts from the class's bound
     Xa, ya, w = rs.X_, rs.y_, rs.sample_weight_
     # reweighted copies pass the shared cache: the weight-independent pieces of e_orig are kept there
     eo = par.e_orig(Xa, ya, w) if cache is None else par.e_orig(Xa, ya, w, cache=cache)
     rs.e_orig_form_ = eo
-    rs.theta_min_ = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
+    if np.isinf(par.r):  # the set of the loss alone
+        rs.theta_min_ = loss_minimiser(eo, par, func)
+    else:
+        rs.theta_min_ = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
     rs.e_min_ = eo(rs.theta_min_)
     if rs.reference is None:
         theta_ref = rs.theta_min_
@@ -75,4 +82,5 @@ def finish_fit(rs, func: str, cache: dict | None = None) -> None:
             "noise), or check that y is not a function of X."
         )
     rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func)
+    tighten_quadratic(rs, func)  # an inactive norm bound: the smallest that contains the set
     rs._degenerate = rs._at_e_min(rs.epsilon_abs_)
