@@ -24,7 +24,7 @@ member. A row whose gap exceeds the tolerance is left to the caller (the per-row
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, log_expit
+from scipy.special import log_expit
 
 __all__ = ["MarginBatch"]
 
@@ -35,6 +35,14 @@ _ZZ_FLOATS = (
     1 << 24
 )  # the rows' outer products are kept up to 128 MB (10^5 rows x 20 features: 185 MB, built per block)
 _ROWS = 65536  # rows per block of outer products when they are not kept
+
+
+def _log_expit_and_expit_neg(M: np.ndarray):
+    """``(log σ(M), σ(-M))`` from one exponential ``exp(-|M|)`` (half the time of scipy's two calls; both within
+    one rounding of them: log σ(M) = min(M, 0) - log1p(e), σ(-M) = e/(1 + e) for M >= 0, 1/(1 + e) below)."""
+    e = np.exp(-np.abs(M))
+    one_e = 1.0 + e
+    return np.minimum(M, 0.0) - np.log1p(e), np.where(M >= 0, e, 1.0) / one_e
 
 
 def _solve_each(J: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -99,12 +107,11 @@ class MarginBatch:
         M = self.Z @ T
         self.n_eval += M.shape[1]
         if not self.hinge:
-            s = expit(-M)
-            return -(self.w @ log_expit(M)), -(self.Zw.T @ s), s
+            lg, s = _log_expit_and_expit_neg(M)
+            return -(self.w @ lg), -(self.Zw.T @ s), s
         tau = self.tau
-        U = (self.lc - M) / tau
-        s = expit(U)
-        return -tau * (self.w @ log_expit(-U)), -(self.Zw.T @ s), s
+        lg, s = _log_expit_and_expit_neg((M - self.lc) / tau)
+        return -tau * (self.w @ lg), -(self.Zw.T @ s), s
 
     def hessians(self, s: np.ndarray) -> np.ndarray:
         """``Z'diag(w σ(m)σ(-m))Z`` per column of s (= σ(-m)): one product with the row-wise outer products."""
