@@ -379,7 +379,7 @@ def _no_batch(monkeypatch):
     """Every row through the per-row certified search (:meth:`MarginFunctionalRange._one`)."""
     import rashomon.sets.margin._batch as mb
 
-    def none_certified(self, A, tol):
+    def none_certified(self, A, tol, decide=None):
         m, d = len(A), self.d
         return np.full(m, np.nan), np.full((m, d), np.nan), np.full(m, np.nan), np.zeros(m, dtype=bool)
 
