@@ -276,7 +276,9 @@ def test_warnings_are_one_line_for_cli_users_and_quiet_silences_them(tmp_path):
     proc = _cli_process(tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if "warning" in ln.lower()]
-    assert lines and lines[0].startswith("rashomon audit: warning: The '--epsilon' option of rashomon audit is 10"), lines
+    assert lines and lines[0].startswith("rashomon audit: warning: The '--epsilon' option of rashomon audit is 10"), (
+        lines
+    )
     assert ".py:" not in proc.stderr and "check_relative_epsilon(" not in proc.stderr
     quiet = _cli_process(tmp_path, "--quiet")
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
