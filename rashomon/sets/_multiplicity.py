@@ -205,7 +205,7 @@ def screened_ranges(rs, X, t, tol, func, progress):
     certified by the outer bounds and attained by the best member found."""
     from ._range_results import PredictionRange
     from ._ranges import _check_consistent, _phase, engine_of
-    from .margin._screen import screen_of
+    from .margin import screen_of
 
     Xa = rs._rows(X, func)
     par = rs.parametrization_
