@@ -262,6 +262,8 @@ def range_rows(rs, spec: MetricSpec, kind: str, eps: float, tol: float, func: st
     ref_theta = rs.reference_theta_
     d = rs.parametrization_.dim
     if spec.structure == "rowwise":
+        from ._joint import joint_pair_bounds, row_functions
+        from ._ranges import margin_set
         from ._rowwise import _ascent_candidates, _row_score_bounds, _smooth, _taylor_bound
 
         lo_s, hi_s = _row_score_bounds(rs, spec, eps, min(tol, 1e-8), func)
@@ -284,6 +286,12 @@ def range_rows(rs, spec: MetricSpec, kind: str, eps: float, tol: float, func: st
         start = base[int(np.argmax(np.abs(dv[0])))]
         cands = np.array(base + _ascent_candidates(rs, spec, signed, kind, eps, start, func) + [rs.theta_min_])
         exact_pairs = {}
+        if kind == "difference" and margin_set(rs) is not None and row_functions(spec) is not None:
+            joint, members = joint_pair_bounds(rs, spec, all_pairs, lo_s, hi_s, eps, func, cands)
+            for p, (lo_j, hi_j) in joint.items():
+                outer[p] = (max(outer[p][0], lo_j), min(outer[p][1], hi_j))
+            if members:
+                cands = np.vstack([cands, np.array(members)])
         if kind == "difference" and _smooth(spec):
             Gc = spec.group_values(cands)
             for g, h in all_pairs:
