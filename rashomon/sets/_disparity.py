@@ -219,14 +219,15 @@ def _summary_bounds(lo, hi, kind):
 
 def _segment_zero(spec, kind, g, h, th_lo, th_hi, target):
     """The member on the segment between two members (inside the convex set) closest to ``d = target``: a grid,
-    then bisection to double precision where d is continuous (linear and quadratic metrics)."""
+    then bisection to double precision where d is continuous in θ (every metric but the decisions' rates)."""
     t = np.linspace(0.0, 1.0, 201)
     seg = th_lo[None, :] + t[:, None] * (th_hi - th_lo)[None, :]
     G = spec.group_values(seg)
     d = (G[:, g] - G[:, h] if kind == "difference" else G[:, g] / G[:, h]) - target
     i = int(np.argmin(np.abs(d)))
     cross = np.where(d[:-1] * d[1:] < 0)[0]
-    if spec.structure == "rowwise" or d[i] == 0 or not cross.size:
+    continuous = spec.structure != "rowwise" or spec.metric in ("mean_prediction", "mean_residual", "group_loss")
+    if not continuous or d[i] == 0 or not cross.size:  # decisions jump: the grid's best
         return seg[i]
     j = int(cross[0])
     a, b, fa = t[j], t[j + 1], d[j]

@@ -223,7 +223,6 @@ def joint_max(rs, spec, coef, c0, lo_s, hi_s, eps, func, starts, max_iter=60, rt
     Returns ``(bound, members)``: the bound and the Frank–Wolfe iterates (members of the set, for attained
     values). ``starts``: members to start from (the one with the largest Φ is used).
     """
-    from ._disparity import min_functionals
 
     rf = row_functions(spec)
     if rf is None:
@@ -233,15 +232,31 @@ def joint_max(rs, spec, coef, c0, lo_s, hi_s, eps, func, starts, max_iter=60, rt
     jb = JointBound(spec, kind, extra, coef * a, lo_s, hi_s)
     if jb.scale == 0:
         return c0, []
+    bound, _, members = frank_wolfe(rs, jb, None, starts, eps, func, max_iter, rtol)
+    return bound + c0, members
+
+
+def frank_wolfe(rs, jb, lin, starts, eps, func, max_iter=60, rtol=1e-7):
+    """Certified ``max_S Φ(θ) + lin'θ`` (``lin`` None: no linear term): ``(bound, last iterate, iterates)``.
+
+    Every iterate's tangent plane, maximised over the set by the certified engine, bounds the maximum (Φ is
+    concave on the whole line); the least of them is returned, plus the rounding of sums of n row values."""
+    from ._disparity import min_functionals
+
     P, p0 = jb.P, jb.p0
+    lin = np.zeros(P.shape[1]) if lin is None else lin
+
+    def f(T):
+        return jb.value(T @ P.T + p0[None, :]) + T @ lin
+
     starts = np.atleast_2d(starts)
-    th = starts[int(np.argmax(jb.value(starts @ P.T + p0[None, :])))].copy()
+    th = starts[int(np.argmax(f(starts)))].copy()
     best, members = np.inf, []
     grid = np.linspace(0.0, 1.0, 33)
     for _ in range(max_iter):
         s = P @ th + p0
-        v = float(jb.value(s))
-        g = jb.grad_s(s) @ P
+        v = float(jb.value(s)) + float(lin @ th)
+        g = jb.grad_s(s) @ P + lin
         gn = float(np.abs(g).max())
         if gn == 0.0:  # Φ is flat at a point of the set's interior hull: its value there bounds it (concavity)
             best = min(best, v)
@@ -254,14 +269,13 @@ def joint_max(rs, spec, coef, c0, lo_s, hi_s, eps, func, starts, max_iter=60, rt
         lo, hi = 0.0, 1.0
         for _ in range(3):  # a grid, then two finer grids around its best (Φ is concave on the segment)
             ts = lo + (hi - lo) * grid
-            vals = jb.value((th[None, :] + ts[:, None] * d[None, :]) @ P.T + p0[None, :])
-            k = int(np.argmax(vals))
+            k = int(np.argmax(f(th[None, :] + ts[:, None] * d[None, :])))
             step = (hi - lo) / 32
             lo, hi = max(0.0, ts[k] - step), min(1.0, ts[k] + step)
         th = th + ts[k] * d
         members.append(th.copy())
-    # rounding of the sums of n row values
-    return best + c0 + 64 * np.finfo(float).eps * (jb.scale + abs(c0)) * max(1, len(jb.c)) ** 0.5, members
+    scale = jb.scale + float(np.abs(lin) @ np.abs(th))
+    return best + 64 * np.finfo(float).eps * scale * max(1, len(jb.c)) ** 0.5, th, members
 
 
 _MAX_EXACT_ROWS = 6000
