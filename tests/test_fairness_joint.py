@@ -119,3 +119,18 @@ def test_hinge_set_joint_bounds_valid():
         res = rs.disparity_range(s, metric)
         D = res.evaluate(rs.sample(1000, random_state=2).thetas)
         assert np.all(D >= res.lower - ROUND) and np.all(D <= res.upper + ROUND)
+
+
+def test_joint_bound_binds_where_the_set_can_reach_parity():
+    """Measured: certified / attained width 1.02 (the separable bound: several times wider)."""
+    rng = np.random.default_rng(1)
+    n = 300
+    s = rng.integers(0, 2, n).astype(float)
+    X = pd.DataFrame({"a": rng.normal(size=n) + 0.5 * s, "b": rng.normal(size=n), "s": s})
+    y = (X["a"] + 0.5 * X["b"] - 0.3 * s + rng.logistic(size=n) > 0.3).astype(float)
+    rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)
+    res = rs.disparity_range(s, "mean_prediction")
+    ratio = (res.upper[0] - res.lower[0]) / (res.upper_attained[0] - res.lower_attained[0])
+    assert ratio <= 1.1
+    D = res.evaluate(rs.sample(1000, random_state=7).thetas)
+    assert np.all(D >= res.lower - ROUND) and np.all(D <= res.upper + ROUND)

@@ -23,7 +23,8 @@ __all__ = ["make_range", "least_disparate"]
 _METHODS = {
     "linear": "exact: linear functional of θ (functional-range engine)",
     "quadratic": "exact: γ-search on the indefinite quadratic L_g - L_h",
-    "rowwise": "certified outer bounds from per-row score ranges; attained inner values from members",
+    "rowwise": "certified outer bounds (per-row score ranges; on classifier sets a joint convex relaxation over the "
+    "set); attained inner values from members",
 }
 
 

@@ -20,6 +20,7 @@ from ._mcr import MarginSet, fit_margin_set, margin_mcr
 from ._ranges import MarginFunctionalRange
 from ._sample import sample_margin_members, set_losses
 from ._score_bounds import row_score_bounds
+from ._slabs import upper_hull
 from ._terms import MarginTerms
 
 __all__ = [
@@ -32,4 +33,5 @@ __all__ = [
     "row_score_bounds",
     "sample_margin_members",
     "set_losses",
+    "upper_hull",
 ]
