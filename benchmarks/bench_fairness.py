@@ -289,7 +289,7 @@ def binding(name, rs, sens, ref):
         f"{ld.certified_lower:.4g}), loss {ld.loss:.5f} ({sec:.1f} s); SLSQP from 10 sampled starts: least |gap| "
         f"{best:.3e}; ours within 1e-6 of it: {abs(ld.disparity) <= best + 1e-6}"
     )
-    for delta in (0.01, 0.5 * ld.certified_lower if ld.certified_lower > 0 else None):
+    for delta in (abs(ld.disparity) + 0.01, 0.5 * ld.certified_lower if ld.certified_lower > 0 else None):
         if delta is None:
             continue
         a = rs.least_disparate(sens, "mean_prediction", reference_group=ref, frontier=False, target=delta)

@@ -139,3 +139,17 @@ def test_report_answers_the_alternative_question(ld, start):
     text = alternative_text(ld)
     assert "less discriminatory alternative" in text and "fair-lending and employment law" in text
     assert text.split(": ", 1)[1].startswith(start)
+
+
+def test_report_section_carries_the_alternative_sentence(fair_set):
+    from types import SimpleNamespace
+
+    from rashomon.audit._report_fairness import fairness_section
+
+    rs, s = fair_set
+    ld = rs.least_disparate(s, "mean_prediction", frontier=False).to_dict()
+    ld.pop("range")
+    meta = {"fairness": {"sensitive": "s", "n_held_out": len(s), "least_disparate": ld, "group_rows": []}}
+    html_text = fairness_section(SimpleNamespace(meta=meta, features=["a", "b", "s"]))
+    assert "A less discriminatory alternative (the question fair-lending and employment law ask" in html_text
+    assert ": yes. A good model (loss within ε_abs) is closer to parity than the reference model" in html_text
