@@ -303,7 +303,7 @@ def exact_row_bounds(rs, spec, lo_s, hi_s, eps, func):
     lo, hi = lo_s.copy(), hi_s.copy()
     lo[rows] = np.maximum(lo[rows], ulo[inv])
     hi[rows] = np.minimum(hi[rows], uhi[inv])
-    return lo, hi
+    return np.minimum(lo, hi), np.maximum(lo, hi)  # two certified ends crossed by rounding: keep both
 
 
 def joint_pair_bounds(rs, spec, pairs, lo_s, hi_s, eps, func, starts):

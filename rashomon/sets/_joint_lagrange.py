@@ -42,6 +42,8 @@ def lagrange_ok(rs, spec) -> bool:
         and ms.D.shape == spec.P.shape
         and bool(np.array_equal(ms.D, spec.P))
         and not np.any(spec.p0)
+        and spec.ybin is not None
+        and bool(np.array_equal(ms.y, 2.0 * spec.ybin - 1.0))
     )
 
 
