@@ -724,3 +724,10 @@ def test_exactly_zero_loss_keeps_its_exact_answer():
     m = KNeighborsRegressor(n_neighbors=1).fit(X, Y)
     r = rsh.model_reliance(m, X, Y, 0)
     assert r.e_orig == 0.0 and r.ratio == math.inf
+
+
+@pytest.mark.parametrize("target", [-0.1, math.nan, "a", True])
+def test_least_disparate_target_is_a_nonnegative_float(target):
+    s = X[:, 0] > 0
+    with pytest.raises(RashomonInputError, match="The 'target' parameter of RashomonSet.least_disparate must be"):
+        RS.least_disparate(s, frontier=False, target=target)

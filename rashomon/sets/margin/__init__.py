@@ -22,6 +22,7 @@ from ._ranges import MarginFunctionalRange
 from ._sample import sample_margin_members, set_losses
 from ._score_bounds import row_score_bounds
 from ._screen import screen_of
+from ._slabs import upper_hull
 from ._terms import MarginTerms
 
 __all__ = [
@@ -35,4 +36,5 @@ __all__ = [
     "sample_margin_members",
     "screen_of",
     "set_losses",
+    "upper_hull",
 ]
