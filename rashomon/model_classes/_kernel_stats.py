@@ -51,6 +51,15 @@ def _distinct(Xc: np.ndarray):
     return U, np.asarray(inv).ravel()
 
 
+def _gram(F: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``F' diag(w) F``; as ``S'S`` with ``S = diag(√w) F`` (a symmetric rank-k product, half the work) when
+    w >= 0."""
+    if np.all(w >= 0):
+        S = F * np.sqrt(w)[:, None]
+        return S.T @ S
+    return F.T @ (F * w[:, None])
+
+
 def choose_mode(nu: int, nv: int, m: int, d: int) -> str:
     """ "pairs" when the n_u·n_v switched pairs cost less per weighting than the Hadamard route (and fit in
     memory), else "hadamard"."""
@@ -111,7 +120,7 @@ class KernelStatistics:
         cr = np.bincount(self._inv, weights=w * self.res, minlength=nr)
         G, g = np.zeros((d, d)), np.zeros(d)
         for sl, F in self._phi_blocks():
-            G += F.T @ (F * cw[sl, None])
+            G += _gram(F, cw[sl])
             g += F.T @ cr[sl]
         self._memo = (w.copy(), (G, g))
         return G, g
@@ -234,7 +243,7 @@ class KernelStatistics:
         a1, b1 = A.T @ cu, B.T @ cv
         part, w0, Gk = self._gram
         if not (part == ("hadamard", pc["part"]) and np.array_equal(w0, w)):  # the complement's Gram is the same
-            H = (A.T @ (A * cu[:, None])) * (B.T @ (B * cv[:, None]))
+            H = _gram(A, cu) * _gram(B, cv)
             Gk = W.T @ H @ W
             self._gram = (("hadamard", pc["part"]), w.copy(), Gk)
         gk = W.T @ (a1 * (B.T @ sv))
