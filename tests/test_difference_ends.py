@@ -114,3 +114,33 @@ def test_difference_ends_attained_on_datasets(standardize):
         rs = RashomonSet(LinearModelClass(standardize=standardize), 0.1).fit(X, y)
         for f in X.columns:
             _attained(rs.model_class_reliance(f, kind="difference"))
+
+
+def test_flat_reduction_minimises_e_orig_along_the_flat_directions():
+    from rashomon.sets._two_constraint import _flat_reduction
+
+    rng = np.random.default_rng(0)
+    d = 5
+    R = rng.normal(size=(d, d))
+    A1 = R @ R.T + np.eye(d)
+    b1, c1 = rng.normal(size=d), -3.0
+    S = rng.normal(size=(d - 1, d - 1))
+    A0 = np.zeros((d, d))
+    A0[1:, 1:] = S + S.T  # indefinite, flat along e₀ (as the intercept)
+    b0 = np.r_[0.0, rng.normal(size=d - 1)]
+    B = np.diag(np.r_[0.0, rng.uniform(0.5, 2.0, d - 1)])
+    P, lift, (A1r, b1r, c1r) = _flat_reduction(A0, b0, A1, b1, c1, B, 1.0, 1.0)
+    assert P.shape == (d, d - 1)
+    g1 = lambda x: x @ A1 @ x - 2 * b1 @ x + c1  # noqa: E731
+    for _ in range(5):
+        z = rng.normal(size=d - 1)
+        x = lift(z)
+        assert P.T @ x == pytest.approx(z, abs=1e-12)
+        ts = np.linspace(-5, 5, 2001)
+        brute = min(g1(x + t * np.eye(d)[0]) for t in ts)  # x minimises g₁ along e₀ ...
+        assert g1(x) <= brute + 1e-12
+        assert z @ A1r @ z - 2 * b1r @ z + c1r == pytest.approx(g1(x), rel=1e-12, abs=1e-12)  # ... at the reduced value
+        # the objective and the ball do not move along e₀
+        assert x @ A0 @ x - 2 * b0 @ x == pytest.approx((P @ z) @ A0 @ (P @ z) - 2 * b0 @ (P @ z), rel=1e-12)
+        assert x @ B @ x == pytest.approx((P @ z) @ B @ (P @ z), rel=1e-12)
+    assert _flat_reduction(A0 + np.eye(d), b0, A1, b1, c1, B, 1.0, 1.0) is None  # curved along e₀: nothing to do
