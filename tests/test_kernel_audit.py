@@ -90,3 +90,37 @@ def test_set_diagonal_sums_are_not_built_twice():
 
     par = pickle.loads(pickle.dumps(rs.parametrization_))  # the memo of the last rows is not pickled
     assert par._last_rows is None
+
+
+def test_kernel_audit_equals_the_per_fold_path(monkeypatch):
+    # the whole kernel audit with today's statistics against the same audit with the reference's CV refitted on
+    # each fold (and the Hadamard Gram built for each group): every reported number to 1e-9
+    import importlib
+
+    import pandas as pd
+
+    import rashomon
+
+    fit = importlib.import_module("rashomon.audit._fit")
+    _kernel_stats = importlib.import_module("rashomon.model_classes._kernel_stats")
+
+    rng = np.random.default_rng(8)
+    n = 220
+    df = pd.DataFrame(
+        {"a": rng.normal(size=n), "b": rng.integers(0, 2, n), "c": rng.normal(size=n), "d": rng.integers(0, 4, n)}
+    )
+    df["y"] = np.sin(df.a) + df.b + 0.3 * df.c * df.d + 0.3 * rng.normal(size=n)
+    groups = {"first": ["a", "b"], "second": ["c", "d"]}
+
+    def numbers():
+        res = rashomon.audit(df, "y", groups, model_class="kernel", train_size=80, cv=5, random_state=2, n_jobs=1)
+        out = [res.cv_loss, res.e_ref, res.epsilon_abs]
+        for g in res.groups.values():
+            out += [g.mr_ref, g.mcr_lower, g.mcr_upper, g.refit_loss_ratio]
+        return np.array(out)
+
+    new = numbers()
+    monkeypatch.setattr(fit, "kernel_ridge_grid_cv", _per_fold_cv)
+    monkeypatch.setattr(_kernel_stats, "_gram", lambda F, w: F.T @ (F * w[:, None]))
+    old = numbers()
+    np.testing.assert_allclose(new, old, rtol=1e-9)
