@@ -172,6 +172,7 @@ def _cases():
             "train_fraction",
         ),
         "RashomonSet.multiplicity threshold nan": (lambda: RS.multiplicity(threshold=math.nan), "threshold"),
+        "RashomonSet.multiplicity threshold omitted, regression": (lambda: RS.multiplicity(), "threshold"),
         "RashomonSet.functional_range c shape": (lambda: RS.functional_range(np.ones(9)), "c"),
         "RashomonSet.prediction_range X columns": (lambda: RS.prediction_range(np.ones((3, 5))), "X"),
         "RashomonSet.pd_band grid empty": (lambda: RS.pd_band(0, grid=[]), "grid"),
@@ -570,6 +571,7 @@ def _issue27_cases():
         ),
         "Dask-fitted set prediction_range()": (lambda: _dask_set().prediction_range(), "X"),
         "Dask-fitted set multiplicity()": (lambda: _dask_set().multiplicity(), "X"),
+        "Dask-fitted set multiplicity(X) without threshold": (lambda: _dask_set().multiplicity(DF), "threshold"),
         "Dask-fitted set prediction_range(Dask frame)": (lambda: _dask_set().prediction_range(_dask_frame(DF)), "X"),
         "Dask + logistic class": (
             lambda: RashomonSet(LogC(), 0.1).fit(_dask_frame(DF)[["a", "b"]], _dask_frame(DF.assign(t=YB))["t"]),
