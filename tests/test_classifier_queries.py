@@ -60,6 +60,9 @@ def fitted(request):
     X, y = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # the package's notice that ε_abs >= e_null (the set holds a constant model) is no leak; on some of
+        # these small sets it holds
+        warnings.filterwarnings("ignore", message=".*null model")
         rs = RashomonSet(request.param(norm_bound=3.0), 0.1).fit(X, y)
         smp = rs.sample(1000, random_state=0)
     return rs, X, y, smp

@@ -89,6 +89,22 @@ class AuditResult(DisplayMixin):
     rashomon_set: Any = field(default=None, repr=False, compare=False)
     meta: dict = field(default_factory=dict, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        rs = self.rashomon_set  # the set's losses beside the null model's, kept in meta (and so in the JSON)
+        if rs is not None and hasattr(rs, "e_null_") and "null_model" not in self.meta:
+            import warnings
+
+            from ..utils.validation import RashomonWarning
+            from ._report_text import null_model_note
+
+            keys = ("e_min_", "e_ref_", "epsilon_abs_", "e_null_", "explained_share_")
+            nm = self.meta["null_model"] = {k.rstrip("_"): float(getattr(rs, k)) for k in keys}
+            note = null_model_note(nm)
+            if note is not None:  # in the report and on the CLI; a set holding a constant model warned when fitted
+                self.meta["notes"] = [*(self.meta.get("notes") or []), note]
+                if nm["epsilon_abs"] < nm["e_null"]:
+                    warnings.warn(f"audit: {note}", RashomonWarning, stacklevel=5)
+
     def __repr__(self) -> str:
         gs = "; ".join(
             f"{g.name}: MR {g.mr_ref:.3g}, MCR [{g.mcr_lower:.3g}, {g.mcr_upper:.3g}]"
@@ -118,6 +134,13 @@ class AuditResult(DisplayMixin):
         for k in ("lower_tight", "upper_tight", "lower_gap", "upper_gap"):
             df[k] = [getattr(g.mcr, k) for g in self.groups.values()]
         return fields, [("", df)]
+
+    def null_model_line(self) -> str:
+        """e_min, e_ref, ε_abs and e_null side by side with the share of the explained loss the set keeps, as one
+        line (with its newline; empty when the result has no set)."""
+        from ._report_text import null_model_line
+
+        return null_model_line(self.meta)
 
     @property
     def fairness(self) -> dict | None:

@@ -350,7 +350,7 @@ def _main(argv: list[str] | None = None) -> int:
     except RashomonInputError as exc:
         print(f"rashomon audit: error: {_as_option(str(exc))}", file=sys.stderr)
         return 2
-    print(res.to_frame().round(4).to_string())
+    print(res.to_frame().round(4).to_string(), end="\n" + res.null_model_line())  # + the null model's losses
     if res.fairness and "mean_prediction" in res.fairness.get("disparity", {}):
         row = res.fairness["disparity"]["mean_prediction"]["rows"][-1]
         print(

@@ -351,6 +351,10 @@ class LinearParametrization(Parametrization):
     def prediction_map(self, X):
         return self.design(np.asarray(X, dtype=float)), np.zeros(len(X))
 
+    def constant_model(self) -> tuple[float, bool]:
+        """β̃ = 0 is the constant μ (free with an intercept; 0 without)."""
+        return 0.0, bool(self.o)
+
     def member_attributes(self, theta) -> dict:
         coef = theta[self.o :] / self.sd
         return {"coef_": coef, "intercept_": float((theta[0] if self.o else 0.0) - self.mean @ coef)}

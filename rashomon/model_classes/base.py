@@ -183,6 +183,11 @@ class Parametrization(abc.ABC):
     def estimator(self, theta: np.ndarray) -> ClassMember:
         """A fitted scikit-learn-compatible estimator for parameters θ."""
 
+    def constant_model(self) -> tuple[float, bool]:
+        """``(value, free)``: the constant functions of the class are ``f ≡ value`` (θ = 0) and, when ``free``
+        (an unpenalised intercept), every constant. The null model (e_null) is the best of them."""
+        raise NotImplementedError(f"{type(self).__name__} does not say which constant models it contains.")
+
     def in_class(self, theta: np.ndarray, rtol: float = 1e-9) -> bool:
         theta = np.asarray(theta, dtype=float)
         return bool(theta @ self.B @ theta <= self.r * (1 + rtol))

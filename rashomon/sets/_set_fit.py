@@ -8,10 +8,18 @@ import numpy as np
 
 from ..solvers import QCQPSequence
 from ..utils.validation import RashomonInputError
-from ._epsilon import epsilon_threshold
+from ._epsilon import epsilon_threshold, explained_share, null_loss
 from ._row_statistics import RowStatistics
 
-__all__ = ["fit_convex", "finish_fit"]
+__all__ = ["fit_convex", "finish_fit", "set_threshold"]
+
+
+def set_threshold(rs, y, w, func: str) -> None:
+    """e_null_ (the best constant model's loss on the set's rows, y as the loss sees it), ε_abs by the set's ε
+    rule and the share of the explained loss the set keeps; needs e_min_, e_ref_ and parametrization_."""
+    rs.e_null_ = null_loss(rs.parametrization_, y, w, rs.loss_)
+    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func, rs.e_null_)
+    rs.explained_share_ = explained_share(rs.e_min_, rs.e_null_, rs.epsilon_abs_)
 
 
 def fit_convex(rs, Xa, ya, w, columns, func: str) -> None:
@@ -45,7 +53,7 @@ def fit_convex(rs, Xa, ya, w, columns, func: str) -> None:
     rs.reference_theta_ = theta_ref
     rs.reference_ = par.estimator(theta_ref)
     rs.e_ref_ = t_orig.value(theta_ref)
-    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func)
+    set_threshold(rs, ye, None, func)
     rs._degenerate = False
 
 
@@ -74,5 +82,5 @@ def finish_fit(rs, func: str, cache: dict | None = None) -> None:
             "loss ratios are 0/0 to rounding. Use a smaller norm_bound or dictionary (a class that cannot fit the "
             "noise), or check that y is not a function of X."
         )
-    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func)
+    set_threshold(rs, ya, w, func)
     rs._degenerate = rs._at_e_min(rs.epsilon_abs_)
