@@ -636,7 +636,7 @@ def test_array_after_frame_warns_as_scikit_learn(kind):
     ):
         a = rs.prediction_range(X[:5])
     np.testing.assert_array_equal(a.lower, rs.prediction_range(DF.iloc[:5]).lower)
-    with pytest.warns(UserWarning, match="X does not have valid feature names, but ClassMember was fitted"):
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but Class(ifier)?Member was fitted"):
         rs.reference_.predict(X[:5])
     with pytest.warns(UserWarning, match="X has feature names, but RashomonSet was fitted without feature names"):
         RS.prediction_range(DF.iloc[:5])

@@ -129,6 +129,12 @@ def encode_margin_labels(y: np.ndarray, func: str) -> np.ndarray:
     return out
 
 
+def margin_classes(y: np.ndarray) -> np.ndarray:
+    """The two labels of y as a classifier member's ``classes_`` (integers when they are whole numbers)."""
+    labels = np.unique(np.asarray(y, dtype=float))
+    return labels.astype(int) if np.all(labels == np.round(labels)) else labels
+
+
 class _MarginClass(LinearModelClass):
     """Shared parametrisation of the margin-loss classes (see the module docstring)."""
 
@@ -177,6 +183,7 @@ class _MarginClass(LinearModelClass):
             )
         par.class_name = repr(self)
         par.info["margin_loss"] = self.margin_loss()
+        par.classes_ = margin_classes(y)  # the members' labels (a set fitted on encoded labels resets them)
         return par
 
     def fit_reference(self, X: Any, y: Any, sample_weight: Any = None) -> ClassMember:
@@ -199,7 +206,8 @@ class _MarginClass(LinearModelClass):
         Returns
         -------
         ClassMember
-            ``predict`` returns scores (log-odds for the logistic class); ``coef_``, ``intercept_``, ``theta_``.
+            A :class:`~rashomon.ClassifierMember`: ``decision_function`` returns scores (log-odds for the
+            logistic class), ``predict`` labels; ``coef_``, ``intercept_``, ``theta_``.
         """
         par, (theta,) = self.minimise_loss(X, y, sample_weight, func=f"{type(self).__name__}.fit_reference")
         return par.estimator(theta)

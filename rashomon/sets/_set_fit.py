@@ -35,9 +35,14 @@ def fit_convex(rs, Xa, ya, w, columns, func: str) -> None:
     if w is not None:
         raise RashomonInputError(f"The 'sample_weight' parameter of {func} needs loss='squared_error'.")
     if rs.loss_ in ("log_loss", "hinge"):  # classifier classes: rashomon/sets/margin/_mcr.py
+        from ..model_classes import ClassMember
         from .margin import fit_margin_set
 
-        return fit_margin_set(rs, Xa, ya, columns, func)
+        fit_margin_set(rs, Xa, ya, columns, func)
+        if not isinstance(rs.reference, ClassMember) or rs.reference.parametrization_ is not rs.parametrization_:
+            labels = np.unique(ya)  # parametrised on ±1 labels: the members get y's own (integers when whole)
+            rs.parametrization_.classes_ = labels.astype(int) if np.all(labels == np.round(labels)) else labels
+        return None
     ref = rs.reference
     if ref is not None and not hasattr(ref, "predict") and not hasattr(ref, "decision_function"):
         raise RashomonInputError(
