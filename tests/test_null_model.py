@@ -193,3 +193,19 @@ def test_select_epsilon_places_each_rule_on_the_explained_scale():
     # the same certified solve of the class's minimiser on the same rows: the same bits, up to summation order
     assert ch.e_null == pytest.approx(rs.e_null_, rel=1e-12) and ch.e_min == pytest.approx(rs.e_min_, rel=1e-12)
     assert ch.explained_epsilon == pytest.approx(ch.epsilon / (rs.e_null_ - rs.e_min_), rel=1e-9)
+
+
+def test_audit_result_display_shows_e_null():
+    import pandas as pd
+
+    from rashomon import audit
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(160, 3)), columns=["a", "b", "c"])
+    df["y"] = 2 * df["a"] - df["b"] + 0.3 * rng.normal(size=160)
+    res = audit(df, "y", {"g": ["a"]}, model_class="linear", cv=3, train_size=60, bootstrap=0)
+    nm = res.meta["null_model"]
+    assert nm["explained_share"] > 0.5 and "notes" not in res.meta  # a strong signal: no note
+    html = res._repr_html_()
+    assert "e_null" in html and f"{nm['explained_share']:.1%}" in html
+    assert res.null_model_line().startswith("losses: e_min")

@@ -127,6 +127,7 @@ class AuditResult(DisplayMixin):
             "epsilon_abs": self.epsilon_abs,
             "e_ref": self.e_ref,
             "cv_loss": self.cv_loss,
+            **self._null_fields(),
             "bootstrap": self.bootstrap,
             "seed": self.seed,
         }
@@ -134,6 +135,10 @@ class AuditResult(DisplayMixin):
         for k in ("lower_tight", "upper_tight", "lower_gap", "upper_gap"):
             df[k] = [getattr(g.mcr, k) for g in self.groups.values()]
         return fields, [("", df)]
+
+    def _null_fields(self) -> dict:
+        nm = self.meta.get("null_model")
+        return {"e_null": nm["e_null"], "explained_kept": f"{nm['explained_share']:.1%}"} if nm else {}
 
     def null_model_line(self) -> str:
         """e_min, e_ref, ε_abs and e_null side by side with the share of the explained loss the set keeps, as one

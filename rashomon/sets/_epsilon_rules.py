@@ -110,11 +110,7 @@ class EpsilonChoice(DisplayMixin):
             fields.update(cv_loss=self.cv_loss, cv_se=self.cv_se)
         fields.update(e_min=self.e_min, e_null=self.e_null, explained_epsilon=self.explained_epsilon)
         x = self.explained_epsilon
-        where = (
-            "it contains a constant model (the null model)"
-            if x >= 1
-            else f"the set keeps {1 - x:.1%} of the loss the class explains"
-        )
+        where = "the set contains the null model" if x >= 1 else f"the set keeps {1 - x:.1%} of the explained loss"
         return fields, [(self.description, None), (f"On the explained scale ε lands at {x:.4g}: {where}.", None)]
 
     def rashomon_set(self, model_class: Any, **kwargs: Any):
