@@ -209,3 +209,22 @@ def test_audit_result_display_shows_e_null():
     html = res._repr_html_()
     assert "e_null" in html and f"{nm['explained_share']:.1%}" in html
     assert res.null_model_line().startswith("losses: e_min")
+
+
+def test_cli_summary_prints_the_losses_beside_e_null(tmp_path, capsys):
+    import pandas as pd
+
+    from rashomon.audit.cli import main
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(160, 3)), columns=["a", "b", "c"])
+    df["y"] = 0.1 * df["a"] + rng.normal(size=160)  # weak signal: the set holds the null model
+    df.to_csv(tmp_path / "t.csv", index=False)
+    args = ["audit", "--data", str(tmp_path / "t.csv"), "--target", "y", "--group", "g=a", "--model-class", "linear"]
+    with pytest.warns(RashomonWarning, match="null model"):
+        code = main([*args, "--cv", "3", "--train-size", "60", "--no-plots", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    line = next(ln for ln in out.splitlines() if ln.startswith("losses:"))
+    assert all(k in line for k in ("e_min", "e_ref", "epsilon_abs", "e_null", "of the explained loss"))
+    assert "contains a constant model" in line and "note:" in err
