@@ -173,6 +173,14 @@ def _cases():
         ),
         "RashomonSet.multiplicity threshold nan": (lambda: RS.multiplicity(threshold=math.nan), "threshold"),
         "RashomonSet.multiplicity threshold omitted, regression": (lambda: RS.multiplicity(), "threshold"),
+        "RashomonSet explained epsilon negative": (
+            lambda: RashomonSet(LMC, -0.1, epsilon_kind="explained").fit(X, Y),
+            "epsilon",
+        ),
+        "model_class_reliance epsilon_kind unknown": (
+            lambda: rsh.model_class_reliance(LMC, X, Y, 0, epsilon_kind="share"),
+            "epsilon_kind",
+        ),
         "RashomonSet.functional_range c shape": (lambda: RS.functional_range(np.ones(9)), "c"),
         "RashomonSet.prediction_range X columns": (lambda: RS.prediction_range(np.ones((3, 5))), "X"),
         "RashomonSet.pd_band grid empty": (lambda: RS.pd_band(0, grid=[]), "grid"),

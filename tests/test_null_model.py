@@ -228,3 +228,13 @@ def test_cli_summary_prints_the_losses_beside_e_null(tmp_path, capsys):
     line = next(ln for ln in out.splitlines() if ln.startswith("losses:"))
     assert all(k in line for k in ("e_min", "e_ref", "epsilon_abs", "e_null", "of the explained loss"))
     assert "contains a constant model" in line and "note:" in err
+
+
+def test_functions_take_the_explained_kind():
+    from rashomon import model_class_reliance
+
+    X, y = _weak(beta=1.0)
+    res = model_class_reliance(LinearModelClass(), X, y, 0, epsilon=0.3, epsilon_kind="explained")
+    rs = _fit(LinearModelClass(), 0.3, X, y, epsilon_kind="explained")
+    same = rs.model_class_reliance(0)
+    assert (res.lower, res.upper) == (same.lower, same.upper)
