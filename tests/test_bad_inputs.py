@@ -273,6 +273,12 @@ CLI_CASES = [
     (["--out", "/proc/nope"], "'--out'"),
     (["--out", "d.csv"], "'--out'"),
     (["--json", "."], "'--json'"),
+    (["--json", "d.csv"], "'--json' option of rashomon audit must not overwrite an input"),
+    (["--json", "out/report.html"], "'--json' option of rashomon audit must not be the HTML report"),
+    (["--json", "out/summary.svg"], "the report's figure 'summary.svg' would replace it"),
+    (["--data", "report.html", "--out", "."], "'--out/--report-name' option of rashomon audit must not overwrite"),
+    (["--estimator", "d.csv", "--json", "d.csv"], "must not overwrite an input"),
+    (["--estimator", "nope.joblib"], "'--estimator' option"),
 ]
 
 

@@ -469,7 +469,7 @@ def test_probability_scale_is_the_logistic_default_and_stated():
     X, y = _data(n=80)
     rs = RashomonSet(LogisticModelClass(norm_bound=3.0), 0.1).fit(X, y)
     p = rs.prediction_range(X[:5])
-    assert p.scale == "probability" and "scale='probability'" in repr(p)
+    assert p.scale == "probability" and "scale=probability" in repr(p) and repr(p).count("scale=") == 1
     assert set(p.to_frame()["scale"]) == {"probability"} and np.all((p.lower > 0) & (p.upper < 1))
     assert "probability" in p.plot().ax_.get_ylabel()
     plt.close("all")

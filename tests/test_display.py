@@ -292,3 +292,89 @@ def test_classifier_range_says_its_scale(data):
     rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, yb)
     pr = rs.prediction_range(X.iloc[:4])
     assert f"scale={pr.scale}" in repr(pr) and pr.scale in pr._repr_html_()
+
+
+# ------------------------------------------------------------------ attained inside certified
+
+
+def test_prediction_range_repr_is_well_formed(results):
+    """One closing parenthesis at the end, the scale once."""
+    r = repr(results["prediction range"][0])
+    assert r.count("scale=") == 1 and "\n," not in r and r.endswith("\n)") and r.count(")") == 1, r
+
+
+def test_set_repr_cuts_feature_names_between_names():
+    rng = np.random.default_rng(1)
+    names = ["residual sugar", "fixed acidity", "volatile acidity", "citric acid", "chlorides", "sulphates"]
+    X = pd.DataFrame(rng.normal(size=(40, 6)), columns=names)
+    rs = RashomonSet(LinearModelClass(), 0.1).fit(X, X.sum(axis=1) + rng.normal(size=40))
+    r = repr(rs)
+    shown = r.split("features=[", 1)[1].split("]", 1)[0]
+    listed, more = shown.split(", ... (+")
+    assert listed.split(", ") == names[: len(listed.split(", "))]  # whole names only
+    assert more == f"{len(names) - len(listed.split(', '))} more)"
+    assert format_value(["a", "b"]) == "[a, b]"
+
+
+def test_mcr_shows_attained_beside_a_loose_bound(results):
+    import dataclasses
+
+    mcr = results["mcr"][0]
+    assert mcr.lower_tight and mcr.upper_tight
+    assert "attained" not in repr(mcr) and mcr.bounds_text() == f"[{mcr.lower:.4g}, {mcr.upper:.4g}] (tight)"
+    loose = dataclasses.replace(mcr, upper_tight=False, upper_gap=0.0123)
+    assert loose.upper_attained == pytest.approx(mcr.upper - 0.0123)
+    assert f"attained=[{mcr.lower:.6g}, {mcr.upper - 0.0123:.6g}]" in repr(loose)
+    text = "".join(_parse(loose._repr_html_()).text)
+    assert "MCR_attained" in text and format_value(mcr.upper - 0.0123) in text
+    assert loose.bounds_text() == (
+        f"attained [{mcr.lower:.4g}, {mcr.upper - 0.0123:.4g}] within certified [{mcr.lower:.4g}, {mcr.upper:.4g}]"
+    )
+    s = loose.summary()
+    assert s["mcr_upper_attained"] == pytest.approx(mcr.upper - 0.0123) and s["mcr_upper"] == mcr.upper
+
+
+def test_disparity_range_shows_attained_within_certified(data):
+    X, y = data
+    rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, (y > 0).astype(int))
+    d = rs.disparity_range((X["c"] > 0).astype(int))
+    assert not d.exact[0]  # the probability-scale mean is an outer bound here
+    want = (
+        f"attained [{d.lower_attained[0]:.4g}, {d.upper_attained[0]:.4g}] within certified "
+        f"[{d.lower[0]:.4g}, {d.upper[0]:.4g}]"
+    )
+    assert want in repr(d) and "(outer)" not in repr(d)
+    text = "".join(_parse(d._repr_html_()).text)
+    for v in (d.lower_attained[0], d.upper_attained[0], d.lower[0], d.upper[0]):
+        assert format_value(v) in text
+    assert "within certified" in text
+    assert {"lower", "lower_attained", "upper_attained", "upper"} <= set(d.to_frame().columns)
+
+
+def test_range_frames_carry_the_attained_ends(results):
+    for case in ("prediction range", "coef range", "functional range"):
+        r = results[case][0]
+        df = r.to_frame()
+        np.testing.assert_array_equal(df["lower_attained"], r.lower_attained)
+        np.testing.assert_array_equal(df["upper_attained"], r.upper_attained)
+        cols = list(df.columns)
+        assert cols.index("lower") < cols.index("lower_attained") < cols.index("upper_attained") < cols.index("upper")
+
+
+def test_one_loose_functional_shows_both_intervals(results):
+    import dataclasses
+
+    fr = results["functional range"][0]
+    loose = dataclasses.replace(fr, upper_attained=fr.upper - 0.25)
+    r = repr(loose)
+    assert "all_tight=False" in r and "n_not_tight=1" in r
+    assert f"attained=[{format_value(fr.lower_attained[0])}, {format_value(fr.upper[0] - 0.25)}]" in r
+    assert f"certified=[{format_value(fr.lower[0])}, {format_value(fr.upper[0])}]" in r
+
+
+def test_envelope_frame_carries_the_attained_ends(results):
+    env = results["envelope"][0]
+    df = env.to_frame()
+    assert list(df.columns) == ["epsilon_abs", "mcr_lower", "mcr_lower_attained", "mcr_upper_attained", "mcr_upper"]
+    np.testing.assert_allclose(df["mcr_upper_attained"], [r.upper - r.upper_gap for r in env.results])
+    np.testing.assert_allclose(df["mcr_lower_attained"], [r.lower + r.lower_gap for r in env.results])

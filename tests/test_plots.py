@@ -590,3 +590,84 @@ def test_reliance_order_plot(rset):
     d = next(iter(order.differences.values()))
     ax = d.plot()
     assert ax.lines[0].get_xdata()[0] == pytest.approx(d.reference)
+
+
+# ---------------------------------------------------------------- attained inside certified
+
+
+def _loose_mcr(res, gap=0.05):
+    import dataclasses
+
+    return dataclasses.replace(res, upper_tight=False, upper_gap=gap)
+
+
+def test_mcr_plot_draws_attained_within_certified(rset):
+    res = _loose_mcr(rset.model_class_reliance(0))
+    disp = res.plot()
+    np.testing.assert_allclose(disp.interval_.get_xdata(), [res.lower, res.upper])
+    np.testing.assert_allclose(disp.attained_.get_xdata(), [res.lower_attained, res.upper_attained])
+    np.testing.assert_allclose(disp.attained_.get_ydata(), [res.epsilon_abs] * 2)
+    texts = _legend_texts(disp.ax_)
+    assert f"certified MCR [{res.lower:.3g}, {res.upper:.3g}]" in texts
+    assert (
+        f"attained [{res.lower_attained:.3g}, {res.upper_attained:.3g}]\nwithin certified "
+        f"[{res.lower:.3g}, {res.upper:.3g}]" in texts
+    )
+    assert rset.model_class_reliance(0).plot().attained_ is None  # tight: one interval, as before
+
+
+def test_envelope_plot_draws_attained_of_the_search_at_that_epsilon(rset):
+    import dataclasses
+
+    env = rset.envelope(0, [0.02, 0.1])
+    i = int(np.argmax(env.epsilons))
+    loose = dataclasses.replace(env, results=[_loose_mcr(r) if k == i else r for k, r in enumerate(env.results)])
+    d = loose.plot()
+    r = loose.results[i]
+    np.testing.assert_allclose(d.attained_.get_xdata(), [r.lower_attained, r.upper_attained])
+    assert env.plot().attained_ is None
+
+
+def test_range_plots_draw_attained_within_certified(rset, data):
+    import dataclasses
+
+    X, _ = data
+    fr = rset.functional_range(np.eye(4)[1:3], names=["a", "b"])
+    loose = dataclasses.replace(fr, upper_attained=fr.upper - 0.2)
+    d = loose.plot()
+    segs = d.attained_.get_segments()
+    np.testing.assert_allclose([s[1][0] for s in segs], fr.upper - 0.2)
+    np.testing.assert_allclose([s[0][0] for s in segs], fr.lower_attained)
+    np.testing.assert_allclose([s[1][0] for s in d.intervals_.get_segments()], fr.upper)
+    assert {"certified bounds", "attained by members\n(within certified)"} <= set(_legend_texts(d.ax_))
+    assert fr.plot().attained_ is None
+    pr = rset.prediction_range(X[:20])
+    lo_att = pr.lower_attained.copy()
+    lo_att[3] += 0.1
+    dp = dataclasses.replace(pr, lower_attained=lo_att).plot()
+    order = np.argsort(pr.reference, kind="stable")
+    np.testing.assert_allclose([s[0][1] for s in dp.attained_.get_segments()], lo_att[order])
+    np.testing.assert_allclose([s[0][1] for s in dp.segments_.get_segments()], pr.lower[order])
+    assert "certified bounds (1 rows not tight)" in _legend_texts(dp.ax_)
+    assert pr.plot().attained_ is None
+
+
+def test_cloud_and_audit_summary_draw_attained(rset, audit_result):
+    import dataclasses
+
+    cl = rset.importance_cloud(n_models=50, random_state=0)
+    loose = dataclasses.replace(cl, mcr=[_loose_mcr(r) for r in cl.mcr])
+    d = loose.plot()
+    segs = d.attained_.get_segments()
+    np.testing.assert_allclose([s[1][0] for s in segs], [r.upper - 0.05 for r in cl.mcr])
+    assert {"MCR (certified bounds)", "MCR attained by members"} <= set(_legend_texts(d.ax_))
+    assert "mcr_upper_attained" in loose._repr_html_() and cl.plot().attained_ is None
+    g1 = audit_result.groups["g1"]
+    res = dataclasses.replace(
+        audit_result, groups={**audit_result.groups, "g1": dataclasses.replace(g1, mcr=_loose_mcr(g1.mcr))}
+    )
+    ax = res.plot_summary()
+    att = [ln.get_xdata() for ln in ax.get_lines() if ln.get_color() == "#27408b"]
+    np.testing.assert_allclose(att[0], [g1.mcr.lower, g1.mcr.upper - 0.05])
+    assert {"MCR (certified bounds)", "attained by members found"} <= set(_legend_texts(ax))
+    assert res.plot("g1").attained_ is not None

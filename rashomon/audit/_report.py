@@ -23,6 +23,7 @@ from ._report_fairness import fairness_section
 from ._report_text import (
     _HP_LABELS,
     _LOSS_TEXT,
+    _attained,
     _ci_text,
     _computation_text,
     _encoding_text,
@@ -30,6 +31,7 @@ from ._report_text import (
     _f,
     _g,
     _hyperparameters,
+    _limits_ci_text,
     _package_version,
     _rows_text,
     certification_sentence,
@@ -48,6 +50,7 @@ def plot_summary(result, *, ax: Any = None):
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 0.9 * len(result.groups) + 1.5), layout="constrained")
+    shown = _shows_attained(result)
     for k, g in enumerate(result.groups.values()):
         ax.plot(
             [g.mcr_lower, g.mcr_upper],
@@ -56,14 +59,12 @@ def plot_summary(result, *, ax: Any = None):
             lw=8,
             alpha=0.5,
             solid_capstyle="butt",
-            label=("MCR (certified bounds)" if "mcr_upper_attained" in (getattr(g, "extra", None) or {}) else "MCR")
-            if k == 0
-            else None,
+            label=("MCR (certified bounds)" if shown else "MCR") if k == 0 else None,
         )
         x = getattr(g, "extra", None) or {}
-        if x.get("mcr_upper_attained") is not None:  # classifier: the members found, inside the certified bounds
+        if shown:  # the members found, inside the certified bounds (a classifier, or an end not tight)
             ax.plot(
-                [x["mcr_lower_attained"], x["mcr_upper_attained"]],
+                list(_attained(g)),
                 [k, k],
                 color="#27408b",
                 lw=3,
@@ -95,6 +96,14 @@ def plot_summary(result, *, ax: Any = None):
     ax.set_xlabel("model reliance (ratio)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # outside the data
     return ax
+
+
+def _shows_attained(result) -> bool:
+    """Whether the summary draws the attained MRs: a classifier audit, or some group with an end not tight."""
+    return any(
+        "mcr_upper_attained" in (getattr(g, "extra", None) or {}) or not (g.mcr.lower_tight and g.mcr.upper_tight)
+        for g in result.groups.values()
+    )
 
 
 def figure_slug(name: str) -> str:
@@ -129,6 +138,8 @@ def write_figures(result, out_dir: str | Path, prefix: str = "") -> dict:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
+    from ..plotting import plain_text
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     figs = {}
@@ -148,6 +159,7 @@ def write_figures(result, out_dir: str | Path, prefix: str = "") -> dict:
             if leg is not None:
                 for t in leg.get_texts():
                     t.set_fontsize(10)
+            plain_text(fig)  # labels from the data are text, never mathtext
             fig.tight_layout()
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=FIG_DPI, bbox_inches="tight")
@@ -186,9 +198,9 @@ def _caption(result, stem: str, group: str | None) -> str:
         )
         extra = getattr(first_group(result), "extra", None) or {}
         att = (
-            "; dark blue line: the MRs attained by the members found (a classifier's upper bound is an outer "
-            "bound, the true MCR+ lies between the line's end and the bar's)"
-            if "mcr_upper_attained" in extra
+            "; dark blue line: the MRs attained by the members found, inside the certified bounds (where the two "
+            "differ, the true end lies between the line's end and the bar's)"
+            if _shows_attained(result)
             else ""
         )
         yours = "; green diamond: your model's MR (with its bootstrap interval)" if "model_mr" in extra else ""
@@ -203,11 +215,21 @@ def _caption(result, stem: str, group: str | None) -> str:
         if ref is not None
         else ""
     )
+    if g.mcr.lower_tight and g.mcr.upper_tight:
+        seg = (
+            f"thick red segment: the MCR interval [{_f(g.mcr_lower)}, {_f(g.mcr_upper)}], the MRs of all models "
+            "under the line."
+        )
+    else:
+        lo_att, up_att = _attained(g)
+        seg = (
+            f"thick red segment: the certified MCR bounds [{_f(g.mcr_lower)}, {_f(g.mcr_upper)}], no model under "
+            f"the line lies outside them; dark segment: attained [{_f(lo_att)}, {_f(up_att)}] by the members found."
+        )
     return (
         f"Loss against model reliance on {html.escape(', '.join(g.features))} (group {html.escape(group)}). "
         "Black curve: the certified envelope, no model of the class has a loss below it at that MR. "
-        "Blue dots: models found by the search. Dashed red line: ε; thick red segment: the MCR interval "
-        f"[{_f(g.mcr_lower)}, {_f(g.mcr_upper)}], the MRs of all models under the line.{refs}"
+        f"Blue dots: models found by the search. Dashed red line: ε; {seg}{refs}"
     )
 
 
@@ -309,7 +331,7 @@ held-out loss. {_ci_text(result, meta)}</p>
 bracketed only if the class contains a model that relies on the variables as much as it does.</li>
 <li>Reliance is not causation, nor a measure of fairness by itself: a variable can carry information through
 correlated variables, and scrambling it can create unusual combinations of values.</li>
-<li>The intervals reflect resampling of the held-out rows only; the reference fit and the class are held fixed.</li>
+<li>{_limits_ci_text(result, meta)}</li>
 </ul>
 
 <h2>Data and reproducibility</h2>

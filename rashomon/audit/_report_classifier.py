@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from ._report_text import _f, _g
+from ._report_text import _f, _g, _pct
 
 __all__ = ["classifier_section", "class_text", "user_model_section"]
 
@@ -56,8 +56,8 @@ def classifier_section(result) -> str:
     hinge = f"; hinge loss {_g(m['hinge_loss'])}" if m.get("hinge_loss") is not None else ""
     parts.append(
         f'<h3>The reference model on the {_g(m.get("n"))} held-out rows</h3><dl class="kv">'
-        f"<dt>Log loss</dt><dd>{ll}{hinge}</dd><dt>Accuracy</dt><dd>{_g(m.get('accuracy'))} (score &gt; 0, "
-        f"i.e. probability &gt; 0.5; share of positives {_g(m.get('positive_rate'))})</dd>"
+        f"<dt>Log loss</dt><dd>{ll}{hinge}</dd><dt>Accuracy</dt><dd>{_pct(m.get('accuracy'))} (score &gt; 0, "
+        f"i.e. probability &gt; 0.5; share of positives {_pct(m.get('positive_rate'))})</dd>"
         f'<dt>AUC</dt><dd>{_g(m.get("auc"))}</dd></dl><p class="small">scikit-learn\'s log_loss, accuracy_score '
         "and roc_auc_score on the reference's held-out predictions.</p>"
     )
@@ -94,11 +94,12 @@ def classifier_section(result) -> str:
             else "score threshold 0 (the predicted label)"
         )
         parts.append(
-            f"<h3>Ambiguity</h3><p>At the {thr}, on {where}: <b>{_g(amb.get('ambiguity'))}</b> of the rows "
-            f"({_g(amb.get('n_flippable'))}) are classified differently from the reference by some member of "
-            f"the set (ambiguity); discrepancy between {_g(amb.get('discrepancy_lower'))} and "
-            f"{_g(amb.get('discrepancy_upper'))}. Each row's range of predictions is exact "
-            f"({_g(amb.get('seconds'), 3)} s).</p>"
+            f"<h3>Ambiguity</h3><p>At the {thr}, on {where}: <b>{_pct(amb.get('ambiguity'))}</b> of the rows "
+            f"({_g(amb.get('n_flippable'))} of {_g(amb.get('n_rows'))}) are classified differently from the "
+            f"reference by some member of the set (ambiguity); the share a single member flips (discrepancy) is at "
+            f"most {_pct(amb.get('discrepancy_upper'))} (certified), and a member found flips "
+            f"{_pct(amb.get('discrepancy_lower'))}. "
+            f"Each row's range of predictions is exact ({_g(amb.get('seconds'), 3)} s).</p>"
         )
     coefs = c.get("coefficients") or []
     if coefs:
@@ -115,8 +116,13 @@ def classifier_section(result) -> str:
                 if stable
                 else "No coefficient keeps its sign across the whole set."
             )
-            + " With all levels of a categorical column one-hot encoded, a level's coefficient is identified "
-            "only relative to the others, so its sign is rarely stable.</p><table><tr><th>coefficient</th>"
+            + (
+                " With all levels of a categorical column one-hot encoded, a level's coefficient is identified "
+                "only relative to the others, so its sign is rarely stable."
+                if meta.get("encoding")
+                else ""
+            )
+            + "</p><table><tr><th>coefficient</th>"
             "<th>lowest</th><th>highest</th><th>sign stable</th></tr>" + trs + "</table>"
         )
     dropped = c.get("dropped_constant_columns") or []

@@ -122,9 +122,11 @@ def _order_text(o: dict) -> str:
         )
     diffs = "".join(
         f"<tr><td{_LEFT}>MR({esc(str(d['a']))}) − MR({esc(str(d['b']))})</td><td>{_n(d['lower'])}</td>"
+        f"<td>{_n(d.get('lower_attained'))}</td><td>{_n(d.get('upper_attained'))}</td>"
         f"<td>{_n(d['upper'])}</td><td>{'exact' if d.get('exact') else 'outer bound'}</td></tr>"
         for d in o["differences"]
     )
+    no_members = any(d.get("lower_attained") is None for d in o["differences"])
     head = (
         f"<ul>{''.join(rels)}</ul>"
         if rels
@@ -133,8 +135,14 @@ def _order_text(o: dict) -> str:
     )
     return (
         f"<h3>The certified order of the audited groups</h3>{head}<table><tr><th>difference</th><th>certified lower"
-        f'</th><th>certified upper</th><th>ends</th></tr>{diffs}</table><p class="small">Method: '
-        f"{esc(o['method'])}.</p>"
+        "</th><th>attained lower</th><th>attained upper</th><th>certified upper</th><th>ends</th></tr>"
+        f'{diffs}</table><p class="small">'
+        + (
+            "n/a: no member was searched for this difference (its bounds combine the two groups' MCR intervals). "
+            if no_members
+            else "Attained: the differences of members found; an outer bound's true end lies between the two. "
+        )
+        + f"Method: {esc(o['method'])}.</p>"
     )
 
 
@@ -174,8 +182,13 @@ def fairness_section(result) -> str:
     cost = ", ".join(f"{esc(k.removesuffix('_s').replace('_', ' '))} {v:.2f} s" for k, v in sec.items())
     skipped = "".join(f"<li>{esc(s)}</li>" for s in f.get("skipped") or [])
     parts.append(
-        f'<p class="small">Cost of this section: {cost or "not recorded"} (the least disparate member without '
-        "its frontier over ε, which would cost nine more ranges).</p>"
+        f'<p class="small">Cost of this section: {cost or "not recorded"}'
+        + (
+            " (the least disparate member without its frontier over ε, which would cost nine more ranges)"
+            if f.get("least_disparate")
+            else ""
+        )
+        + ".</p>"
         + (f'<p class="small">Skipped:</p><ul class="small">{skipped}</ul>' if skipped else "")
     )
     return "".join(parts)

@@ -28,6 +28,14 @@ def _g(v: Any, digits: int = 4) -> str:
     return str(v)
 
 
+def _pct(v: Any) -> str:
+    """A share (0-1) as a percentage: 0%, 100% exactly, else three significant digits (88.6%, 0.4%)."""
+    if v is None or not isinstance(v, (int, float)) or isinstance(v, bool) or math.isnan(v):
+        return "n/a"
+    p = 100.0 * float(v)
+    return f"{p:.0f}%" if p in (0.0, 100.0) else f"{p:.3g}%"
+
+
 def _tol_text(tol: float) -> str:
     if tol > 0:
         k = math.log2(tol)
@@ -76,21 +84,47 @@ def certification_sentence(g) -> str:
     return " ".join(p for p in parts if p)
 
 
+def _attained(g) -> tuple[float, float]:
+    """MRs of the members returned for each end (a classifier audit records them in ``extra``)."""
+    x = getattr(g, "extra", None) or {}
+    m = g.mcr
+    lo = x.get("mcr_lower_attained", m.lower + m.lower_gap)
+    up = x.get("mcr_upper_attained", m.upper - m.upper_gap)
+    return float(lo), float(up)
+
+
 def headline(g) -> str:
     feats = html.escape(", ".join(g.features))
     s = (
         f"<b>{html.escape(g.name)}</b> ({feats}): the reference model's MR is {_f(g.mr_ref)}; every model of the "
-        f"class whose held-out loss is at most ε has MR between <b>{_f(g.mcr_lower)}</b> and <b>{_f(g.mcr_upper)}</b>. "
+        f"class whose held-out loss is at most ε has MR between <b>{_f(g.mcr_lower)}</b> and <b>{_f(g.mcr_upper)}</b>"
     )
+    lo_att, up_att = _attained(g)
+    loose = not (g.mcr.lower_tight and g.mcr.upper_tight)
+    if loose:
+        s += (
+            f" (certified bounds; the members found attain [{_f(lo_att)}, {_f(up_att)}], and the true ends lie "
+            "between the two)"
+        )
+    s += ". "
     if g.mcr_lower > 1:
         s += "Every good model relies on this group (MCR− &gt; 1)."
     elif g.mcr_upper <= 1:
         s += "No good model relies on this group in a helpful way (MCR+ ≤ 1)."
-    else:
-        s += (
-            "Some good models rely on this group (MCR+ &gt; 1) while others do not need it "
-            f"(MCR− {'≤' if g.mcr_lower <= 1 else '&gt;'} 1)."
+    else:  # MCR− ≤ 1 < MCR+: what members were found on each side of 1, and what the bounds leave open
+        some = (
+            "Some good models rely on this group (MCR+ &gt; 1)"
+            if up_att > 1 or not math.isfinite(up_att)
+            else "No member found relies on this group in a helpful way (attained MCR+ ≤ 1), though the certified "
+            "MCR+ &gt; 1 leaves open whether a good model does,"
         )
+        others = (
+            "others do not need it (MCR− ≤ 1)"
+            if lo_att <= 1 or not math.isfinite(lo_att)
+            else "whether some good model does without it is open (every member found has MR &gt; 1; the certified "
+            "MCR− ≤ 1)"
+        )
+        s += f"{some} while {others}."
     return s
 
 
@@ -151,12 +185,13 @@ def null_model_text(meta: dict) -> str:
         f"the set keeps at least {nm['explained_share']:.1%} of the loss the class explains, (e<sub>null</sub> − "
         "ε<sub>abs</sub>)/(e<sub>null</sub> − e<sub>min</sub>)."
     )
-    return s + ("" if null_model_note(nm) is None else " See the note below.")
+    note = null_model_note(nm)
+    return s if note is None else f"{s} <b>{html.escape(note)}</b>"
 
 
 def null_model_note(nm: dict) -> str | None:
-    """The audit's note when its set contains a constant model (ε_abs >= e_null) or keeps less than half of the
-    loss the class explains; None otherwise."""
+    """What the report says (and the audit warns) when its set contains a constant model (ε_abs >= e_null) or keeps
+    less than half of the loss the class explains; None otherwise."""
     if nm["epsilon_abs"] >= nm["e_null"]:
         return (
             f"ε_abs = {nm['epsilon_abs']:.4g} is at or above the null model's loss e_null = {nm['e_null']:.4g}: the "
@@ -243,12 +278,20 @@ def _encoding_text(result, meta: dict) -> str:
     if std is None:
         std = (result.reference or {}).get("standardised_features", [])
     if enc:
+        dummies = {f"{c}={lv}" for c, lvs in enc.items() for lv in lvs}
+        dropped = [d for d in (meta.get("classifier") or {}).get("dropped_constant_columns") or [] if d in dummies]
         s = (
-            "Categorical columns were one-hot encoded with all their levels (no level dropped; a group naming the "
-            "column scrambles all its dummies together): "
+            "Categorical columns were one-hot encoded with all their levels ("
+            + ("" if dropped else "no level dropped; ")
+            + "a group naming the column scrambles all its dummies together): "
             + "; ".join(f"{html.escape(str(c))} → {html.escape(', '.join(map(str, lv)))}" for c, lv in enc.items())
             + ". "
         )
+        if dropped:
+            s += (
+                f"{'This level was' if len(dropped) == 1 else 'These levels were'} then dropped from the design, "
+                f"constant on the training rows (absent from them): {html.escape(', '.join(dropped))}. "
+            )
     else:
         s = "No categorical column needed encoding: all features were numeric. "
     if std:
@@ -273,6 +316,19 @@ def _ci_text(result, meta: dict) -> str:
         f"Intervals: {result.confidence_level:.0%} intervals by {html.escape(str(method))}, from {_g(int(nb))} "
         "bootstrap resamples of the held-out rows; the reference fit, its hyper-parameters and ε's margin are "
         "held fixed, so the intervals reflect which held-out rows were drawn, not the training split."
+    )
+
+
+def _limits_ci_text(result, meta: dict) -> str:
+    """The report's closing remark on what its intervals reflect (none when no bootstrap ran)."""
+    if meta.get("n_bootstrap", result.bootstrap):
+        return (
+            "The bootstrap intervals reflect resampling of the held-out rows only; the reference fit and the class "
+            "are held fixed."
+        )
+    return (
+        "No bootstrap was run, so no interval here describes sampling uncertainty: the MCR interval is over the "
+        "models of the set, on these held-out rows."
     )
 
 

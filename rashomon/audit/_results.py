@@ -39,7 +39,7 @@ class GroupAudit(DisplayMixin):
             feats = feats[:57] + "..."
         return (
             f"GroupAudit({self.name!r}, features=[{feats}], mr_ref={self.mr_ref:.4g}, "
-            f"mcr=[{self.mcr_lower:.4g}, {self.mcr_upper:.4g}], refit_loss_ratio={self.refit_loss_ratio:.4g})"
+            f"mcr={_mcr_text(self.mcr, 4)}, refit_loss_ratio={self.refit_loss_ratio:.4g})"
         )
 
     def _display_(self) -> tuple[dict, list]:
@@ -99,16 +99,13 @@ class AuditResult(DisplayMixin):
 
             keys = ("e_min_", "e_ref_", "epsilon_abs_", "e_null_", "explained_share_")
             nm = self.meta["null_model"] = {k.rstrip("_"): float(getattr(rs, k)) for k in keys}
-            note = null_model_note(nm)
-            if note is not None:  # in the report and on the CLI; a set holding a constant model warned when fitted
-                self.meta["notes"] = [*(self.meta.get("notes") or []), note]
-                if nm["epsilon_abs"] < nm["e_null"]:
-                    warnings.warn(f"audit: {note}", RashomonWarning, stacklevel=5)
+            note = null_model_note(nm)  # in the report; a set holding a constant model warned when it was fitted
+            if note is not None and nm["epsilon_abs"] < nm["e_null"]:
+                warnings.warn(f"audit: {note}", RashomonWarning, stacklevel=5)
 
     def __repr__(self) -> str:
         gs = "; ".join(
-            f"{g.name}: MR {g.mr_ref:.3g}, MCR [{g.mcr_lower:.3g}, {g.mcr_upper:.3g}]"
-            for g in list(self.groups.values())[:3]
+            f"{g.name}: MR {g.mr_ref:.3g}, MCR {_mcr_text(g.mcr, 3)}" for g in list(self.groups.values())[:3]
         )
         if len(self.groups) > 3:
             gs += f"; ... ({len(self.groups)} groups)"
@@ -154,6 +151,8 @@ class AuditResult(DisplayMixin):
 
     def to_frame(self) -> pd.DataFrame:
         rows = []
+        # an end not tight anywhere: every group's attained values beside its bounds (a classifier has them always)
+        loose = any(not (g.mcr.lower_tight and g.mcr.upper_tight) for g in self.groups.values())
         for g in self.groups.values():
             row = {
                 "group": g.name,
@@ -166,6 +165,8 @@ class AuditResult(DisplayMixin):
             if "mcr_upper_attained" in g.extra:  # classifier: the attained values beside the bounds
                 row["MCR- attained"] = g.extra["mcr_lower_attained"]
                 row["MCR+ attained"] = g.extra["mcr_upper_attained"]
+            elif loose:
+                row["MCR- attained"], row["MCR+ attained"] = g.mcr.lower_attained, g.mcr.upper_attained
             if "model_mr" in g.extra:
                 row["MR(your model)"] = g.extra["model_mr"]
                 row["bracketed"] = (
@@ -289,3 +290,11 @@ def audit_meta(
         "ci_method": "percentile bootstrap over held-out rows" if bootstrap else None,
         "n_bootstrap": int(bootstrap),
     }
+
+
+def _mcr_text(mcr, digits: int) -> str:
+    """``[c, d]``; with ``(attained [a, b])`` after the certified bounds when an end is not tight."""
+    text = f"[{mcr.lower:.{digits}g}, {mcr.upper:.{digits}g}]"
+    if not (mcr.lower_tight and mcr.upper_tight):
+        text += f" (attained [{mcr.lower_attained:.{digits}g}, {mcr.upper_attained:.{digits}g}])"
+    return text

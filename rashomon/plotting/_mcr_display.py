@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from ._layout import legend_outside, new_axes
+from ._layout import legend_outside, new_axes, user_text
 
 
 class MCREnvelopeDisplay:
@@ -14,12 +14,15 @@ class MCREnvelopeDisplay:
     Draws the certified envelope (no model of the class lies below it), the
     models the search found (one per γ), the Rashomon threshold ε as a
     horizontal line, the MCR interval on it (its ends written out) and the
-    reference model (its MR and loss) as a star labelled "reference". The
-    envelope is evaluated on a dense grid of MR values and the axes are set
+    reference model (its MR and loss) as a star labelled "reference". Where
+    an end is not tight, the MRs the members found attain are drawn inside the
+    certified interval, labelled "attained [a, b] within certified [c, d]".
+    The envelope is evaluated on a dense grid of MR values and the axes are set
     around the interval and the reference, so a search of a handful of steps
     still reads well. ``plot`` returns ``self`` and keeps ``ax_``, ``figure_``,
-    ``envelope_line_``, ``models_``, ``interval_`` and ``reference_`` (None
-    when the reference is unknown).
+    ``envelope_line_``, ``models_``, ``interval_``, ``attained_`` (None when
+    both ends are tight) and ``reference_`` (None when the reference is
+    unknown).
     """
 
     def __init__(
@@ -36,6 +39,7 @@ class MCREnvelopeDisplay:
         features=(),
         e_min=math.nan,
         reference=None,
+        attained=None,
     ):
         self.m_grid = np.asarray(m_grid)
         self.envelope = np.asarray(envelope)
@@ -43,6 +47,8 @@ class MCREnvelopeDisplay:
         self.model_loss = np.asarray(model_loss)
         self.epsilon, self.lower, self.upper = epsilon, lower, upper
         self.kind, self.features, self.e_min, self.reference = kind, tuple(features), e_min, reference
+        #: ``(lower, upper)`` attained by the members found, when an end is not tight (else None)
+        self.attained = attained
 
     @staticmethod
     def _models(steps, kind):
@@ -54,7 +60,7 @@ class MCREnvelopeDisplay:
         return np.array(mr), np.array(loss)
 
     @classmethod
-    def _build(cls, steps, env_fn, kind, eps, lower, upper, features, e_min, reference, eps_max):
+    def _build(cls, steps, env_fn, kind, eps, lower, upper, features, e_min, reference, eps_max, attained=None):
         mr, loss = cls._models(steps, kind)
         # x range: the MCR interval, the reference and the models near the set, padded; the
         # envelope is evaluated on a dense grid, so a search of a handful of steps still draws a curve
@@ -81,6 +87,7 @@ class MCREnvelopeDisplay:
             features=features,
             e_min=e_min,
             reference=reference,
+            attained=attained,
         )
 
     @classmethod
@@ -107,6 +114,7 @@ class MCREnvelopeDisplay:
             result.e_min,
             refpt,
             result.epsilon_abs,
+            None if result.lower_tight and result.upper_tight else (result.lower_attained, result.upper_attained),
         )
 
     @classmethod
@@ -116,6 +124,11 @@ class MCREnvelopeDisplay:
         r0 = env.results[int(np.argmin(env.epsilons))]
         ref = r0.reference_model
         refpt = None if ref is None else (ref.mr, ref.e_orig)
+        # the search run at this ε (if any) knows its members: their MRs beside bounds that are not tight
+        at = [r for r in env.results if math.isclose(r.epsilon_abs, eps, rel_tol=1e-12)]
+        attained = None
+        if at and not (at[0].lower_tight and at[0].upper_tight):
+            attained = (at[0].lower_attained, at[0].upper_attained)
         return cls._build(
             env.steps,
             env.envelope,
@@ -127,8 +140,10 @@ class MCREnvelopeDisplay:
             env.e_min,
             refpt,
             float(env.epsilons.max()),
+            attained,
         )
 
+    @user_text
     def plot(
         self, *, ax: Any = None, line_kw: dict | None = None, scatter_kw: dict | None = None
     ) -> MCREnvelopeDisplay:
@@ -157,8 +172,23 @@ class MCREnvelopeDisplay:
             lw=5,
             alpha=0.6,
             solid_capstyle="butt",
-            label=f"MCR [{self.lower:.3g}, {self.upper:.3g}]",
+            label=f"MCR [{self.lower:.3g}, {self.upper:.3g}]"
+            if self.attained is None
+            else f"certified MCR [{self.lower:.3g}, {self.upper:.3g}]",
         )
+        self.attained_ = None
+        if self.attained is not None and all(np.isfinite(self.attained)):
+            a_lo, a_hi = self.attained
+            (self.attained_,) = ax.plot(
+                [a_lo, a_hi],
+                [self.epsilon, self.epsilon],
+                color="#67000d",
+                lw=2,
+                solid_capstyle="butt",
+                marker="|",
+                ms=10,
+                label=f"attained [{a_lo:.3g}, {a_hi:.3g}]\nwithin certified [{self.lower:.3g}, {self.upper:.3g}]",
+            )
         self.reference_ = None
         if self.reference is not None:
             rm, rl = self.reference
@@ -221,6 +251,7 @@ class MCRBandDisplay:
     def from_envelope(cls, env: Any) -> MCRBandDisplay:
         return cls(env.epsilons, env.lower, env.upper, kind=env.kind, features=env.features)
 
+    @user_text
     def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> MCRBandDisplay:
         ax = new_axes(ax, (6, 4))
         self.band_ = ax.fill_between(

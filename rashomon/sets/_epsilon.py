@@ -125,7 +125,7 @@ def warn_if_null(rs: Any, func: str) -> None:
     if rs.epsilon_abs_ >= rs.e_null_:
         warnings.warn(
             f"{func}: {null_notes(rs.e_min_, rs.e_null_, rs.epsilon_abs_)[0]}. A smaller epsilon keeps a share of "
-            "what the class explains (epsilon_kind='explained' reads ε as that share).",
+            "what the class explains.",
             RashomonWarning,
             stacklevel=4,
         )

@@ -82,13 +82,34 @@ class DisparityRange(DisplayMixin):
     parametrization: Any = field(default=None)
     spec: Any = field(default=None)
 
-    def __repr__(self) -> str:
-        i = 0
-        tag = "exact" if self.exact[i] else "outer"
+    def bounds_text(self, i: int = 0, digits: int = 4) -> str:
+        """Row ``i``'s range in words, with the attained values beside the certified bounds when they differ.
+
+        Parameters
+        ----------
+        i : int, default=0
+            The row (a disparity of :attr:`names`).
+        digits : int, default=4
+            Significant digits of each number.
+
+        Returns
+        -------
+        str
+            ``"[c, d] (exact)"`` when members attain both bounds; otherwise ``"attained [a, b] within certified
+            [c, d]"``: members reach ``[a, b]``, and no member lies outside ``[c, d]``.
+        """
+        lo, up = f"{self.lower[i]:.{digits}g}", f"{self.upper[i]:.{digits}g}"
+        if self.exact[i]:
+            return f"[{lo}, {up}] (exact)"
         return (
-            f"DisparityRange(metric={self.metric!r}, kind={self.kind!r}, {self.names[i]}: "
-            f"[{self.lower[i]:.4g}, {self.upper[i]:.4g}] ({tag}), reference={self.reference[i]:.4g}, "
-            f"groups={len(self.groups)}, epsilon_abs={self.epsilon_abs:.4g})"
+            f"attained [{self.lower_attained[i]:.{digits}g}, {self.upper_attained[i]:.{digits}g}] within certified "
+            f"[{lo}, {up}]"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"DisparityRange(metric={self.metric!r}, kind={self.kind!r}, {self.names[0]}: {self.bounds_text(0)}, "
+            f"reference={self.reference[0]:.4g}, groups={len(self.groups)}, epsilon_abs={self.epsilon_abs:.4g})"
         )
 
     @property
@@ -122,7 +143,15 @@ class DisparityRange(DisplayMixin):
                 "method": self.method,
                 "epsilon_abs": self.epsilon_abs,
                 "n_disparities": len(self.names),
-            },
+            }
+            | (
+                {}
+                if self.exact[0]
+                else {
+                    f"{self.names[0]}: attained": (float(self.lower_attained[0]), float(self.upper_attained[0])),
+                    "within certified": (float(self.lower[0]), float(self.upper[0])),
+                }
+            ),
             [("", self.to_frame())],
         )
 

@@ -87,6 +87,7 @@ class FairnessQueries:
             classifiers (linear functionals of θ) and the squared group loss (γ-search); certified outer bounds
             with attained inner values for the rest (probabilities, rates, classifier losses), gaps reported.
         """
+        from ._fair_inputs import check_ratio, finite_ratio
         from ._fair_metrics import make_spec
         from ._least import make_range
 
@@ -102,8 +103,9 @@ class FairnessQueries:
             func=func,
         )
         _check_kind(spec, kind, func)
+        check_ratio(self, spec, kind, func)
         spec.exact_rows = exact_rows
-        return make_range(self, spec, kind, self.epsilon_abs_, tol, func)[0]
+        return finite_ratio(lambda: make_range(self, spec, kind, self.epsilon_abs_, tol, func)[0], kind, func)
 
     @validate_params(
         {
@@ -158,6 +160,7 @@ class FairnessQueries:
             ratio); exact for two groups and the exact metrics, where the member at parity (when the range
             contains it) is the least-loss one, bracketed by bisection over ε (``frontier.zero_loss_*``).
         """
+        from ._fair_inputs import benchmark_predictions, check_frontier_epsilons, check_ratio, finite_ratio
         from ._fair_metrics import make_spec
         from ._least import least_disparate
 
@@ -173,10 +176,15 @@ class FairnessQueries:
             func=func,
         )
         _check_kind(spec, kind, func)
+        check_ratio(self, spec, kind, func)
+        epsilons = check_frontier_epsilons(self, epsilons, func)
+        benchmark = benchmark_predictions(self, spec, benchmark, func)
         spec.exact_rows = exact_rows
         if features is not None and (isinstance(features, (str, int)) or not hasattr(features, "__len__")):
             features = [features]
-        return least_disparate(self, spec, kind, features, benchmark, epsilons, frontier, tol, func)
+        return finite_ratio(
+            lambda: least_disparate(self, spec, kind, features, benchmark, epsilons, frontier, tol, func), kind, func
+        )
 
     @validate_params(
         {"kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="neither"), "max_iter": Integral(1)},

@@ -65,11 +65,15 @@ class FunctionalRange(DisplayMixin):
                 np.all(self._tight(self.lower, g[0], self.tol)) and np.all(self._tight(self.upper, g[1], self.tol))
             ),
         }
+        tight = self._tight(self.lower, g[0], self.tol) & self._tight(self.upper, g[1], self.tol)
+        if not fields["all_tight"]:
+            fields["n_not_tight"] = int(np.sum(~tight))
+            if len(self.lower) == 1:  # one functional: both intervals in the headline
+                fields["attained"] = (float(self.lower_attained[0]), float(self.upper_attained[0]))
+                fields["certified"] = (float(self.lower[0]), float(self.upper[0]))
         fields = {k: v for k, v in fields.items() if v is not None}
         df = self.to_frame()
-        df.insert(df.columns.get_loc("lower") + 1, "lower_attained", self.lower_attained)
-        df.insert(df.columns.get_loc("upper") + 1, "upper_attained", self.upper_attained)
-        df["tight"] = self._tight(self.lower, g[0], self.tol) & self._tight(self.upper, g[1], self.tol)
+        df["tight"] = tight
         df = df.set_index(df.columns[0])
         if len(df) <= 12:
             return fields, [("", df)]
@@ -98,13 +102,17 @@ class FunctionalRange(DisplayMixin):
         return self.parametrization.estimator(models[i])
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per functional: lower, reference, upper, width and the certified gaps."""
+        """One row per functional: the certified ``lower``, the attained ends (``lower_attained``,
+        ``upper_attained``: values of returned members) around the reference, the certified ``upper``, the width
+        and the certified gaps."""
         g = self.gap
         return pd.DataFrame(
             {
                 "name": self.names,
                 "lower": self.lower,
+                "lower_attained": self.lower_attained,
                 "reference": self.reference,
+                "upper_attained": self.upper_attained,
                 "upper": self.upper,
                 "width": self.width,
                 "lower_gap": g[0],
@@ -130,9 +138,6 @@ class PredictionRange(FunctionalRange):
     """
 
     scale: str = "prediction"
-
-    def __repr__(self) -> str:
-        return super().__repr__()[:-1] + f", scale={self.scale!r})"
 
     def to_frame(self) -> pd.DataFrame:
         df = super().to_frame()

@@ -40,7 +40,7 @@ from ._results import MCRResult
 from ._search_result import search_result
 from ._set_display import set_display
 from ._set_fit import finish_fit, fit_convex
-from ._set_inputs import check_set_params, query_rows, record_names
+from ._set_inputs import check_set_params, query_rows, record_names, row_index
 
 __all__ = ["RashomonSet"]
 
@@ -171,6 +171,7 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         func = "RashomonSet.fit"
         self.loss_ = self._check_params(func)
         names = feature_names_of(X, func)  # scikit-learn's feature_names_in_: string column names only
+        self._row_index = row_index(X)  # a pandas frame's index: sensitive Series are aligned with it
         if isinstance(self.reference, ClassMember) and hasattr(self.reference, "feature_names_in_"):
             X = check_columns(X, self.reference, func)  # a member fitted on named columns takes X's by name
         if any_dask(X, y, sample_weight):  # out of core: the rows are replaced by sufficient statistics
@@ -328,10 +329,12 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         n_starts, random_state
             Starts of the inner ascent of non-quadratic losses.
         max_time : float, default=None
-            Classifier classes (logistic, hinge), one feature: seconds after which the searches refining the
-            bounds stop (the slab search of the lower end gets at most half the time left when it starts; the
-            branch and bound of the upper end, :mod:`rashomon.sets.margin._bnb`, the rest). The bounds stay
-            valid, only less tight; ``lower_gap``, ``upper_gap`` and ``notes`` say what was reached. None: a
+            Classifier classes (logistic, hinge): the time limit of the call, in seconds. Once it has passed,
+            no further search starts (the lower end's γ search and its search below γ = 0, the upper end's
+            ascent); the slab search of the lower end gets at most half the time left when it starts, the
+            branch and bound of the upper end (one feature, :mod:`rashomon.sets.margin._bnb`) the rest. The
+            first step of each end always runs. The bounds stay valid, only less tight; ``lower_gap``,
+            ``upper_gap`` and ``notes`` say what was reached and what the limit skipped. None: a
             fixed budget of counted work, so the same inputs give the same bits on any machine; with
             ``max_time`` the upper end's work budget is lifted and the result depends on the machine's speed
             and load.

@@ -81,19 +81,61 @@ class MCRResult(DisplayMixin):
         feats = ", ".join(map(str, self.features))
         if len(feats) > 50:
             feats = feats[:47] + "..."
+        # an end that is not tight: the attained value (a returned member's MR) is shown beside the bound
+        att = (
+            ""
+            if self.lower_tight and self.upper_tight
+            else f"attained=[{self.lower_attained:.6g}, {self.upper_attained:.6g}], "
+        )
         text = (
             f"MCRResult(features=[{feats}], kind={self.kind!r}, lower={self.lower:.6g}, upper={self.upper:.6g}, "
-            f"tight=({self.lower_tight}, {self.upper_tight}), epsilon_abs={self.epsilon_abs:.6g}, "
+            f"tight=({self.lower_tight}, {self.upper_tight}), {att}epsilon_abs={self.epsilon_abs:.6g}, "
             f"e_ref={self.e_ref:.6g}, e_min={self.e_min:.6g}, steps={len(self.steps)})"
         )
         return text if len(text) <= 295 else text[:291] + "...)"
 
+    @property
+    def lower_attained(self) -> float:
+        """MR of the member returned for the lower end (``lower + lower_gap``; NaN when none was found)."""
+        return float(self.lower + self.lower_gap) if math.isfinite(self.lower_gap) else math.nan
+
+    @property
+    def upper_attained(self) -> float:
+        """MR of the member returned for the upper end (``upper - upper_gap``; NaN when none was found)."""
+        return float(self.upper - self.upper_gap) if math.isfinite(self.upper_gap) else math.nan
+
+    def bounds_text(self, digits: int = 4) -> str:
+        """The interval in words, with the attained values beside the bounds when an end is not tight.
+
+        Parameters
+        ----------
+        digits : int, default=4
+            Significant digits of each number.
+
+        Returns
+        -------
+        str
+            ``"[c, d] (tight)"`` when members attain both bounds; otherwise ``"attained [a, b] within certified
+            [c, d]"`` (an end that is not certified, the best value found for a non-quadratic loss, is named).
+        """
+        lo, up = f"{self.lower:.{digits}g}", f"{self.upper:.{digits}g}"
+        if self.lower_tight and self.upper_tight and self.lower_certified and self.upper_certified:
+            return f"[{lo}, {up}] (tight)"
+        text = f"attained [{self.lower_attained:.{digits}g}, {self.upper_attained:.{digits}g}] within certified [{lo}, {up}]"
+        loose = [n for n, c in (("MCR-", self.lower_certified), ("MCR+", self.upper_certified)) if not c]
+        if loose:
+            text = (
+                f"attained [{self.lower_attained:.{digits}g}, {self.upper_attained:.{digits}g}], bounds [{lo}, {up}] "
+                f"({' and '.join(loose)} not certified)"
+            )
+        return text
+
     def _display_(self) -> tuple[dict, list]:
         ref = self.reference_model
-        fields = {
-            "features": list(self.features),
-            "kind": self.kind,
-            "MCR": (self.lower, self.upper),
+        fields: dict[str, Any] = {"features": list(self.features), "kind": self.kind, "MCR": (self.lower, self.upper)}
+        if not (self.lower_tight and self.upper_tight):
+            fields["MCR_attained"] = (self.lower_attained, self.upper_attained)
+        fields |= {
             "MR_of_reference": math.nan if ref is None else ref.mr,
             "epsilon_abs": self.epsilon_abs,
             "e_ref": self.e_ref,
@@ -104,7 +146,7 @@ class MCRResult(DisplayMixin):
         frame = pd.DataFrame(
             {
                 "bound": [self.lower, self.upper],
-                "attained": [self.lower + self.lower_gap, self.upper - self.upper_gap],
+                "attained": [self.lower_attained, self.upper_attained],
                 "gap": [self.lower_gap, self.upper_gap],
                 "tight": [self.lower_tight, self.upper_tight],
                 "certified": [self.lower_certified, self.upper_certified],
@@ -143,6 +185,8 @@ class MCRResult(DisplayMixin):
                 "e_min": self.e_min,
                 "mcr_lower": self.lower,
                 "mcr_upper": self.upper,
+                "mcr_lower_attained": self.lower_attained,
+                "mcr_upper_attained": self.upper_attained,
                 "lower_gap": self.lower_gap,
                 "upper_gap": self.upper_gap,
                 "lower_tight": self.lower_tight,
@@ -253,7 +297,12 @@ class MCREnvelope(DisplayMixin):
         return envelope_loss(self.steps, arr, self.kind)
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"epsilon_abs": self.epsilons, "mcr_lower": self.lower, "mcr_upper": self.upper})
+        """One row per ε: the certified bounds and the MRs the members found attain (equal where tight)."""
+        df = pd.DataFrame({"epsilon_abs": self.epsilons, "mcr_lower": self.lower, "mcr_upper": self.upper})
+        if len(self.results) == len(df):
+            df.insert(2, "mcr_lower_attained", [r.lower_attained for r in self.results])
+            df.insert(3, "mcr_upper_attained", [r.upper_attained for r in self.results])
+        return df
 
     def plot(self, *, ax: Any = None, epsilon: float | None = None, **kwargs: Any):
         """The paper's figure: envelope in the (MR, loss) plane; returns an MCREnvelopeDisplay."""

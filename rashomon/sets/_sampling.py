@@ -175,6 +175,9 @@ class ImportanceCloud(DisplayMixin):
         if len(self.mcr) == len(df):
             df["lower_tight"] = [r.lower_tight for r in self.mcr]
             df["upper_tight"] = [r.upper_tight for r in self.mcr]
+            if not (df["lower_tight"].all() and df["upper_tight"].all()):  # the members' MRs inside the bounds
+                df.insert(2, "mcr_lower_attained", [r.lower_attained for r in self.mcr])
+                df.insert(4, "mcr_upper_attained", [r.upper_attained for r in self.mcr])
         return fields, [("", df.set_index("feature"))]
 
     def samples_frame(self) -> pd.DataFrame:

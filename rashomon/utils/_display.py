@@ -40,7 +40,13 @@ def format_value(v: Any) -> str:
     elif isinstance(v, (list, tuple)):
         if len(v) == 2 and all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in v):
             return f"[{format_value(v[0])}, {format_value(v[1])}]"
-        s = "[" + ", ".join(map(str, v)) + "]"
+        items = list(map(str, v))
+        s = "[" + ", ".join(items) + "]"
+        if len(s) > 60:  # cut between items, never inside a name, and say how many are not shown
+            k = len(items)
+            while k > 1 and len(", ".join(items[:k])) + len(f", ... (+{len(items) - k} more)") + 2 > 60:
+                k -= 1
+            return "[" + ", ".join(items[:k]) + f", ... (+{len(items) - k} more)]"
     elif isinstance(v, np.ndarray):
         s = f"<array of shape {v.shape}>"
     else:
