@@ -297,6 +297,9 @@ With MR below 1 the model is not relying on the group in a helpful way.</li>
 held-out loss is at most ε, the "good models" (the Rashomon set). A narrow interval means every good model relies on
 the group about equally; a wide one means good models can rely on it a lot or little. An MCR+ near 1 says no good
 model needs the group; an MCR− above 1 says every good model uses it.</li>
+<li><b>The null model</b> is the best model of the class that ignores every input (a constant); when ε reaches its
+loss e<sub>null</sub> the set contains it, and its MR of 1 on every group makes MCR− uninformative, so the report
+gives the share of the explained loss, (e<sub>null</sub> − ε)/(e<sub>null</sub> − e<sub>min</sub>), that the set keeps.</li>
 </ul>
 
 <h2>What was done</h2>

@@ -231,7 +231,7 @@ def _run(args: argparse.Namespace) -> int:
     except RashomonInputError as exc:
         print(f"rashomon audit: error: {_as_option(str(exc))}", file=sys.stderr)
         return 2
-    print(res.to_frame().round(4).to_string())
+    print(res.to_frame().round(4).to_string(), end="\n" + res.null_model_line())  # + the null model's losses
     if res.fairness and "mean_prediction" in res.fairness.get("disparity", {}):
         print(_fairness_line(res.fairness))
     for note in res.meta.get("notes") or []:

@@ -129,6 +129,12 @@ def encode_margin_labels(y: np.ndarray, func: str) -> np.ndarray:
     return out
 
 
+def margin_classes(y: np.ndarray) -> np.ndarray:
+    """The two labels of y as a classifier member's ``classes_`` (integers when they are whole numbers)."""
+    labels = np.unique(np.asarray(y, dtype=float))
+    return labels.astype(int) if np.all(labels == np.round(labels)) else labels
+
+
 class _MarginClass(LinearModelClass):
     """Shared parametrisation of the margin-loss classes (see the module docstring)."""
 
@@ -179,6 +185,7 @@ class _MarginClass(LinearModelClass):
         par.info["margin_loss"] = self.margin_loss()
         if math.isinf(par.r):
             self._loss_only_start(par, X, ye, func)
+        par.classes_ = margin_classes(y)  # the members' labels (a set fitted on encoded labels resets them)
         return par
 
     def _loss_only_start(self, par: LinearParametrization, X: np.ndarray, ye: np.ndarray, func: str) -> None:
@@ -238,7 +245,8 @@ class _MarginClass(LinearModelClass):
         Returns
         -------
         ClassMember
-            ``predict`` returns scores (log-odds for the logistic class); ``coef_``, ``intercept_``, ``theta_``.
+            A :class:`~rashomon.ClassifierMember`: ``decision_function`` returns scores (log-odds for the
+            logistic class), ``predict`` labels; ``coef_``, ``intercept_``, ``theta_``.
         """
         par, (theta,) = self.minimise_loss(X, y, sample_weight, func=f"{type(self).__name__}.fit_reference")
         return par.estimator(theta)

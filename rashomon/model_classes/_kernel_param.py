@@ -97,6 +97,10 @@ class KernelParametrization(Parametrization):
             return np.hstack([np.ones((n, 1)), K]) @ self.T, np.full(n, self.mu)
         return K @ self.W, np.full(n, self.mu)
 
+    def constant_model(self) -> tuple[float, bool]:
+        """α = 0 is the constant μ (any constant with a free intercept)."""
+        return float(self.mu), bool(self.free)
+
     def member_attributes(self, theta) -> dict:
         alpha = self.W @ (theta[1:] if self.free else theta)
         return {

@@ -19,7 +19,7 @@ from ..utils.validation import (
     check_positive_grid,
 )
 from ._ridge import distinct_rows, ridge_fixed, ridge_loo  # noqa: F401  (re-exported: the classes' ridge fits)
-from .base import ClassMember, ModelClass, Parametrization
+from .base import ClassMember, ModelClass, Parametrization, member_of
 from .quadratics import Quadratic, switched_design_moments
 
 __all__ = ["LinearModelClass", "LinearParametrization", "ridge_loo", "convex_reference_norm", "distinct_rows"]
@@ -365,12 +365,16 @@ class LinearParametrization(Parametrization):
     def prediction_map(self, X):
         return self.design(np.asarray(X, dtype=float)), np.zeros(len(X))
 
+    def constant_model(self) -> tuple[float, bool]:
+        """β̃ = 0 is the constant μ (free with an intercept; 0 without)."""
+        return 0.0, bool(self.o)
+
     def member_attributes(self, theta) -> dict:
         coef = theta[self.o :] / self.sd
         return {"coef_": coef, "intercept_": float((theta[0] if self.o else 0.0) - self.mean @ coef)}
 
     def estimator(self, theta) -> ClassMember:
-        return ClassMember(self, np.asarray(theta, dtype=float))
+        return member_of(self, theta)  # a ClassifierMember for the classifier classes
 
     def convex_reference(
         self, reference: Any, X: np.ndarray, loss: str, func: str, columns: list[str] | None = None

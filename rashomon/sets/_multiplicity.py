@@ -123,6 +123,23 @@ class Multiplicity(DisplayMixin):
         return self.ranges.plot(ax=ax, threshold=self.threshold, **kwargs)
 
 
+def _check_binary_target(rs, X, func) -> None:
+    """A regression set's decisions have no default threshold unless the target is 0/1 (then 0.5)."""
+    rs._rows(X, func)  # rows first: a set fitted on Dask input without rows says so
+    if not isinstance(rs.y_, np.ndarray):  # a set fitted on Dask input keeps no target values
+        seen = "the set was fitted on Dask input, which keeps no target values"
+    else:
+        w = rs.sample_weight_
+        vals = np.unique(rs.y_ if w is None else rs.y_[np.asarray(w) > 0])
+        if set(vals.tolist()) <= {0.0, 1.0}:
+            return
+        seen = f"y takes {len(vals)} distinct values from {vals[0]:.4g} to {vals[-1]:.4g}"
+    raise RashomonInputError(
+        f"The 'threshold' parameter of {func} must be given for a regression set unless its target is 0/1 "
+        f"(decisions are 'prediction > threshold'; {seen}). Got None instead."
+    )
+
+
 def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None, progress=False) -> Multiplicity:
     """See :meth:`~rashomon.RashomonSet.multiplicity`. A classifier's decisions are thresholded scores: a probability
     threshold t of the logistic class (its default scale) is the score threshold logit(t), the same decisions."""
@@ -130,6 +147,8 @@ def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None, progre
 
     rs._check_fitted(func.split(".")[-1])
     scale = _score_scale(rs, scale, func)
+    if threshold is None and scale == "prediction":
+        _check_binary_target(rs, X, func)
     t_user = (0.0 if scale == "score" else 0.5) if threshold is None else float(threshold)
     t = t_user
     if scale == "probability":

@@ -32,6 +32,7 @@ from ..utils.validation import (
     validate_params,
 )
 from ._dask import any_dask, fit_dask
+from ._epsilon import warn_if_null
 from ._fairness import FairnessQueries
 from ._mcr_queries import MCRQueries
 from ._queries import SetQueries
@@ -71,8 +72,10 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         regression (squared loss), or a linear classifier (logistic or hinge loss, labels 0/1 or ±1).
     epsilon : float, default=0.1
         Size of the set, read by ``epsilon_kind`` (see ``epsilon_threshold``).
-    epsilon_kind : {"relative", "additive", "absolute"}, default="relative"
-        ``"relative"``: ε_abs = e_ref·(1 + ε); ``"additive"``: e_ref + ε; ``"absolute"``: ε.
+    epsilon_kind : {"relative", "additive", "absolute", "explained"}, default="relative"
+        ``"relative"``: ε_abs = e_ref·(1 + ε); ``"additive"``: e_ref + ε; ``"absolute"``: ε;
+        ``"explained"``: e_min + ε·(e_null - e_min), a share ε of the loss the class explains beyond the
+        null model.
     reference : None, ClassMember or fitted estimator, default=None
         f_ref. None: the class's loss minimiser on the data (for the default norm
         bound, the ridge / kernel-ridge fit). A member returned by
@@ -95,6 +98,12 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         The reference as a fitted estimator (inside the class by construction).
     e_ref_, e_min_, epsilon_abs_ : float
         The reference's loss, the least loss in the class, and the threshold.
+    e_null_ : float
+        The loss of the null model, the best constant model of the class (the variance of y for a class
+        with an intercept under squared loss, the base rate's log loss for the logistic class, ...).
+    explained_share_ : float
+        ``(e_null - ε_abs)/(e_null - e_min)``: the share of the loss the class explains that every member
+        still explains (0 when the set contains a constant model).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X is a frame whose column names are all strings (scikit-learn's rule). Queries
@@ -118,7 +127,7 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         model_class: Any,
         epsilon: float = 0.1,
         *,
-        epsilon_kind: Literal["relative", "additive", "absolute"] = "relative",
+        epsilon_kind: Literal["relative", "additive", "absolute", "explained"] = "relative",
         reference: Any = None,
         loss: str | None = None,
     ):
@@ -149,7 +158,16 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         Returns
         -------
         self
+
+        Warns
+        -----
+        RashomonWarning
+            When ε_abs >= e_null: the set contains a constant model (the null model).
         """
+        warn_if_null(self._fit(X, y, sample_weight), "RashomonSet.fit")
+        return self
+
+    def _fit(self, X: Any, y: Any, sample_weight: Any) -> RashomonSet:
         func = "RashomonSet.fit"
         self.loss_ = self._check_params(func)
         names = feature_names_of(X, func)  # scikit-learn's feature_names_in_: string column names only

@@ -388,7 +388,7 @@ def fit_margin_set(rs, Xa, ya, columns, func) -> None:
 def _fit_margin_set(rs, Xa, ya, columns, func) -> None:
     from ...model_classes import ClassMember, HingeModelClass, LogisticModelClass, encode_margin_labels
     from ...utils.validation import RashomonInputError
-    from .._epsilon import epsilon_threshold
+    from .._set_fit import set_threshold
 
     mc = rs.model_class
     if not isinstance(mc, (LogisticModelClass, HingeModelClass)):  # LinearModelClass with loss=...
@@ -416,5 +416,5 @@ def _fit_margin_set(rs, Xa, ya, columns, func) -> None:
     theta_ref = theta_min if ref is None else par.convex_reference(ref, Xa, mc.loss, func, columns)
     rs.reference_theta_, rs.reference_ = theta_ref, par.estimator(theta_ref)
     rs.e_ref_ = ms.orig.e_orig(theta_ref, ms.loss)
-    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func)
+    set_threshold(rs, ye, None, func)  # e_null_, ε_abs and the share of the explained loss kept
     rs._degenerate = False
