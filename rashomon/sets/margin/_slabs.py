@@ -57,14 +57,17 @@ def upper_hull(X, F):
     stack = np.zeros((n, K), dtype=int)
     top = np.zeros(n, dtype=int)
     for i in range(1, K):
-        while True:
-            i1, i2 = stack[ar, np.maximum(top - 1, 0)], stack[ar, top]
-            x1, x2, xi = X[ar, i1], X[ar, i2], X[:, i]
-            pop = (top >= 1) & ((F[ar, i2] - F[ar, i1]) * (xi - x1) <= (F[:, i] - F[ar, i1]) * (x2 - x1))
-            if not pop.any():
-                break
-            top = top - pop
-        top = top + 1
+        act = ar[top >= 1]  # the chain's pop test, only on the rows that may still pop (the same arithmetic per row)
+        xi, fi = X[:, i], F[:, i]
+        while act.size:
+            t = top[act]
+            i1, i2 = stack[act, t - 1], stack[act, t]
+            x1, f1 = X[act, i1], F[act, i1]
+            pop = (F[act, i2] - f1) * (xi[act] - x1) <= (fi[act] - f1) * (X[act, i2] - x1)
+            act = act[pop]
+            top[act] -= 1
+            act = act[top[act] >= 1]
+        top += 1
         stack[ar, top] = i
     cols = np.minimum(np.arange(K - 1)[None, :], np.maximum(top - 1, 0)[:, None])
     left = np.take_along_axis(stack, cols, axis=1)
