@@ -1,7 +1,9 @@
 """sphinx-gallery hooks of the rashomon docs, importable by name so that Sphinx can cache the configuration.
 
-The examples save their figures to files (as a user running them does), so besides matplotlib's open
-figures every PNG an example writes below its folder during the build is shown on its gallery page.
+The examples save their figures to files (as a user running them does), and some also leave them open. One
+scraper shows each figure once: the figures still open, drawn by sphinx-gallery's matplotlib scraper, or, when an
+example closed its figures (the audit's report writer does), the PNGs it wrote below its folder during the build.
+A PNG written while figures are open is the same figure saved; showing both drew every figure twice.
 """
 
 from __future__ import annotations
@@ -14,11 +16,10 @@ _START = time.time()  # PNGs older than this build are stale outputs of earlier 
 _SEEN: dict[str, float] = {}
 
 
-def _new_pngs(block, block_vars, gallery_conf):
-    from sphinx_gallery.scrapers import figure_rst
-
+def _written_pngs(block_vars) -> list[Path]:
+    """PNGs written below the example's folder since the last block (each reported once)."""
     src = Path(block_vars["src_file"]).parent
-    paths = []
+    out = []
     for png in sorted(src.rglob("*.png")):
         if "auto_examples" in png.parts:
             continue
@@ -26,6 +27,19 @@ def _new_pngs(block, block_vars, gallery_conf):
         if mtime < _START or _SEEN.get(str(png)) == mtime:
             continue
         _SEEN[str(png)] = mtime
+        out.append(png)
+    return out
+
+
+def _scrape(block, block_vars, gallery_conf):
+    import matplotlib.pyplot as plt
+    from sphinx_gallery.scrapers import figure_rst, matplotlib_scraper
+
+    written = _written_pngs(block_vars)
+    if plt.get_fignums():  # open figures: the saved PNGs are copies of them
+        return matplotlib_scraper(block, block_vars, gallery_conf)
+    paths = []
+    for png in written:
         dest = next(block_vars["image_path_iterator"])
         shutil.copyfile(png, dest)
         paths.append(dest)
@@ -33,7 +47,7 @@ def _new_pngs(block, block_vars, gallery_conf):
 
 
 def _get_sg_image_scraper():
-    return _new_pngs
+    return _scrape
 
 
 def reset_state(gallery_conf, fname):

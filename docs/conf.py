@@ -155,7 +155,7 @@ sphinx_gallery_conf = {
     "gallery_dirs": "auto_examples",
     "filename_pattern": r".*\.py$",
     "ignore_pattern": r"(__init__|_common)\.py$",
-    "image_scrapers": ("matplotlib", "_gallery_hooks"),
+    "image_scrapers": ("_gallery_hooks",),  # one scraper: open figures, else the PNGs written
     "reset_modules": ("_gallery_hooks.reset_state",),
     "download_all_examples": False,
     "remove_config_comments": True,
