@@ -223,6 +223,16 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         The parametrisation (hyper-parameters, norm bound) and the reference function are
         kept; e_orig, e_min, e_ref and ε_abs are recomputed under the weights by the same ε
         rule, and kernel matrices computed for earlier queries are reused.
+
+        Parameters
+        ----------
+        sample_weight : array-like of shape (n_samples,)
+            Non-negative weight of each fitting row.
+
+        Returns
+        -------
+        RashomonSet
+            A new fitted set; this one is unchanged.
         """
         self._check_fitted("reweighted")
         func = "RashomonSet.reweighted"
