@@ -88,7 +88,7 @@ class DisparityRange(DisplayMixin):
         Parameters
         ----------
         i : int, default=0
-            The row (a disparity of :attr:`names`).
+            The row (a disparity of ``names``).
         digits : int, default=4
             Significant digits of each number.
 
