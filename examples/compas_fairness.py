@@ -26,6 +26,7 @@ Run it::
 # The Rashomon set holds every logistic model (in the class's norm ball) whose log loss is within 5 % of the
 # best. ``race`` is the sensitive attribute: one label per row, not necessarily a model input.
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
 import rashomon
@@ -110,4 +111,5 @@ _ = diff.plot()
 order = lin.reliance_order(["age", "priors_count", "black", "male", "felony"])
 print(order)
 print(order.relations[["a", "b", "lower", "critical_epsilon_lower"]].round(4).to_string(index=False))
-_ = order.plot()
+fig, ax = plt.subplots(figsize=(6, 2.8), layout="constrained")  # compact: the labels read at the page's width
+_ = order.plot(ax=ax)
