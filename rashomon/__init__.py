@@ -49,6 +49,7 @@ _EXPORTS = {
     "RelianceOrder": ".sets",
     "ModelClass": ".model_classes",
     "ClassMember": ".model_classes",
+    "ClassifierMember": ".model_classes",
     "LinearModelClass": ".model_classes",
     "KernelModelClass": ".model_classes",
     "LogisticModelClass": ".model_classes",

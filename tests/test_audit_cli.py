@@ -42,6 +42,7 @@ META_KEYS = {
     "input_name",
     "ci_method",
     "n_bootstrap",
+    "null_model",  # e_min, e_ref, epsilon_abs, e_null and the share of the explained loss the set keeps
 }
 
 

@@ -172,6 +172,15 @@ def _cases():
             "train_fraction",
         ),
         "RashomonSet.multiplicity threshold nan": (lambda: RS.multiplicity(threshold=math.nan), "threshold"),
+        "RashomonSet.multiplicity threshold omitted, regression": (lambda: RS.multiplicity(), "threshold"),
+        "RashomonSet explained epsilon negative": (
+            lambda: RashomonSet(LMC, -0.1, epsilon_kind="explained").fit(X, Y),
+            "epsilon",
+        ),
+        "model_class_reliance epsilon_kind unknown": (
+            lambda: rsh.model_class_reliance(LMC, X, Y, 0, epsilon_kind="share"),
+            "epsilon_kind",
+        ),
         "RashomonSet.functional_range c shape": (lambda: RS.functional_range(np.ones(9)), "c"),
         "RashomonSet.prediction_range X columns": (lambda: RS.prediction_range(np.ones((3, 5))), "X"),
         "RashomonSet.pd_band grid empty": (lambda: RS.pd_band(0, grid=[]), "grid"),
@@ -185,6 +194,19 @@ def _cases():
         "features empty": (lambda: rsh.model_class_reliance(LMC, X, Y, []), "features"),
         "model_class not a class": (lambda: RashomonSet("linear", 0.1).fit(X, Y), "model_class"),
         "norm_bound negative": (lambda: RashomonSet(LinearModelClass(norm_bound=-1.0), 0.1).fit(X, Y), "norm_bound"),
+        "norm_bound nan": (lambda: RashomonSet(LinearModelClass(norm_bound=np.nan), 0.1).fit(X, Y), "norm_bound"),
+        "norm_bound inf, dependent columns": (
+            lambda: RashomonSet(LinearModelClass(norm_bound=np.inf), 0.1).fit(np.c_[X, X[:, :1]], Y),
+            "norm_bound",
+        ),
+        "norm_bound inf, separable classes": (
+            lambda: RashomonSet(rsh.LogisticModelClass(norm_bound=np.inf), 0.1).fit(X, (X[:, 0] > 0).astype(int)),
+            "norm_bound",
+        ),
+        "norm_bound inf, absolute loss": (
+            lambda: RashomonSet(LinearModelClass(norm_bound=np.inf), 0.1, loss="absolute_error").fit(X, Y),
+            "norm_bound",
+        ),
         "epsilon negative": (lambda: RashomonSet(LMC, -0.1).fit(X, Y), "epsilon"),
         "sample_weight negative": (
             lambda: RashomonSet(LMC, 0.1).fit(X, Y, sample_weight=-np.ones(40)),
@@ -264,6 +286,12 @@ CLI_CASES = [
     (["--out", "/proc/nope"], "'--out'"),
     (["--out", "d.csv"], "'--out'"),
     (["--json", "."], "'--json'"),
+    (["--json", "d.csv"], "'--json' option of rashomon audit must not overwrite an input"),
+    (["--json", "out/report.html"], "'--json' option of rashomon audit must not be the HTML report"),
+    (["--json", "out/summary.svg"], "the report's figure 'summary.svg' would replace it"),
+    (["--data", "report.html", "--out", "."], "'--out/--report-name' option of rashomon audit must not overwrite"),
+    (["--estimator", "d.csv", "--json", "d.csv"], "must not overwrite an input"),
+    (["--estimator", "nope.joblib"], "'--estimator' option"),
 ]
 
 
@@ -336,11 +364,16 @@ YB = (Y > np.median(Y)).astype(int)
 
 @functools.cache
 def _sets():
-    """A linear and a logistic set fitted on the frame DF (fitted once, on first use)."""
-    return {
-        "linear": RashomonSet(LMC, 0.1).fit(DF, Y),
-        "logistic": RashomonSet(rsh.LogisticModelClass(), 0.1).fit(DF, YB),
-    }
+    """A linear and a logistic set fitted on the frame DF (fitted once, on first use). The logistic class's
+    cross-validated norm explains almost nothing of YB: its set holds the null model, which fit warns about."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*null model", category=rsh.RashomonWarning)
+        return {
+            "linear": RashomonSet(LMC, 0.1).fit(DF, Y),
+            "logistic": RashomonSet(rsh.LogisticModelClass(), 0.1).fit(DF, YB),
+        }
 
 
 def _dask_frame(df, npartitions=2):
@@ -570,6 +603,7 @@ def _issue27_cases():
         ),
         "Dask-fitted set prediction_range()": (lambda: _dask_set().prediction_range(), "X"),
         "Dask-fitted set multiplicity()": (lambda: _dask_set().multiplicity(), "X"),
+        "Dask-fitted set multiplicity(X) without threshold": (lambda: _dask_set().multiplicity(DF), "threshold"),
         "Dask-fitted set prediction_range(Dask frame)": (lambda: _dask_set().prediction_range(_dask_frame(DF)), "X"),
         "Dask + logistic class": (
             lambda: RashomonSet(LogC(), 0.1).fit(_dask_frame(DF)[["a", "b"]], _dask_frame(DF.assign(t=YB))["t"]),
@@ -610,7 +644,8 @@ def test_reordered_columns_are_matched_by_name(kind):
     # by position, the shuffled frame is other rows: the ends differ (what was returned silently before)
     wrong = rs.prediction_range(pd.DataFrame(shuffled.to_numpy(), columns=list("abc")))
     assert not np.allclose(wrong.lower, a.lower)
-    m1, m2 = rs.multiplicity(Z), rs.multiplicity(shuffled)
+    t = 0.0 if kind == "linear" else None  # a regression target that is not 0/1 needs a threshold
+    m1, m2 = rs.multiplicity(Z, t), rs.multiplicity(shuffled, t)
     np.testing.assert_array_equal(m1.flips, m2.flips)
     assert m1.ambiguity == m2.ambiguity
     np.testing.assert_array_equal(rs.reference_.predict(Z), rs.reference_.predict(shuffled))
@@ -628,7 +663,7 @@ def test_array_after_frame_warns_as_scikit_learn(kind):
     ):
         a = rs.prediction_range(X[:5])
     np.testing.assert_array_equal(a.lower, rs.prediction_range(DF.iloc[:5]).lower)
-    with pytest.warns(UserWarning, match="X does not have valid feature names, but ClassMember was fitted"):
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but Class(ifier)?Member was fitted"):
         rs.reference_.predict(X[:5])
     with pytest.warns(UserWarning, match="X has feature names, but RashomonSet was fitted without feature names"):
         RS.prediction_range(DF.iloc[:5])
@@ -648,7 +683,9 @@ def test_relative_epsilon_above_one_warns_in_python_and_on_the_cli(tmp_path, cap
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         RashomonSet(LMC, 1.0).fit(X, Y)  # 100 %: no warning
-        RashomonSet(LMC, 10, epsilon_kind="additive").fit(X, Y)  # loss units: no warning
+    with pytest.warns(rsh.RashomonWarning, match="null model") as rec:  # e_ref + 10 is above var(Y)
+        RashomonSet(LMC, 10, epsilon_kind="additive").fit(X, Y)  # loss units: no percentage warning
+    assert not any("read as a relative margin" in str(r.message) for r in rec)
     from rashomon.audit.cli import main
 
     DF.assign(t=Y).to_csv(tmp_path / "d.csv", index=False)
@@ -705,3 +742,10 @@ def test_exactly_zero_loss_keeps_its_exact_answer():
     m = KNeighborsRegressor(n_neighbors=1).fit(X, Y)
     r = rsh.model_reliance(m, X, Y, 0)
     assert r.e_orig == 0.0 and r.ratio == math.inf
+
+
+@pytest.mark.parametrize("target", [-0.1, math.nan, "a", True])
+def test_least_disparate_target_is_a_nonnegative_float(target):
+    s = X[:, 0] > 0
+    with pytest.raises(RashomonInputError, match="The 'target' parameter of RashomonSet.least_disparate must be"):
+        RS.least_disparate(s, frontier=False, target=target)

@@ -20,7 +20,7 @@ def _data(n=240, seed=0):
 
 
 def _loss(mc, member, X, y):
-    m = (2.0 * y - 1.0) * member.predict(X)
+    m = (2.0 * y - 1.0) * member.decision_function(X)
     return float(np.mean(np.logaddexp(0.0, -m) if isinstance(mc, LogisticModelClass) else np.maximum(0.0, 1.0 - m)))
 
 

@@ -69,10 +69,10 @@ def _brute(D, ye, thetas, k, name, chunk=250):
 
 
 def _via_model_reliance(rs, X, theta, feature):
-    """MR of θ by the package's generic model_reliance, on the member's estimator (its predict: the scores)."""
+    """MR of θ by the package's generic model_reliance, on the member's scores (its decision_function)."""
     L = _loss(rs.loss_)
     est = rs.parametrization_.estimator(theta)
-    return model_reliance(est, X, _pm1(rs.y_), feature, loss=lambda y, p: L(y * p)).ratio
+    return model_reliance(est.decision_function, X, _pm1(rs.y_), feature, loss=lambda y, p: L(y * p)).ratio
 
 
 def _data(name):

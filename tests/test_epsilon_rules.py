@@ -57,7 +57,7 @@ def test_cv_rules_from_their_definitions():
     assert one.epsilon_kind == hold.epsilon_kind == "additive"
     rs = one.rashomon_set(mc).fit(X, y)
     assert rs.epsilon_abs_ == pytest.approx(rs.e_ref_ + one.epsilon)
-    assert one.to_frame().shape == (1, 6)
+    assert one.to_frame().shape == (1, 9)  # with e_min, e_null and the explained ε
     lr = select_epsilon(KernelModelClass(), X, y, rule="likelihood_ratio", alpha=0.05)
     assert lr.epsilon == pytest.approx(math.expm1(3.841458820694124 / 90))
 

@@ -94,6 +94,9 @@ def test_sampled_members_inside(cls):
     y = (X @ [1.0, -0.7, 0.4] + rng.logistic(size=60) > 0).astype(float)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # the package's notice that ε_abs >= e_null (the set holds a constant model) is no leak; on some of
+        # these small sets it holds
+        warnings.filterwarnings("ignore", message=".*null model")
         rs = RashomonSet(cls(norm_bound=3.0), 0.15).fit(X, y)
         thetas = sample_margin_members(rs, 1000, random_state=2)
         res = rs.model_class_reliance(0, gap_tol=0.05)

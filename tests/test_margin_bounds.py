@@ -61,6 +61,9 @@ def test_sampled_members_below_secant_bound(cls, kind):
     X, y = _small()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # the package's notice that ε_abs >= e_null (the set holds a constant model) is no leak; on some of
+        # these small sets it holds
+        warnings.filterwarnings("ignore", message=".*null model")
         rs = RashomonSet(cls(norm_bound=3.0), 0.15).fit(X, y)
         thetas = sample_margin_members(rs, 1000, random_state=1)
         ms = rs._margin

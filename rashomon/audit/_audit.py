@@ -57,7 +57,7 @@ from ._audit_classifier import check_classifier_options
 from ._audit_fairness import check_sensitive, check_sensitive_rows
 from ._audit_regression import audit_regression
 from ._checks import _check_train_size, _Progress, check_split_train_size, check_writable_dir, group_slug, prepare
-from ._estimator import check_estimator
+from ._estimator import check_estimator, check_trusted_types, load_estimator
 from ._fit import _preprocess
 from ._results import AuditResult, GroupAudit
 from ._target import CLASSIFIER_CLASSES
@@ -95,6 +95,7 @@ def audit(
     bootstrap_mcr: bool = False,
     sensitive: str | None = None,
     benchmark_column: str | None = None,
+    trusted_types: list | None = None,
 ) -> AuditResult:
     """Run a model-class-reliance audit on a table.
 
@@ -173,9 +174,13 @@ def audit(
     positive_label : scalar, default=None
         The level of a binary target coded 1 (needed unless it is 0/1 or
         boolean; text is matched against the levels, as the CLI passes it).
-    estimator : fitted estimator, default=None
+    estimator : fitted estimator, str or Path, default=None
         A model the user already has (any scikit-learn classifier with
-        ``predict_proba`` or regressor with ``predict``, Pipelines included).
+        ``predict_proba`` or regressor with ``predict``, Pipelines included),
+        or its file: ``.skops`` (read by ``skops.io``, which runs no code),
+        else joblib / pickle. **Loading a pickle runs code from the file**:
+        load only files you trust; a file is loaded after every other input
+        has been checked.
         Its MR per group is measured on the held-out rows exactly as
         :func:`rashomon.model_reliance` does (log loss on ``predict_proba``
         for a classifier, squared error on ``predict`` otherwise), with
@@ -206,6 +211,9 @@ def audit(
     benchmark_column : str, default=None
         With ``sensitive``: a deployed score (e.g. COMPAS's ``decile_score``;
         probabilities for the logistic class) placed in the set's ranges.
+    trusted_types : list of str, default=None
+        Types a ``.skops`` ``estimator`` file may hold beyond scikit-learn's
+        and NumPy's (``skops.io.get_untrusted_types`` lists them).
 
     Returns
     -------
@@ -276,8 +284,7 @@ def audit(
     model_class = str(check_choice(model_class, ("kernel", "linear") + CLASSIFIER_CLASSES, "model_class", func))
     if classifier:
         ambiguity_threshold, ambiguity_rows = check_classifier_options(ambiguity_threshold, ambiguity_rows, func)
-    if estimator is not None:
-        check_estimator(estimator, prep["raw"], list(prep["groups_raw_features"]), func)
+    trusted_types = check_trusted_types(trusted_types, func)
     fair = None if dask_input else check_sensitive(prep, sensitive, benchmark_column, model_class, target, func)
     if not isinstance(bootstrap_mcr, (bool, np.bool_)):
         raise RashomonInputError(
@@ -341,6 +348,10 @@ def audit(
     if mask is not None:
         tr, te = np.flatnonzero(mask), np.flatnonzero(~mask)
     check_sensitive_rows(fair, te, func)
+    if estimator is not None:  # a file is loaded last, every other input checked: a pickle runs code
+        if isinstance(estimator, (str, Path)):
+            estimator = load_estimator(estimator, trusted_types, func)
+        check_estimator(estimator, prep["raw"], list(prep["groups_raw_features"]), func)
     X, scaled = _preprocess(work, features, tr)
     y = work[target].to_numpy(dtype=float)
     if classifier:

@@ -74,7 +74,7 @@ def run_classifier(
         names = [features[j] for j in keep]
         ref_wo, _, _, _ = fit_classifier_reference(Xtr[:, keep], ytr, names, model_class, 0, 0)
         ml = ref_wo.parametrization_.info["margin_loss"]
-        s = np.asarray(ref_wo.predict(pd.DataFrame(Xte[:, keep], columns=names)))
+        s = np.asarray(ref_wo.decision_function(pd.DataFrame(Xte[:, keep], columns=names)))
         return float(np.mean(ml.exact((2 * yte - 1) * s))) / e_ref
 
     t0 = time.perf_counter()

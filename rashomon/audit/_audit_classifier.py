@@ -63,7 +63,7 @@ def drop_constant_columns(X: np.ndarray, features: list, groups: dict, tr: np.nd
 
 def _scores_loss(member, X: np.ndarray, y01: np.ndarray, columns: list) -> float:
     ml = member.parametrization_.info["margin_loss"]
-    s = np.asarray(member.predict(pd.DataFrame(X, columns=columns)), dtype=float)
+    s = np.asarray(member.decision_function(pd.DataFrame(X, columns=columns)), dtype=float)
     return float(np.mean(ml.exact((2.0 * y01 - 1.0) * s)))
 
 
@@ -99,7 +99,7 @@ def reference_model(ref, X: np.ndarray, y01: np.ndarray, columns: list) -> Fixed
     name = "log_loss" if ml.name == "logistic" else "hinge"
 
     def predict(f: pd.DataFrame) -> np.ndarray:
-        return np.asarray(ref.predict(f[columns]), dtype=float)
+        return np.asarray(ref.decision_function(f[columns]), dtype=float)
 
     def loss_from(yy: np.ndarray, s: np.ndarray) -> np.ndarray:
         return ml.exact((2.0 * yy - 1.0) * s)
@@ -112,7 +112,7 @@ def reference_metrics(ref, X: np.ndarray, y01: np.ndarray, columns: list) -> dic
     from scipy.special import expit
     from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
 
-    s = np.asarray(ref.predict(pd.DataFrame(X, columns=columns)), dtype=float)
+    s = np.asarray(ref.decision_function(pd.DataFrame(X, columns=columns)), dtype=float)
     logistic = ref.parametrization_.info["margin_loss"].name == "logistic"
     out = {
         "accuracy": float(accuracy_score(y01, s > 0)),

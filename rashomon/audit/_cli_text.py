@@ -50,6 +50,7 @@ _OPTIONS = {
     "bootstrap_mcr": "--bootstrap-mcr",
     "sensitive": "--sensitive",
     "benchmark_column": "--benchmark-column",
+    "trusted_types": "--trust-type",
 }
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 from ..utils.losses import Predictor, default_loss, get_loss
 from ..utils.validation import RashomonInputError
 
-__all__ = ["FixedModel", "check_estimator", "estimator_model", "weighted_mr"]
+__all__ = ["FixedModel", "check_estimator", "estimator_model", "load_estimator", "weighted_mr"]
 
 _BLOCK_ROWS = 200_000  # switched rows predicted per call
 
@@ -47,6 +47,81 @@ class FixedModel:
 
     def losses(self, frame: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
         return self.loss_from(self.y_rows[rows], self.predict(frame))
+
+
+#: type-name prefixes a ``.skops`` file may hold without being named in ``trusted_types``
+_SAFE_PREFIXES = ("sklearn.", "numpy.")
+
+
+def load_estimator(path: Any, trusted_types: Any = None, func: str = "audit", param: str = "estimator") -> Any:
+    """A fitted model from a file: ``.skops`` through :func:`skops.io.load` (a format that runs no code; types
+    beyond scikit-learn's and NumPy's must be listed in ``trusted_types``), anything else through
+    :func:`joblib.load` (a pickle: loading it runs code from the file, so it is called only after every
+    other input has been checked)."""
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        raise RashomonInputError(
+            f"The '{param}' parameter of {func} must be a fitted model or an existing .skops, joblib or "
+            f"pickle file. Got {str(p)!r} instead ({'a folder' if p.is_dir() else 'no such file'})."
+        )
+    trusted = check_trusted_types(trusted_types, func)
+    if p.suffix.lower() == ".skops":
+        return _load_skops(p, trusted, func, param)
+    import joblib
+
+    try:
+        return joblib.load(p)
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad input file
+        raise RashomonInputError(
+            f"The '{param}' parameter of {func} must be a joblib or pickle file of a fitted model. Got "
+            f"{str(p)!r}, which could not be loaded ({type(exc).__name__}: {exc}) instead."
+        ) from None
+
+
+def check_trusted_types(trusted_types: Any, func: str = "audit") -> list:
+    """``trusted_types``: None or a list of type names (str), as ``skops.io.get_untrusted_types`` gives them."""
+    if trusted_types is None:
+        return []
+    vals = [trusted_types] if isinstance(trusted_types, str) else trusted_types
+    if not isinstance(vals, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in vals):
+        raise RashomonInputError(
+            f"The 'trusted_types' parameter of {func} must be None or a list of type names such as "
+            f"'xgboost.sklearn.XGBClassifier'. Got {trusted_types!r} instead."
+        )
+    return [v.strip() for v in vals]
+
+
+def _load_skops(p: Any, trusted: list, func: str, param: str) -> Any:
+    try:
+        import skops.io as sio
+    except ImportError:
+        raise RashomonInputError(
+            f"The '{param}' parameter of {func} is a .skops file, which needs the skops package "
+            f"(pip install skops). Got {str(p)!r} instead."
+        ) from None
+    try:
+        untrusted = list(sio.get_untrusted_types(file=p))
+    except Exception as exc:  # noqa: BLE001 - not a skops archive
+        raise RashomonInputError(
+            f"The '{param}' parameter of {func} must be a .skops file written by skops.io.dump. Got "
+            f"{str(p)!r}, which could not be read ({type(exc).__name__}: {exc}) instead."
+        ) from None
+    refused = [t for t in untrusted if not t.startswith(_SAFE_PREFIXES) and t not in trusted]
+    if refused:
+        raise RashomonInputError(
+            f"The '{param}' parameter of {func} is a .skops file holding types that are not trusted: "
+            f"{refused}. Got {str(p)!r} instead; if you trust them, pass them in 'trusted_types' "
+            "(--trust-type on the command line)."
+        )
+    try:
+        return sio.load(p, trusted=untrusted)
+    except Exception as exc:  # noqa: BLE001 - a damaged archive
+        raise RashomonInputError(
+            f"The '{param}' parameter of {func} must be a .skops file of a fitted model. Got {str(p)!r}, "
+            f"which could not be loaded ({type(exc).__name__}: {exc}) instead."
+        ) from None
 
 
 def _model_columns(estimator: Any, raw: pd.DataFrame, features: list, func: str) -> list:

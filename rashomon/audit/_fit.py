@@ -117,20 +117,29 @@ def kernel_ridge_grid_cv(X, y, gammas, alphas, folds) -> np.ndarray:
     The numbers of ``GridSearchCV(KernelRidge(kernel="rbf"), {"gamma": gammas, "alpha": alphas}, cv=folds,
     scoring="neg_mean_squared_error")`` (unweighted mean over folds; alpha-major, the order in which
     scikit-learn's ParameterGrid lists them, so ``argmin`` breaks ties as its ``best_index_`` does), from one
-    eigendecomposition per (gamma, fold): ``(K + αI)⁻¹y = V diag(1/(λ + α)) V'y`` for all α at once, instead
-    of one Cholesky fit per (gamma, alpha, fold). tests/test_audit.py checks the equality against scikit-learn.
+    eigendecomposition per gamma on all the rows. Kernel ridge is ridge regression in the kernel's feature
+    space, so the fit without a fold's rows F has the leave-group-out residuals ``(I - H_FF)⁻¹(y_F - ŷ_F)``
+    exactly, with ``H = K(K + αI)⁻¹ = V diag(λ/(λ + α)) V'`` the hat matrix of the fit on all rows: for
+    every alpha, one product of the fold's rows of V and one solve of the fold's size per fold, instead of
+    one eigendecomposition of the training part per (gamma, fold). tests/test_audit.py checks the equality
+    against scikit-learn and against the fit on each fold's training part.
     """
+    from scipy.linalg import solve
     from scipy.spatial.distance import cdist
 
     D2 = cdist(X, X, "sqeuclidean")
-    splits = list(folds.split(X))
+    splits = [te for _, te in folds.split(X)]
     mse = np.zeros((len(alphas), len(gammas)))
-    for tr, te in splits:
-        for j, g in enumerate(gammas):
-            K = np.exp(-g * D2[np.ix_(tr, tr)])
-            lam, V = np.linalg.eigh(0.5 * (K + K.T))
-            Vy = V.T @ y[tr]
-            KV = np.exp(-g * D2[np.ix_(te, tr)]) @ V
-            for i, a in enumerate(alphas):
-                mse[i, j] += float(np.mean((y[te] - KV @ (Vy / (lam + a))) ** 2))
+    for j, g in enumerate(gammas):
+        K = np.exp(-g * D2)
+        lam, V = np.linalg.eigh(0.5 * (K + K.T))
+        Vy = V.T @ y
+        for i, a in enumerate(alphas):
+            s = lam / (lam + a)
+            res = y - V @ (s * Vy)
+            for te in splits:
+                Vf = V[te]
+                M = np.eye(len(te)) - (Vf * s) @ Vf.T
+                e = solve(0.5 * (M + M.T), res[te], assume_a="pos")
+                mse[i, j] += float(np.mean(e * e))
     return mse / len(splits)

@@ -1,11 +1,13 @@
 """Reading an audit's CSV table (:func:`rashomon.audit`): the separator sniffed unless given, binary, empty and
-undecodable files refused, and repeated header names kept as written, then merged when the copies are
+undecodable files refused, numbers with a decimal comma read as numbers (with a note), and repeated header names
+kept as written, then merged when the copies are
 identical or refused when the audit uses a name whose copies differ."""
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -88,12 +90,42 @@ def _read_table(path: Any, sep: str | None, func: str) -> tuple[pd.DataFrame, st
         raise RashomonInputError(
             f"The 'data' parameter of {func} could not be read as CSV (sep={sep!r}): {exc}"
         ) from None
+    df.attrs[_NOTES] = _decimal_commas(df, sep)
     if header is not None and len(header) == df.shape[1]:
         # pandas renames a repeated header name (a, a -> a, a.1): keep the names as written, so that the
         # copies are merged or refused by merge_duplicate_columns, never audited under an invented name
         counts = pd.Series([h for h in header if h]).value_counts()
         df.columns = [h if h and counts[h] > 1 else c for h, c in zip(header, df.columns)]
     return df, digest, path.name, sep
+
+
+#: ``DataFrame.attrs`` key of the reading's notes (carried by pandas through the renames to
+#: :func:`merge_duplicate_columns`, which adds them to the audit's notes)
+_NOTES = "rashomon_read_notes"
+_DECIMAL_COMMA = re.compile(r"^[+-]?(\d+,\d*|,\d+|\d+)([eE][+-]?\d+)?$")
+
+
+def _decimal_commas(df: pd.DataFrame, sep: str) -> list:
+    """Text columns whose every value is a number written with a decimal comma (``0,5``; a file separated by
+    ``;``, tab or ``|``, as spreadsheets in many locales write them) are read as numbers, in place; one note
+    per column converted."""
+    notes: list = []
+    if sep == ",":
+        return notes
+    for i in range(df.shape[1]):
+        col = df.iloc[:, i]
+        if not (col.dtype == object or pd.api.types.is_string_dtype(col)):
+            continue
+        vals = col.dropna().astype(str).str.strip()
+        if vals.empty or not vals.str.contains(",", regex=False).any() or not vals.str.match(_DECIMAL_COMMA).all():
+            continue
+        num = pd.to_numeric(col.astype(str).str.strip().str.replace(",", ".", regex=False).where(col.notna()))
+        df.isetitem(i, num)
+        notes.append(
+            f"Column {str(df.columns[i])!r} was read as numbers written with a decimal comma (e.g. "
+            f"{vals.iloc[0]!r} = {float(num.dropna().iloc[0]):g})."
+        )
+    return notes
 
 
 def _header_names(raw: bytes, sep: str) -> list | None:
@@ -127,12 +159,13 @@ def _roles(target: Any, groups: Any, features: Any, split: Any) -> dict:
 def merge_duplicate_columns(data: pd.DataFrame, roles: dict, func: str = "audit") -> tuple[pd.DataFrame, list]:
     """Columns sharing a name: identical copies are merged into one (with a note); copies that differ are an
     error if the audit uses the name (``roles``: {column: its role}), else left out. Returns ``(data, notes)``."""
+    read_notes = list(data.attrs.pop(_NOTES, None) or [])
     cols = pd.Index(data.columns)
     repeated = list(dict.fromkeys(c for c in cols[cols.duplicated()]))
     if not repeated:
-        return data, []
+        return data, read_notes
     keep = np.ones(len(cols), dtype=bool)
-    notes = []
+    notes = read_notes
     for name in repeated:
         loc = cols.get_loc(name)  # a boolean mask or a slice for a repeated name
         pos = np.flatnonzero(loc) if isinstance(loc, np.ndarray) else np.arange(len(cols))[loc]

@@ -138,6 +138,8 @@ def write_figures(result, out_dir: str | Path, prefix: str = "") -> dict:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
+    from ..plotting import plain_text
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     figs = {}
@@ -157,6 +159,7 @@ def write_figures(result, out_dir: str | Path, prefix: str = "") -> dict:
             if leg is not None:
                 for t in leg.get_texts():
                     t.set_fontsize(10)
+            plain_text(fig)  # labels from the data are text, never mathtext
             fig.tight_layout()
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=FIG_DPI, bbox_inches="tight")
@@ -294,6 +297,9 @@ With MR below 1 the model is not relying on the group in a helpful way.</li>
 held-out loss is at most ε, the "good models" (the Rashomon set). A narrow interval means every good model relies on
 the group about equally; a wide one means good models can rely on it a lot or little. An MCR+ near 1 says no good
 model needs the group; an MCR− above 1 says every good model uses it.</li>
+<li><b>The null model</b> is the best model of the class that ignores every input (a constant); when ε reaches its
+loss e<sub>null</sub> the set contains it, and its MR of 1 on every group makes MCR− uninformative, so the report
+gives the share of the explained loss, (e<sub>null</sub> − ε)/(e<sub>null</sub> − e<sub>min</sub>), that the set keeps.</li>
 </ul>
 
 <h2>What was done</h2>

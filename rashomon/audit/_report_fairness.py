@@ -7,7 +7,7 @@ import html
 
 from ._report_text import _g
 
-__all__ = ["fairness_section"]
+__all__ = ["fairness_section", "alternative_text"]
 
 _METRIC_TEXT = {
     "mean_prediction": "Mean prediction (demographic parity of the {scale})",
@@ -71,11 +71,34 @@ def _least_text(ld: dict, f: dict, benches: list) -> str:
         for r in ld.get("reliance") or []
     )
     return (
-        f"<h3>The least disparate good model</h3><p>On the mean prediction ({esc(str(ld['name']))}), certified: {cert}. Its "
+        f"<h3>The least disparate good model</h3><p>On the mean prediction ({esc(str(ld['name']))}), certified: {cert}. "
+        f"{esc(alternative_text(ld))} Its "
         f"held-out {loss} beside the reference's, and the threshold of the set (ε<sub>abs</sub> = "
         f"{_n(ld['epsilon_abs'])}):</p><table><tr><th>model</th><th>disparity ({esc(str(ld['name']))})</th>"
         f"<th>held-out {loss}</th></tr>{''.join(rows)}</table>"
         + (f"<p>Its model reliance on the audited groups:</p><ul>{rel}</ul>" if rel else "")
+    )
+
+
+def alternative_text(ld: dict) -> str:
+    """The less discriminatory alternative question, answered from a least-disparate summary: against its
+    ``target`` when one was asked, else against the reference model's distance from parity."""
+    q = "A less discriminatory alternative (the question fair-lending and employment law ask of a deployed model)"
+    cert, dist = float(ld["certified_lower"]), abs(float(ld["disparity"]))
+    if ld.get("target") is not None:
+        delta, bar = float(ld["target"]), f"at most {_n(ld['target'])} from parity"
+        yes, no = ld.get("target_outcome") == "member", ld.get("target_outcome") == "none"
+    else:
+        delta = abs(float(ld["reference_disparity"]))
+        bar = f"closer to parity than the reference model ({_n(delta)})"
+        yes, no = dist < delta, cert >= delta
+    if yes:
+        return f"{q}: yes. A good model (loss within ε_abs) is {bar}: the least disparate one, {_n(ld['disparity'])}."
+    if no:
+        return f"{q}: no, certified. No model within ε_abs is {bar}; every one is at least {_n(cert)} from parity."
+    return (
+        f"{q}: undetermined. No good model {bar} was found (the closest is {_n(dist)} from parity) and the "
+        f"certified bound ({_n(cert)}) does not rule one out."
     )
 
 

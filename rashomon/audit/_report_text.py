@@ -172,7 +172,62 @@ def _package_version(meta: dict) -> str:
         return "unknown"
 
 
+def null_model_text(meta: dict) -> str:
+    """The set's losses beside the null model's (the best constant model of the class) and the share of the
+    explained loss the set keeps, with what it means when the set holds a constant model; empty without figures."""
+    nm = meta.get("null_model")
+    if not nm:
+        return ""
+    s = (
+        f" Against the null model (the best constant model of the class, which ignores every input): least loss "
+        f"e<sub>min</sub> {_g(nm['e_min'])}, reference e<sub>ref</sub> {_g(nm['e_ref'])}, threshold "
+        f"ε<sub>abs</sub> {_g(nm['epsilon_abs'])}, null model e<sub>null</sub> {_g(nm['e_null'])}: every model of "
+        f"the set keeps at least {nm['explained_share']:.1%} of the loss the class explains, (e<sub>null</sub> − "
+        "ε<sub>abs</sub>)/(e<sub>null</sub> − e<sub>min</sub>)."
+    )
+    note = null_model_note(nm)
+    return s if note is None else f"{s} <b>{html.escape(note)}</b>"
+
+
+def null_model_note(nm: dict) -> str | None:
+    """What the report says (and the audit warns) when its set contains a constant model (ε_abs >= e_null) or keeps
+    less than half of the loss the class explains; None otherwise."""
+    if nm["epsilon_abs"] >= nm["e_null"]:
+        return (
+            f"ε_abs = {nm['epsilon_abs']:.4g} is at or above the null model's loss e_null = {nm['e_null']:.4g}: the "
+            "set contains a constant model, so every MCR− is the null model's (it relies on nothing) and the lower "
+            "bounds say nothing about the variables."
+        )
+    if nm["explained_share"] < 0.5:
+        return (
+            f"The set keeps only {nm['explained_share']:.1%} of the loss the class explains beyond the null model "
+            f"(ε_abs = {nm['epsilon_abs']:.4g} against e_min = {nm['e_min']:.4g} and e_null = {nm['e_null']:.4g}): "
+            "its good models may explain little of what the best one does, so wide MCR intervals say more about ε "
+            "than about the variables."
+        )
+    return None
+
+
+def null_model_line(meta: dict) -> str:
+    """The CLI summary's line: the set's losses beside the null model's and the share of the explained loss kept
+    (with its newline; empty without figures)."""
+    nm = meta.get("null_model")
+    if not nm:
+        return ""
+    held = (
+        " -- it contains a constant model: every MCR- is the null model's" if nm["epsilon_abs"] >= nm["e_null"] else ""
+    )
+    return (
+        f"losses: e_min {nm['e_min']:.4g}, e_ref {nm['e_ref']:.4g}, epsilon_abs {nm['epsilon_abs']:.4g}, e_null "
+        f"{nm['e_null']:.4g} (null model); the set keeps {nm['explained_share']:.1%} of the explained loss{held}\n"
+    )
+
+
 def _epsilon_text(result, meta: dict) -> str:
+    return _epsilon_rule_text(result, meta) + null_model_text(meta)
+
+
+def _epsilon_rule_text(result, meta: dict) -> str:
     eps, e_ref, cv = result.epsilon_abs, result.e_ref, result.cv_loss
     rule, value = meta.get("epsilon_rule"), meta.get("epsilon_value")
     margin = eps - e_ref

@@ -89,6 +89,20 @@ class AuditResult(DisplayMixin):
     rashomon_set: Any = field(default=None, repr=False, compare=False)
     meta: dict = field(default_factory=dict, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        rs = self.rashomon_set  # the set's losses beside the null model's, kept in meta (and so in the JSON)
+        if rs is not None and hasattr(rs, "e_null_") and "null_model" not in self.meta:
+            import warnings
+
+            from ..utils.validation import RashomonWarning
+            from ._report_text import null_model_note
+
+            keys = ("e_min_", "e_ref_", "epsilon_abs_", "e_null_", "explained_share_")
+            nm = self.meta["null_model"] = {k.rstrip("_"): float(getattr(rs, k)) for k in keys}
+            note = null_model_note(nm)  # in the report; a set holding a constant model warned when it was fitted
+            if note is not None and nm["epsilon_abs"] < nm["e_null"]:
+                warnings.warn(f"audit: {note}", RashomonWarning, stacklevel=5)
+
     def __repr__(self) -> str:
         gs = "; ".join(
             f"{g.name}: MR {g.mr_ref:.3g}, MCR {_mcr_text(g.mcr, 3)}" for g in list(self.groups.values())[:3]
@@ -110,6 +124,7 @@ class AuditResult(DisplayMixin):
             "epsilon_abs": self.epsilon_abs,
             "e_ref": self.e_ref,
             "cv_loss": self.cv_loss,
+            **self._null_fields(),
             "bootstrap": self.bootstrap,
             "seed": self.seed,
         }
@@ -117,6 +132,17 @@ class AuditResult(DisplayMixin):
         for k in ("lower_tight", "upper_tight", "lower_gap", "upper_gap"):
             df[k] = [getattr(g.mcr, k) for g in self.groups.values()]
         return fields, [("", df)]
+
+    def _null_fields(self) -> dict:
+        nm = self.meta.get("null_model")
+        return {"e_null": nm["e_null"], "explained_kept": f"{nm['explained_share']:.1%}"} if nm else {}
+
+    def null_model_line(self) -> str:
+        """e_min, e_ref, ε_abs and e_null side by side with the share of the explained loss the set keeps, as one
+        line (with its newline; empty when the result has no set)."""
+        from ._report_text import null_model_line
+
+        return null_model_line(self.meta)
 
     @property
     def fairness(self) -> dict | None:

@@ -8,9 +8,12 @@ Example::
 
     rashomon audit --data table/ --model-class linear ...   # a folder of Parquet files, out of core (Dask)
 
-Every input (including the ``--out`` folder, created and test-written) is checked
-before any computing; a bad one prints ``rashomon audit: error: ...`` on stderr
-and exits with status 2. A report that cannot be written (a full disk) exits with
+Every input is checked before any computing, and a model file (``--estimator``)
+is loaded only after all of them (loading a pickle runs code from the file;
+a ``.skops`` file, read by skops.io, does not). The ``--out`` folder is checked
+writable but created only when the report is written; no output may replace an
+input or another output. A bad input prints ``rashomon audit: error: ...`` on
+stderr and exits with status 2. A report that cannot be written (a full disk) exits with
 status 1 after printing the results, naming the file. Ctrl-C (SIGINT) and SIGTERM
 stop the run with one line on stderr and status 130 or 143: joblib's workers are
 ended, and no file is left half-written (each is written under a temporary name
@@ -25,219 +28,10 @@ import sys
 from pathlib import Path
 
 from ..utils.validation import RashomonInputError
-from ._cli_text import _OPTIONS, _as_option, _fairness_line, _show_warning  # noqa: F401 - _OPTIONS: the mapping
+from ._cli_parser import _train_size, build_parser
+from ._cli_text import _OPTIONS, _as_option, _fairness_line, _show_warning  # noqa: F401 - re-exported names
 
-
-def _group(text: str) -> tuple[str, list[str]]:
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"--group must look like NAME=col1,col2; got {text!r}")
-    name, cols = text.split("=", 1)
-    cols_l = [c.strip() for c in cols.split(",") if c.strip()]
-    if not name.strip() or not cols_l:
-        raise argparse.ArgumentTypeError(f"--group must look like NAME=col1,col2; got {text!r}")
-    return name.strip(), cols_l
-
-
-def _train_size(text: str) -> int | float:
-    """``--train-size``: a count (>= 10) or a fraction in (0, 1); range checked by audit()."""
-    t = text.strip()
-    try:
-        return int(t)
-    except ValueError:
-        pass
-    try:
-        return float(t)
-    except ValueError:
-        raise RashomonInputError(
-            f"The '--train-size' option of rashomon audit must be a row count >= 10 or a fraction in "
-            f"(0, 1). Got {text!r} instead."
-        ) from None
-
-
-def _load_estimator(path: Path):
-    """A fitted model from a joblib / pickle file (this runs code from the file)."""
-    if not path.is_file():
-        raise RashomonInputError(
-            f"The '--estimator' option of rashomon audit must be an existing joblib or pickle file. "
-            f"Got {str(path)!r} instead."
-        )
-    import joblib
-
-    try:
-        model = joblib.load(path)
-    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad input file
-        raise RashomonInputError(
-            f"The '--estimator' option of rashomon audit must be a joblib or pickle file of a fitted "
-            f"model. Got {str(path)!r}, which could not be loaded ({type(exc).__name__}: {exc}) "
-            "instead."
-        ) from None
-    return model
-
-
-def _sep(text: str) -> str:
-    return {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(text, text)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="rashomon", description="Model class reliance audits (Fisher, Rudin & Dominici 2019)."
-    )
-    sub = ap.add_subparsers(dest="command", required=True)
-    a = sub.add_parser("audit", help="audit how much any good model of a class could rely on feature groups")
-    a.add_argument(
-        "--data",
-        required=True,
-        help="CSV file, or a Parquet file or folder of Parquet files (audited out of core through "
-        "dask.dataframe.read_parquet when Dask is installed: --model-class linear, no bootstrap)",
-    )
-    a.add_argument(
-        "--sep",
-        type=_sep,
-        default=None,
-        help="CSV separator (default: sniffed from the first lines among , ; tab |, else ','; '\\t' or 'tab' for tab)",
-    )
-    a.add_argument(
-        "--target",
-        required=True,
-        help="outcome column: numeric (kernel or linear class), or binary (logistic or hinge class): 0/1, "
-        "True/False, or two levels with --positive-label",
-    )
-    a.add_argument(
-        "--positive-label",
-        default=None,
-        metavar="LEVEL",
-        help="the level of a binary target coded 1 (needed unless the target is 0/1 or True/False; default: none)",
-    )
-    a.add_argument(
-        "--group",
-        action="append",
-        type=_group,
-        required=True,
-        metavar="NAME=COL1,COL2",
-        help="a feature group to audit (repeat for several; names: letters, digits, _ - . and spaces, "
-        "distinct); a categorical column stands for all its one-hot dummies",
-    )
-    a.add_argument("--features", default=None, help="comma-separated model inputs (default: the union of the groups)")
-    a.add_argument(
-        "--model-class",
-        choices=["kernel", "linear", "logistic", "hinge"],
-        default=None,
-        help="default: logistic for a binary target (0/1, True/False, two levels or --positive-label), "
-        "kernel otherwise",
-    )
-    a.add_argument(
-        "--estimator",
-        type=Path,
-        default=None,
-        metavar="MODEL.joblib",
-        help="your fitted model (a joblib or pickle file, e.g. joblib.dump(model, 'model.joblib')): its MR "
-        "per group on the held-out rows is set beside the class's MCR. WARNING: loading a pickle runs "
-        "code from the file; only load files you trust (default: none)",
-    )
-    a.add_argument(
-        "--ambiguity-threshold",
-        type=float,
-        default=0.5,
-        help="classifier classes: probability threshold of the ambiguity (default: %(default)s)",
-    )
-    a.add_argument(
-        "--ambiguity-rows",
-        type=int,
-        default=500,
-        help="classifier classes: held-out rows (seeded sample) for the ambiguity; 0 for all (default: %(default)s)",
-    )
-    a.add_argument(
-        "--bootstrap-mcr",
-        action="store_true",
-        help="classifier classes: bootstrap MCR too (each resample reruns every MCR search; its cost "
-        "is reported); without it --bootstrap gives intervals for the MR of the reference and of "
-        "--estimator (default: off)",
-    )
-    a.add_argument(
-        "--sensitive",
-        metavar="COLUMN",
-        default=None,
-        help="a column of group labels (2-20 groups; need not be a feature): the report adds fairness over "
-        "the Rashomon set (disparity ranges, the least disparate good model, the certified order of "
-        "the groups; default: none)",
-    )
-    a.add_argument(
-        "--benchmark-column",
-        metavar="COLUMN",
-        default=None,
-        help="with --sensitive: a deployed score column (e.g. decile_score; probabilities for the "
-        "logistic class) placed in the set's disparity ranges (default: none)",
-    )
-    a.add_argument(
-        "--report-name",
-        default="report.html",
-        help="file name of the HTML report in --out (default: %(default)s; another name prefixes the "
-        "figure files with its stem)",
-    )
-    a.add_argument(
-        "--epsilon",
-        type=float,
-        default=0.1,
-        help="Rashomon margin: eps_abs = held-out reference loss + EPSILON x CV loss (or the absolute "
-        "threshold with --epsilon-kind absolute; default: %(default)s, i.e. 10 %% of the CV loss)",
-    )
-    a.add_argument(
-        "--epsilon-kind",
-        choices=["cv", "absolute"],
-        default="cv",
-        help="how --epsilon is read: a multiple of the cross-validated loss, or an absolute loss (default: "
-        "%(default)s)",
-    )
-    a.add_argument(
-        "--train-size",
-        type=str,
-        default=None,
-        help="rows fitting the reference: a count >= 10 or a fraction in (0, 1) (default: min(500, half the rows))",
-    )
-    a.add_argument(
-        "--split",
-        metavar="COLUMN",
-        default=None,
-        help="a True/False (or 0/1) column marking the rows that fit the reference (instead of the "
-        "seeded split; not with --train-size; default: none, the seeded split)",
-    )
-    a.add_argument(
-        "--cv", type=int, default=10, help="folds for the reference's hyper-parameters (default: %(default)s)"
-    )
-    a.add_argument(
-        "--drop-missing",
-        action="store_true",
-        help="drop rows with missing values (default: off, missing values are an error)",
-    )
-    a.add_argument(
-        "--bootstrap",
-        type=int,
-        default=0,
-        help="bootstrap resamples of the held-out rows for the intervals; 0 for none (default: %(default)s)",
-    )
-    a.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="random seed of the split, the samples and the bootstrap (default: %(default)s)",
-    )
-    a.add_argument(
-        "--n-jobs",
-        type=int,
-        default=None,
-        help="joblib workers over the bootstrap resamples, -1 for all cores (default: joblib's, one)",
-    )
-    a.add_argument(
-        "--out",
-        type=Path,
-        default=Path("rashomon-audit"),
-        help="folder for report.html and figures (default: %(default)s)",
-    )
-    a.add_argument("--json", type=Path, help="write results as JSON to this file (default: none)")
-    a.add_argument("--no-plots", action="store_true", help="no figures or HTML report (default: off)")
-    a.add_argument("--quiet", action="store_true", help="no progress bars or log lines on stderr (default: off)")
-    a.add_argument("--provenance", default="", help="a sentence on where the data came from (default: none)")
-    return ap
+__all__ = ["build_parser", "main"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -301,7 +95,6 @@ def main(argv: list[str] | None = None) -> int:
                 r"have been cancelled",
                 category=UserWarning,
             )
-            warnings.showwarning = _show_warning  # one line naming the options; restored on leaving the block
             return _main(argv)
     except KeyboardInterrupt as exc:
         if in_main:  # a second Ctrl-C or SIGTERM must not interrupt the clean-up
@@ -321,10 +114,56 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGINT, prev_int if prev_int is not None else signal.default_int_handler)
 
 
+def _cli_warning(message, category, filename, lineno, line=None) -> str:  # noqa: ARG001 - formatwarning's
+    """A warning as a CLI user reads it: one line, no source file or code line."""
+    return f"rashomon audit: warning: {_as_option(' '.join(str(message).split()))}\n"
+
+
+def _cli_showwarning(quiet: bool):
+    """``warnings.showwarning`` for the command line: one line naming options (none with --quiet); a caller that
+    records warnings (``catch_warnings(record=True)``, as pytest does) still receives each one."""
+    import warnings
+
+    impl = getattr(warnings, "_showwarnmsg_impl", None)
+    recording = impl is not None and getattr(impl, "__module__", "warnings") != "warnings"  # a recorder's append
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not quiet:
+            _show_warning(message, category, filename, lineno, file, line)
+        if recording and impl is not None:
+            impl(warnings.WarningMessage(message, category, filename, lineno, file, line))
+
+    return show
+
+
 def _main(argv: list[str] | None = None) -> int:
+    import warnings
+
     args = build_parser().parse_args(argv)
+    # warnings are printed for a CLI user (no source lines), or not at all with --quiet; they are still
+    # issued (a caller recording them sees them)
+    previous = warnings.formatwarning
+    env = os.environ.get("PYTHONWARNINGS")
+    warnings.formatwarning = (lambda *a, **k: "") if args.quiet else _cli_warning
+    # shown through showwarning too (a caller's own capture, e.g. pytest's, replaces formatwarning's printer);
+    # main()'s catch_warnings restores it
+    warnings.showwarning = _cli_showwarning(args.quiet)
+    if args.quiet:  # the workers this run starts are quiet too
+        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [env, "ignore"]))
+    try:
+        return _run(args)
+    finally:
+        warnings.formatwarning = previous
+        if env is None:
+            os.environ.pop("PYTHONWARNINGS", None)
+        else:
+            os.environ["PYTHONWARNINGS"] = env
+
+
+def _run(args: argparse.Namespace) -> int:
     from ._audit import audit
-    from ._checks import check_group_names, check_writable_dir
+    from ._checks import check_group_names
+    from ._outputs import check_outputs, check_writable_target, missing_dirs, remove_created
 
     try:
         names = [name for name, _ in args.group]
@@ -333,13 +172,13 @@ def _main(argv: list[str] | None = None) -> int:
         features = [c.strip() for c in args.features.split(",") if c.strip()] if args.features else None
         train_size = None if args.train_size is None else _train_size(args.train_size)
         if not args.no_plots:
-            check_writable_dir(args.out, "rashomon audit", "--out")
+            check_writable_target(args.out, "--out")
         if args.json is not None:
             if args.json.is_dir():
                 raise RashomonInputError(
                     f"The '--json' option of rashomon audit must be a file path. Got the folder {str(args.json)!r} instead."
                 )
-            check_writable_dir(args.json.parent if str(args.json.parent) else Path("."), "rashomon audit", "--json")
+            check_writable_target(args.json.parent if str(args.json.parent) else Path("."), "--json")
         if not (
             isinstance(args.report_name, str)
             and args.report_name.endswith(".html")
@@ -350,7 +189,18 @@ def _main(argv: list[str] | None = None) -> int:
                 f"The '--report-name' option of rashomon audit must be a file name ending in .html "
                 f"(no folder; use --out). Got {args.report_name!r} instead."
             )
-        estimator = None if args.estimator is None else _load_estimator(args.estimator)
+        check_outputs(
+            data=args.data,
+            estimator=args.estimator,
+            json_path=args.json,
+            out=None if args.no_plots else args.out,
+            report_name=args.report_name,
+        )
+        if args.estimator is not None and not args.estimator.is_file():
+            raise RashomonInputError(
+                f"The '--estimator' option of rashomon audit must be an existing .skops, joblib or pickle "
+                f"file. Got {str(args.estimator)!r} instead."
+            )
         res = audit(
             args.data,
             args.target,
@@ -370,37 +220,50 @@ def _main(argv: list[str] | None = None) -> int:
             sep=args.sep,
             split=args.split,
             positive_label=args.positive_label,
-            estimator=estimator,
+            estimator=args.estimator,  # a path: audit() loads it after checking every other input
             ambiguity_threshold=args.ambiguity_threshold,
             ambiguity_rows=None if args.ambiguity_rows == 0 else args.ambiguity_rows,
             bootstrap_mcr=args.bootstrap_mcr,
             sensitive=args.sensitive,
             benchmark_column=args.benchmark_column,
+            trusted_types=args.trust_type,
         )
     except RashomonInputError as exc:
         print(f"rashomon audit: error: {_as_option(str(exc))}", file=sys.stderr)
         return 2
-    print(res.to_frame().round(4).to_string())
+    print(res.to_frame().round(4).to_string(), end="\n" + res.null_model_line())  # + the null model's losses
     if res.fairness and "mean_prediction" in res.fairness.get("disparity", {}):
         print(_fairness_line(res.fairness))
     for note in res.meta.get("notes") or []:
         print(f"note: {note}", file=sys.stderr)
+    for col, levels in ({} if args.quiet else res.meta.get("encoding") or {}).items():
+        shown = ", ".join(map(repr, levels[:8])) + (", ..." if len(levels) > 8 else "")
+        print(f"text column {col!r}: one-hot encoded, {len(levels)} levels ({shown})", file=sys.stderr)
     if res.meta.get("n_rows_dropped"):
         print(
             f"dropped {res.meta['n_rows_dropped']} of {res.meta['n_rows_input']} rows with missing values",
             file=sys.stderr,
         )
+    # folders the writes create: removed again (when left empty) if the writing fails or is interrupted
+    created = [[] if args.no_plots else missing_dirs(args.out)]
+    created += [[] if args.json is None else missing_dirs(args.json.parent if str(args.json.parent) else ".")]
     try:
         report = res.save(
             out_dir=None if args.no_plots else args.out, json_path=args.json, report_name=args.report_name
         )
     except Exception as exc:  # the results are computed: keep them even if the report cannot be written
+        for folders in created:
+            remove_created(folders)
         print(
             f"rashomon audit: error: writing the report failed ({type(exc).__name__}: {exc}); the results are "
             "printed above",
             file=sys.stderr,
         )
         return 1
+    except BaseException:
+        for folders in created:
+            remove_created(folders)
+        raise
     if report is not None:
         print(f"report: {report}")
     return 0

@@ -11,6 +11,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "ModelClass": ".base",
         "Parametrization": ".base",
         "ClassMember": ".base",
+        "ClassifierMember": ".base",
         "LinearModelClass": "._linear",
         "LinearParametrization": "._linear",
         "KernelModelClass": "._kernel",

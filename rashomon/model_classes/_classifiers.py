@@ -129,6 +129,12 @@ def encode_margin_labels(y: np.ndarray, func: str) -> np.ndarray:
     return out
 
 
+def margin_classes(y: np.ndarray) -> np.ndarray:
+    """The two labels of y as a classifier member's ``classes_`` (integers when they are whole numbers)."""
+    labels = np.unique(np.asarray(y, dtype=float))
+    return labels.astype(int) if np.all(labels == np.round(labels)) else labels
+
+
 class _MarginClass(LinearModelClass):
     """Shared parametrisation of the margin-loss classes (see the module docstring)."""
 
@@ -177,7 +183,47 @@ class _MarginClass(LinearModelClass):
             )
         par.class_name = repr(self)
         par.info["margin_loss"] = self.margin_loss()
+        if math.isinf(par.r):
+            self._loss_only_start(par, X, ye, func)
+        par.classes_ = margin_classes(y)  # the members' labels (a set fitted on encoded labels resets them)
         return par
+
+    def _loss_only_start(self, par: LinearParametrization, X: np.ndarray, ye: np.ndarray, func: str) -> None:
+        """``norm_bound=np.inf``: a finite working bound that contains every θ with loss at most that of the
+        set's starting point (so the loss minimiser over it is the loss's minimiser); the set then replaces it
+        by the bound of the loss's own set at ε (``rashomon.sets`` after the fit). An error when the loss does
+        not bound its sets (the classes are linearly separable, or X has dependent columns)."""
+        from .norm_bounds import (
+            HINGE_PIECES,
+            LOGISTIC_PIECES,
+            margin_minimiser,
+            margin_norm_bound,
+            polyhedral_norm_bound,
+        )
+
+        Dy = ye[:, None] * par.design(np.asarray(X, dtype=float))
+        ml = self.margin_loss()
+        # the logistic loss itself; for the hinge its smoothing at scale 1, below the hinge + log 2 everywhere, so
+        # {hinge <= 1} (θ = 0 and the hinge's minimiser) lies in {ℓ_1 <= 1 + log 2}
+        smooth = ml if ml.name == "logistic" else MarginLoss("hinge", 1.0, 1.0)
+        start = margin_minimiser(Dy, smooth)
+        r0 = math.inf
+        if start is not None:
+            e_start = float(np.mean(smooth.value(Dy @ start)))
+            level = e_start if ml.name == "logistic" else max(1.0 + math.log(2.0), e_start)
+            r0 = margin_norm_bound(Dy, start, level * (1 + 1e-9) + 1e-12, par.B, smooth)
+        if not math.isfinite(r0):  # the linear programmes: a certain answer on separable data
+            pieces = LOGISTIC_PIECES if ml.name == "logistic" else HINGE_PIECES
+            level = math.log(2.0) if ml.name == "logistic" else 1.0  # the loss at θ = 0
+            r0 = polyhedral_norm_bound(Dy, pieces, level * (1 + 1e-9) + 1e-12, par.B)
+        if not math.isfinite(r0):
+            raise RashomonInputError(
+                f"The 'norm_bound' parameter of {type(self).__name__} must be finite in {func} here: the "
+                f"{self.loss} loss alone does not bound the set, some direction of the coefficients never raises "
+                "it (the classes are linearly separable, or X has linearly dependent columns). Got inf instead."
+            )
+        par.r = r0
+        par.info.update(norm_bound=r0, norm_bound_requested=math.inf)
 
     def fit_reference(self, X: Any, y: Any, sample_weight: Any = None) -> ClassMember:
         """The class's loss minimiser on (X, y): ``argmin e_orig(θ)`` over the norm ball (log loss or hinge loss).
@@ -199,7 +245,8 @@ class _MarginClass(LinearModelClass):
         Returns
         -------
         ClassMember
-            ``predict`` returns scores (log-odds for the logistic class); ``coef_``, ``intercept_``, ``theta_``.
+            A :class:`~rashomon.ClassifierMember`: ``decision_function`` returns scores (log-odds for the
+            logistic class), ``predict`` labels; ``coef_``, ``intercept_``, ``theta_``.
         """
         par, (theta,) = self.minimise_loss(X, y, sample_weight, func=f"{type(self).__name__}.fit_reference")
         return par.estimator(theta)
@@ -247,7 +294,9 @@ class LogisticModelClass(_MarginClass):
     ----------
     norm_bound : float, default=None
         r. ``None`` takes the norm of ``LogisticRegressionCV`` (5 folds, 10 values of C) on
-        the standardised features.
+        the standardised features. ``np.inf``: the set of the loss alone (an error when the
+        classes are linearly separable). A bound that contains the loss's set is replaced
+        by a smaller one certified to contain it (the same set, faster searches).
     penalty_matrix : ndarray of shape (p, p), default=None
         M (positive definite). ``None`` is the identity.
     fit_intercept : bool, default=True
@@ -290,7 +339,8 @@ class HingeModelClass(_MarginClass):
         r. ``None`` takes the norm of a ``LinearSVC`` (hinge loss, liblinear's objective) with C in
         ``logspace(-3, 2, 11)`` chosen by 5-fold cross-validated accuracy on the standardised features, as
         ``GridSearchCV`` would, but every fit solved to its exact optimum (liblinear stops short at large C;
-        ``rashomon/model_classes/_svm_path.py``).
+        ``rashomon/model_classes/_svm_path.py``). ``np.inf`` and large bounds: as for
+        :class:`LogisticModelClass`.
     penalty_matrix, fit_intercept, standardize
         As for :class:`LogisticModelClass`.
     smoothing : float, default=1e-7

@@ -124,7 +124,8 @@ class KernelModelClass(ModelClass):
         those points.
     norm_bound : float, default=None
         r. None: the RKHS norm of the kernel-ridge reference (penalty by exact
-        leave-one-out over ``alphas``).
+        leave-one-out over ``alphas``). ``np.inf``: the set of the loss alone
+        (an error where the feature map's design is rank deficient).
     intercept : "mean", "free" or float, default="mean"
         μ fixed at the mean of y (as Fisher et al.), free and unpenalised, or
         fixed at a given value.
@@ -145,7 +146,7 @@ class KernelModelClass(ModelClass):
         "kernel": AnyOf(Options(("rbf", "laplacian")), CallableC()),
         "gamma": AnyOf(Real(0.0, closed="neither"), Options(("nadaraya_watson",)), allow_none=True),
         "dictionary": AnyOf(Integral(1), FiniteArray(2), allow_none=True),
-        "norm_bound": Real(0.0, closed="neither", allow_none=True),
+        "norm_bound": Real(0.0, closed="neither", allow_none=True, allow_inf=True),
         "intercept": AnyOf(Options(("mean", "free")), Real()),
         "alphas": PositiveGrid(allow_none=True),
         "gammas": PositiveGrid(allow_none=True),

@@ -4,6 +4,8 @@ built from the weight-independent ``KernelStatistics`` (``_kernel_stats.py``).""
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..utils import one_blas_thread
@@ -21,6 +23,7 @@ class KernelParametrization(Parametrization):
     def __init__(self, mc, D, gamma, W, mu, free, r, reference_theta, info):
         self.mc, self.D, self.gamma, self.W, self.mu, self.free = mc, D, gamma, W, mu, free
         self.r, self.reference_theta, self.info = float(r), reference_theta, info
+        self._last_rows: tuple | None = None  # the last streamed statistics and (weakly) their rows
         self.class_name = repr(mc)
         self.n_features = D.shape[1]
         m2 = W.shape[1]
@@ -41,7 +44,12 @@ class KernelParametrization(Parametrization):
         matrix products (see ``KernelStatistics``).
         """
         if cache is None:
-            return KernelStatistics(self, X, y, keep=False)
+            streamed = KernelStatistics(self, X, y, keep=False)
+            try:  # its diagonal seeds a cached copy of the same rows (below)
+                self._last_rows = (weakref.ref(X), weakref.ref(y), streamed)
+            except TypeError:  # not an array: nothing remembered
+                self._last_rows = None
+            return streamed
         key = (
             "kernel_statistics",
             float(self.gamma) if self.gamma is not None else None,
@@ -53,7 +61,16 @@ class KernelParametrization(Parametrization):
         st = cache.get(key)
         if st is None:
             st = cache[key] = KernelStatistics(self, X, y, keep=True)
+            # a set computes e_orig before its cache is used: the same rows' diagonal sums are not built twice
+            last = getattr(self, "_last_rows", None)  # None also on a copy unpickled from an older version
+            if last is not None and last[0]() is X and last[1]() is y:
+                st.seed_diagonal(last[2])
         return st
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_last_rows"] = None  # a memo of the last rows (weak references): not pickled
+        return state
 
     @one_blas_thread
     def e_orig(self, X, y, w=None, cache=None) -> Quadratic:
@@ -79,6 +96,10 @@ class KernelParametrization(Parametrization):
         if self.free:
             return np.hstack([np.ones((n, 1)), K]) @ self.T, np.full(n, self.mu)
         return K @ self.W, np.full(n, self.mu)
+
+    def constant_model(self) -> tuple[float, bool]:
+        """α = 0 is the constant μ (any constant with a free intercept)."""
+        return float(self.mu), bool(self.free)
 
     def member_attributes(self, theta) -> dict:
         alpha = self.W @ (theta[1:] if self.free else theta)

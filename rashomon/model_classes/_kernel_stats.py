@@ -18,7 +18,8 @@ low-rank):
   small) the φ_uv are built once ("pairs", n_u·n_v·d² per weighting, the diagonal taken out of the
   pair weights, and one Gram shared by a group and its complement); otherwise the Hadamard
   identity ``Σ c_u c_v (a_u∘b_v)(a_u∘b_v)' = (A'C_uA)∘(B'C_vB)`` is used in the dictionary's
-  coordinates ("hadamard", (n_u + n_v)·m² per weighting, m × m memory).
+  coordinates ("hadamard", (n_u + n_v)·m² per weighting, m × m memory; a group and its complement
+  share it too).
 * the divide estimator's switched rows (n of them) as e_orig on those rows; a kernel that does
   not factorise streams the pairs, O(n²·m) per weighting.
 
@@ -48,6 +49,15 @@ def _distinct(Xc: np.ndarray):
     if 2 * len(U) > len(Xc):
         return Xc, np.arange(len(Xc))
     return U, np.asarray(inv).ravel()
+
+
+def _gram(F: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``F' diag(w) F``; as ``S'S`` with ``S = diag(√w) F`` (a symmetric rank-k product, half the work) when
+    w >= 0."""
+    if np.all(w >= 0):
+        S = F * np.sqrt(w)[:, None]
+        return S.T @ S
+    return F.T @ (F * w[:, None])
 
 
 def choose_mode(nu: int, nv: int, m: int, d: int) -> str:
@@ -110,10 +120,15 @@ class KernelStatistics:
         cr = np.bincount(self._inv, weights=w * self.res, minlength=nr)
         G, g = np.zeros((d, d)), np.zeros(d)
         for sl, F in self._phi_blocks():
-            G += F.T @ (F * cw[sl, None])
+            G += _gram(F, cw[sl])
             g += F.T @ cr[sl]
         self._memo = (w.copy(), (G, g))
         return G, g
+
+    def seed_diagonal(self, other: KernelStatistics) -> None:
+        """Take the remembered diagonal sums of ``other`` (the same rows, streamed) as this one's."""
+        if other._memo[0] is not None:
+            self._memo = other._memo
 
     # ------------------------------------------------------------------ forms
     def _weights(self, w):
@@ -172,6 +187,9 @@ class KernelStatistics:
         for other in self._groups.values():  # the complementary group switches the same pairs
             if other.get("part") == part and other["mode"] == "pairs":
                 return dict(other, swap=not other["swap"])
+            if other.get("part") == part and other["mode"] == "hadamard":  # the same Gram, the sides exchanged
+                swapped = {"A": other["B"], "B": other["A"], "inv1": other["inv2"], "inv2": other["inv1"]}
+                return dict(other, nu=other["nv"], nv=other["nu"], swap=not other["swap"], **swapped)
         U1, inv1 = _distinct(X[:, g])
         U2, inv2 = _distinct(X[:, rest])
         A = k(U1, D[:, g], gamma)
@@ -223,8 +241,11 @@ class KernelStatistics:
         cv = np.bincount(pc["inv2"], weights=w, minlength=pc["nv"])
         sv = np.bincount(pc["inv2"], weights=w * self.res, minlength=pc["nv"])
         a1, b1 = A.T @ cu, B.T @ cv
-        H = (A.T @ (A * cu[:, None])) * (B.T @ (B * cv[:, None]))
-        Gk = W.T @ H @ W
+        part, w0, Gk = self._gram
+        if not (part == ("hadamard", pc["part"]) and np.array_equal(w0, w)):  # the complement's Gram is the same
+            H = _gram(A, cu) * _gram(B, cv)
+            Gk = W.T @ H @ W
+            self._gram = (("hadamard", pc["part"]), w.copy(), Gk)
         gk = W.T @ (a1 * (B.T @ sv))
         if not par.free:
             return Gk, gk

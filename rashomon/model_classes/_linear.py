@@ -19,7 +19,7 @@ from ..utils.validation import (
     check_positive_grid,
 )
 from ._ridge import distinct_rows, ridge_fixed, ridge_loo  # noqa: F401  (re-exported: the classes' ridge fits)
-from .base import ClassMember, ModelClass, Parametrization
+from .base import ClassMember, ModelClass, Parametrization, member_of
 from .quadratics import Quadratic, switched_design_moments
 
 __all__ = ["LinearModelClass", "LinearParametrization", "ridge_loo", "convex_reference_norm", "distinct_rows"]
@@ -100,7 +100,10 @@ class LinearModelClass(ModelClass):
     norm_bound : float, default=None
         r. ``None`` takes ``r = β̃_ref' M β̃_ref`` from a ridge reference fit
         (``RidgeCV``, efficient leave-one-out over ``alphas``) on the
-        standardised features.
+        standardised features. ``np.inf``: the set of the loss alone (an
+        error where the loss does not bound it: X without full column rank).
+        A bound that contains the loss's set is replaced by the smallest one
+        certified to contain it (the same set; the queries then use closed forms).
     penalty_matrix : ndarray of shape (p, p), default=None
         M (PSD). ``None`` is the identity.
     fit_intercept : bool, default=True
@@ -126,7 +129,7 @@ class LinearModelClass(ModelClass):
 
     #: constructor arguments, checked when the class is used (``check_model_class_params``, scikit-learn style)
     _parameter_constraints: dict = {
-        "norm_bound": Real(0.0, closed="neither", allow_none=True),
+        "norm_bound": Real(0.0, closed="neither", allow_none=True, allow_inf=True),
         "penalty_matrix": FiniteArray(2, square=True, allow_none=True),
         "fit_intercept": Boolean(),
         "standardize": Boolean(),
@@ -266,9 +269,15 @@ class LinearModelClass(ModelClass):
                 if self.norm_bound is None
                 else check_norm_bound(self.norm_bound, "LinearModelClass")
             )
-            if not (np.isfinite(r) and r > 0):
+            if not r > 0:
                 raise RashomonInputError(
                     f"The norm bound of {func} must be > 0 (got {r!r}); give LinearModelClass a norm_bound."
+                )
+            if np.isinf(r) and loss not in ("log_loss", "hinge"):
+                raise RashomonInputError(
+                    f"The 'norm_bound' parameter of LinearModelClass must be finite for loss={loss!r} in {func} "
+                    "(np.inf, the set of the loss alone, is supported for the squared, logistic and hinge "
+                    "losses). Got inf instead."
                 )
             info.update(norm_bound=r, loss=loss)
             return LinearParametrization(mean, sd, B, r, None, info, repr(self), o)
@@ -291,8 +300,13 @@ class LinearParametrization(Parametrization):
         self.n_features = len(mean)
 
     def design(self, X: np.ndarray) -> np.ndarray:
-        Z = (X - self.mean) / self.sd
-        return np.hstack([np.ones((X.shape[0], 1)), Z]) if self.o else Z
+        if not self.o:
+            return (X - self.mean) / self.sd
+        D = np.empty((X.shape[0], X.shape[1] + 1))  # [1, (X - mean)/sd] written in place (the same values)
+        D[:, 0] = 1.0
+        np.subtract(X, self.mean, out=D[:, 1:])
+        D[:, 1:] /= self.sd
+        return D
 
     @one_blas_thread
     def e_orig(self, X, y, w=None, cache=None) -> Quadratic:
@@ -351,12 +365,16 @@ class LinearParametrization(Parametrization):
     def prediction_map(self, X):
         return self.design(np.asarray(X, dtype=float)), np.zeros(len(X))
 
+    def constant_model(self) -> tuple[float, bool]:
+        """β̃ = 0 is the constant μ (free with an intercept; 0 without)."""
+        return 0.0, bool(self.o)
+
     def member_attributes(self, theta) -> dict:
         coef = theta[self.o :] / self.sd
         return {"coef_": coef, "intercept_": float((theta[0] if self.o else 0.0) - self.mean @ coef)}
 
     def estimator(self, theta) -> ClassMember:
-        return ClassMember(self, np.asarray(theta, dtype=float))
+        return member_of(self, theta)  # a ClassifierMember for the classifier classes
 
     def convex_reference(
         self, reference: Any, X: np.ndarray, loss: str, func: str, columns: list[str] | None = None

@@ -29,11 +29,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
 
 from .quadratics import Quadratic
 
-__all__ = ["ModelClass", "Parametrization", "ClassMember"]
+__all__ = ["ModelClass", "Parametrization", "ClassMember", "ClassifierMember", "member_of"]
 
 
 class ModelClass(abc.ABC):
@@ -92,7 +93,12 @@ class ModelClass(abc.ABC):
         theta = par.reference_theta
         if theta is None:
             eo = par.e_orig(Xa, ya, w)
-            theta = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
+            if np.isinf(par.r):  # the loss's own set
+                from .norm_bounds import squared_loss_minimiser
+
+                theta = squared_loss_minimiser(eo, type(self).__name__, func)
+            else:
+                theta = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
         return par.estimator(theta)
 
     def build(
@@ -183,6 +189,11 @@ class Parametrization(abc.ABC):
     def estimator(self, theta: np.ndarray) -> ClassMember:
         """A fitted scikit-learn-compatible estimator for parameters θ."""
 
+    def constant_model(self) -> tuple[float, bool]:
+        """``(value, free)``: the constant functions of the class are ``f ≡ value`` (θ = 0) and, when ``free``
+        (an unpenalised intercept), every constant. The null model (e_null) is the best of them."""
+        raise NotImplementedError(f"{type(self).__name__} does not say which constant models it contains.")
+
     def in_class(self, theta: np.ndarray, rtol: float = 1e-9) -> bool:
         theta = np.asarray(theta, dtype=float)
         return bool(theta @ self.B @ theta <= self.r * (1 + rtol))
@@ -206,7 +217,9 @@ class Parametrization(abc.ABC):
         data = (
             pd.DataFrame(X, columns=columns) if columns is not None and hasattr(estimator, "feature_names_in_") else X
         )
-        pred = np.asarray(estimator.predict(data), dtype=float).ravel()
+        # a classifier member's predictions are its labels: the class's coordinates are in its scores
+        predict = estimator.decision_function if isinstance(estimator, ClassifierMember) else estimator.predict
+        pred = np.asarray(predict(data), dtype=float).ravel()
         P, p0 = self.prediction_map(X)
         theta, *_ = np.linalg.lstsq(P, pred - p0, rcond=None)
         scale = 1.0 + float(np.max(np.abs(pred)))
@@ -227,13 +240,13 @@ class Parametrization(abc.ABC):
         return theta
 
 
-class ClassMember(BaseEstimator, RegressorMixin):
+class ClassMember(RegressorMixin, BaseEstimator):
     """A fitted member ``f_θ`` of a model class (returned by queries of a Rashomon set).
 
-    Behaves as a fitted scikit-learn regressor: ``predict``, ``coef_`` /
-    ``intercept_`` for linear classes, ``dual_coef_`` (one weight per dictionary
-    point) and ``dictionary_`` for kernel classes, ``theta_`` (the class
-    coordinates) always.
+    A member of a regression class (linear, kernel) behaves as a fitted scikit-learn regressor:
+    ``predict``, ``score`` (R²), ``coef_`` / ``intercept_`` for linear classes, ``dual_coef_`` (one weight
+    per dictionary point) and ``dictionary_`` for kernel classes, ``theta_`` (the class coordinates) always.
+    A member of a classifier class is a :class:`ClassifierMember`.
     """
 
     def __init__(self, parametrization: Any = None, theta: Any = None):
@@ -272,4 +285,58 @@ class ClassMember(BaseEstimator, RegressorMixin):
 
     def __repr__(self) -> str:  # short: parameters can be long vectors
         name = getattr(self.parametrization, "class_name", "?")
-        return f"ClassMember({name}, dim={0 if self.theta is None else len(self.theta)})"
+        return f"{type(self).__name__}({name}, dim={0 if self.theta is None else len(self.theta)})"
+
+
+def _has_probabilities(member: ClassifierMember) -> bool:
+    """``predict_proba`` exists for the logistic loss only (a hinge score is no log-odds, as for SVC)."""
+    ml = member.parametrization_.info.get("margin_loss")
+    return getattr(ml, "name", None) == "logistic"
+
+
+class ClassifierMember(ClassifierMixin, ClassMember):
+    """A fitted member ``f_θ`` of a classifier class (logistic or hinge loss): a scikit-learn binary classifier.
+
+    ``decision_function`` gives the scores ``f_θ(X)`` (log-odds for the logistic class), ``predict`` the labels
+    (``classes_[1]`` where the score is positive), ``predict_proba`` the probabilities ``σ(f_θ(X))`` for the
+    logistic class only (the hinge class has none: ``hasattr(member, "predict_proba")`` is False, as for
+    scikit-learn's ``SVC(probability=False)``), ``score`` the accuracy; ``classes_`` are the labels the class
+    was fitted on (0/1 or -1/+1), ``coef_`` / ``intercept_`` / ``theta_`` as for a linear member. It works in
+    scikit-learn's scorers (``get_scorer("roc_auc")``), ``permutation_importance`` and
+    ``CalibrationDisplay.from_estimator``, and pickles.
+    """
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """The two labels, negative first (the labels the class was fitted on)."""
+        par = getattr(self, "parametrization_", None)
+        if par is None:
+            raise AttributeError("classes_")
+        return getattr(par, "classes_", np.array([-1, 1]))
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores ``f_θ(X)``, shape (n_samples,): positive for ``classes_[1]`` (log-odds for the logistic class)."""
+        from ..utils.validation import check_new_rows
+
+        Xa = check_new_rows(X, self, "ClassifierMember.decision_function")
+        P, p0 = self.parametrization_.prediction_map(Xa)
+        return P @ self.theta_ + p0
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Labels: ``classes_[1]`` where the score is positive, ``classes_[0]`` elsewhere."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    @available_if(_has_probabilities)
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``[1 - σ(f), σ(f)]``, shape (n_samples, 2), columns in the order of ``classes_`` (logistic class)."""
+        from scipy.special import expit
+
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+
+def member_of(par: Parametrization, theta: np.ndarray) -> ClassMember:
+    """The fitted member at θ: a :class:`ClassifierMember` for a classifier class's parametrisation (it carries
+    a margin loss), a :class:`ClassMember` otherwise."""
+    cls = ClassifierMember if "margin_loss" in getattr(par, "info", {}) else ClassMember
+    return cls(par, np.asarray(theta, dtype=float))

@@ -25,5 +25,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "DisparityRangeDisplay": "._fairness_display",
         "DisparityFrontierDisplay": "._fairness_display",
         "RelianceOrderDisplay": "._fairness_display",
+        "plain_text": "._layout",
     },
 )

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ._layout import legend_outside, new_axes
+from ._layout import legend_outside, new_axes, user_text
 
 __all__ = ["DisparityRangeDisplay", "DisparityFrontierDisplay", "RelianceOrderDisplay"]
 
@@ -29,6 +29,7 @@ class DisparityRangeDisplay:
     def __init__(self, result, benchmark: float | None = None):
         self.result, self.benchmark = result, benchmark
 
+    @user_text
     def plot(self, *, ax: Any = None, **kwargs: Any) -> DisparityRangeDisplay:
         r = self.result
         self.figure_, self.ax_ = _axes(ax, (6.4, 0.6 + 0.55 * len(r.names)))
@@ -55,6 +56,7 @@ class DisparityFrontierDisplay:
     def __init__(self, frontier):
         self.frontier = frontier
 
+    @user_text
     def plot(self, *, ax: Any = None, **kwargs: Any) -> DisparityFrontierDisplay:
         f = self.frontier
         self.figure_, self.ax_ = _axes(ax, (6.0, 4.0))
@@ -94,6 +96,7 @@ class RelianceOrderDisplay:
         legend_outside(ax, frameon=False)
         return ax
 
+    @user_text
     def plot(self, *, ax: Any = None, **kwargs: Any) -> RelianceOrderDisplay:
         o = self.order
         names = [str(f) for f in o.features]

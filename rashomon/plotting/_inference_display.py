@@ -4,7 +4,7 @@ from typing import Any
 
 import numpy as np
 
-from ._layout import legend_outside, new_axes
+from ._layout import legend_outside, new_axes, user_text
 
 
 class LearnerImportanceDisplay:
@@ -42,6 +42,7 @@ class LearnerImportanceDisplay:
             confidence_level=result.confidence_level,
         )
 
+    @user_text
     def plot(self, *, ax: Any = None, bar_kw: dict | None = None) -> LearnerImportanceDisplay:
         ax = new_axes(ax, (6, 0.4 * len(self.names) + 1.5))
         order = np.argsort(self.importances_mean)
@@ -71,6 +72,7 @@ class LearnerPDDisplay:
     def from_result(cls, result: Any) -> LearnerPDDisplay:
         return cls(result)
 
+    @user_text
     def plot(self, *, ax: Any = None, curves: bool = True) -> LearnerPDDisplay:
         r = self.result
         ax = new_axes(ax, (6, 4))
@@ -103,6 +105,7 @@ class PIMPDisplay:
     def from_result(cls, result: Any) -> PIMPDisplay:
         return cls(result)
 
+    @user_text
     def plot(self, *, axes: Any = None, bins: int = 20) -> PIMPDisplay:
         import matplotlib.pyplot as plt
 

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from ._layout import legend_outside, new_axes
+from ._layout import legend_outside, new_axes, user_text
 
 
 class MCREnvelopeDisplay:
@@ -143,6 +143,7 @@ class MCREnvelopeDisplay:
             attained,
         )
 
+    @user_text
     def plot(
         self, *, ax: Any = None, line_kw: dict | None = None, scatter_kw: dict | None = None
     ) -> MCREnvelopeDisplay:
@@ -250,6 +251,7 @@ class MCRBandDisplay:
     def from_envelope(cls, env: Any) -> MCRBandDisplay:
         return cls(env.epsilons, env.lower, env.upper, kind=env.kind, features=env.features)
 
+    @user_text
     def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> MCRBandDisplay:
         ax = new_axes(ax, (6, 4))
         self.band_ = ax.fill_between(

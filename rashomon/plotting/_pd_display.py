@@ -4,7 +4,7 @@ from typing import Any
 
 import numpy as np
 
-from ._layout import legend_outside, new_axes
+from ._layout import legend_outside, new_axes, user_text
 
 
 class PDDisplay:
@@ -23,6 +23,7 @@ class PDDisplay:
     def from_result(cls, result: Any) -> PDDisplay:
         return cls(result)
 
+    @user_text
     def plot(
         self,
         *,
@@ -98,6 +99,7 @@ class RashomonPDBandDisplay:
         self.band = band
         self.pd_result = pd_result
 
+    @user_text
     def plot(self, *, ax: Any = None, fill_kw: dict | None = None) -> RashomonPDBandDisplay:
         b = self.band
         ax = new_axes(ax, (6, 4))
@@ -128,6 +130,7 @@ class UncertaintyPDDisplay:
         self.color_by = None if color_by is None else np.asarray(color_by)
         self.classes = classes
 
+    @user_text
     def plot(self, *, ax: Any = None, max_ice: int = 150) -> UncertaintyPDDisplay:
         import matplotlib.pyplot as plt
 
@@ -181,6 +184,7 @@ class UncertaintyImportanceDisplay:
     def __init__(self, likelihood: Any, entropy: Any):
         self.likelihood, self.entropy = likelihood, entropy
 
+    @user_text
     def plot(self, *, ax: Any = None) -> UncertaintyImportanceDisplay:
         res = [r for r in (self.likelihood, self.entropy) if r is not None]
         ax = new_axes(ax, (7, 0.4 * len(res[0].names) + 1.5))

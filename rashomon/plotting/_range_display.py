@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._layout import integer_ticks, legend_outside, new_axes, scale_label
+from ._layout import integer_ticks, legend_outside, new_axes, scale_label, user_text
 
 
 def _axes(ax):
@@ -59,6 +59,7 @@ class RangeDisplay:
             )
         return cls(names, lo, hi, ref, highlight=stable, title=title, attained=att)
 
+    @user_text
     def plot(self, *, ax: Any = None, color: str = "C0", highlight_color: str = "C3") -> RangeDisplay:
         from matplotlib.collections import LineCollection
 
@@ -121,6 +122,7 @@ class PredictionRangeDisplay:
     def __init__(self, res, threshold: float | None = None):
         self.res, self.threshold = res, threshold
 
+    @user_text
     def plot(self, *, ax: Any = None, kind: str = "ranges", max_rows: int = 2000) -> PredictionRangeDisplay:
         from matplotlib.collections import LineCollection
 
@@ -202,6 +204,7 @@ class SampleDisplay:
     def __init__(self, sample):
         self.sample = sample
 
+    @user_text
     def plot(self, *, ax: Any = None, bins: int = 30) -> SampleDisplay:
         ax = _axes(ax)
         s = self.sample
@@ -224,6 +227,7 @@ class ImportanceCloudDisplay:
     def __init__(self, cloud):
         self.cloud = cloud
 
+    @user_text
     def plot(self, *, ax: Any = None, max_points: int = 500, random_state: int = 0) -> ImportanceCloudDisplay:
         from matplotlib.collections import LineCollection
 

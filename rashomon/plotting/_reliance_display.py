@@ -4,7 +4,7 @@ from typing import Any
 
 import numpy as np
 
-from ._layout import new_axes
+from ._layout import new_axes, user_text
 
 
 class RelianceDisplay:
@@ -31,6 +31,7 @@ class RelianceDisplay:
         errors = None if reps is None or reps.shape[1] < 2 else reps.std(axis=1, ddof=1)
         return cls(result.names, getattr(result, kind), errors, kind=kind, method=result.method)
 
+    @user_text
     def plot(self, *, ax: Any = None, bar_kw: dict | None = None) -> RelianceDisplay:
         ax = new_axes(ax, (6, 0.4 * len(self.names) + 1.2))
         order = np.argsort(self.values)

@@ -13,7 +13,7 @@ __all__ = ["model_class_reliance", "mcr_envelope", "rashomon_pd_band"]
 
 @validate_params(
     {
-        "epsilon_kind": Options(("relative", "additive", "absolute")),
+        "epsilon_kind": Options(("relative", "additive", "absolute", "explained")),
         "kind": Options(("ratio", "difference")),
         "tol": Real(0.0, closed="neither"),
         "max_iter": Integral(1),
@@ -31,7 +31,7 @@ def model_class_reliance(
     features: Any,
     *,
     epsilon: float = 0.1,
-    epsilon_kind: Literal["relative", "additive", "absolute"] = "relative",
+    epsilon_kind: Literal["relative", "additive", "absolute", "explained"] = "relative",
     reference: Any = None,
     kind: Literal["ratio", "difference"] = "ratio",
     tol: float = 2.0**-20,
@@ -78,7 +78,7 @@ def model_class_reliance(
 
 @validate_params(
     {
-        "epsilon_kind": Options(("relative", "additive", "absolute")),
+        "epsilon_kind": Options(("relative", "additive", "absolute", "explained")),
         "kind": Options(("ratio", "difference")),
         "tol": Real(0.0, closed="neither"),
         "max_iter": Integral(1),
@@ -93,7 +93,7 @@ def mcr_envelope(
     features: Any,
     *,
     epsilons: Any = None,
-    epsilon_kind: Literal["relative", "additive", "absolute"] = "relative",
+    epsilon_kind: Literal["relative", "additive", "absolute", "explained"] = "relative",
     reference: Any = None,
     kind: Literal["ratio", "difference"] = "ratio",
     tol: float = 2.0**-20,
@@ -127,7 +127,7 @@ def mcr_envelope(
 @validate_params(
     {
         "epsilon": Real(0.0),
-        "epsilon_kind": Options(("relative", "additive", "absolute")),
+        "epsilon_kind": Options(("relative", "additive", "absolute", "explained")),
         "grid_resolution": Integral(2),
         "tol": Real(0.0, closed="neither"),
     }
@@ -139,7 +139,7 @@ def rashomon_pd_band(
     feature: Any,
     *,
     epsilon: float = 0.1,
-    epsilon_kind: Literal["relative", "additive", "absolute"] = "relative",
+    epsilon_kind: Literal["relative", "additive", "absolute", "explained"] = "relative",
     grid: Any = None,
     grid_resolution: int = 20,
     percentiles: tuple[float, float] = (0.05, 0.95),

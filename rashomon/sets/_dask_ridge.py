@@ -178,4 +178,8 @@ def reference_from_statistics(
     minimiser over the class's ball, a member whose parametrisation travels with it."""
     par = statistics_parametrization(mc, st, None, func, columns)
     eo = par.e_orig(st, st)
+    if np.isinf(par.r):  # the loss's own set
+        from ..model_classes.norm_bounds import squared_loss_minimiser
+
+        return par.estimator(squared_loss_minimiser(eo, "LinearModelClass", func))
     return par.estimator(QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x)

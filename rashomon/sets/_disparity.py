@@ -14,9 +14,12 @@ A disparity compares a group metric (:mod:`._fair_metrics`) between two groups: 
   every certified step bounds N by Lagrangian duality on ``e_orig <= ε`` and the search drives a member to
   the bound (exact, as MCR is). The ratio by Dinkelbach over such searches.
 * **rowwise** (anything whose row value is monotone in its row's score: probabilities, decisions at a threshold,
-  log / hinge loss): every row at its own certified extreme gives a certified *outer* bound; members found by
-  ascent (linearise the smoothed disparity, jump to the exact extreme member of that linear functional, keep
-  the best point on the segment) give *attained inner* values. Both are reported, with the gap.
+  log / hinge loss): every row at its own certified extreme gives a certified *outer* bound; on classifier sets
+  (difference kind, up to 50,000 rows) it is tightened by the joint bound of :mod:`._joint` (envelopes of the
+  row functions maximised over the set as one convex programme; for logistic sets the loss constraint moved
+  into the rows, :mod:`._joint_lagrange`); members found by ascent (linearise the smoothed disparity, jump to
+  the exact extreme member of that linear functional, keep the best point on the segment) and by the joint
+  bound's iterations give *attained inner* values. Both are reported, with the gap.
 
 With more than two groups, each group is compared with the reference group, plus fairlearn's between-groups
 summary: ``max_g m_g - min_g m_g`` (difference) or ``min_g m_g / max_g m_g`` (ratio).
@@ -36,6 +39,7 @@ from ._fair_metrics import MetricSpec
 __all__ = ["range_rows", "engine_at", "quad_min", "between_value"]
 
 _EXACT_TOL = 1e-6
+_JOINT_MAX_ROWS = 50_000  # the joint bound of row-wise disparities (one convex programme per end) up to this many rows
 
 
 def engine_at(rs, eps: float, func: str):
@@ -219,14 +223,15 @@ def _summary_bounds(lo, hi, kind):
 
 def _segment_zero(spec, kind, g, h, th_lo, th_hi, target):
     """The member on the segment between two members (inside the convex set) closest to ``d = target``: a grid,
-    then bisection to double precision where d is continuous (linear and quadratic metrics)."""
+    then bisection to double precision where d is continuous in θ (every metric but the decisions' rates)."""
     t = np.linspace(0.0, 1.0, 201)
     seg = th_lo[None, :] + t[:, None] * (th_hi - th_lo)[None, :]
     G = spec.group_values(seg)
     d = (G[:, g] - G[:, h] if kind == "difference" else G[:, g] / G[:, h]) - target
     i = int(np.argmin(np.abs(d)))
     cross = np.where(d[:-1] * d[1:] < 0)[0]
-    if spec.structure == "rowwise" or d[i] == 0 or not cross.size:
+    continuous = spec.structure != "rowwise" or spec.metric in ("mean_prediction", "mean_residual", "group_loss")
+    if not continuous or d[i] == 0 or not cross.size:  # decisions jump: the grid's best
         return seg[i]
     j = int(cross[0])
     a, b, fa = t[j], t[j + 1], d[j]
@@ -262,6 +267,8 @@ def range_rows(rs, spec: MetricSpec, kind: str, eps: float, tol: float, func: st
     ref_theta = rs.reference_theta_
     d = rs.parametrization_.dim
     if spec.structure == "rowwise":
+        from ._joint import joint_pair_bounds, row_functions
+        from ._ranges import margin_set
         from ._rowwise import _ascent_candidates, _row_score_bounds, _smooth, _taylor_bound
 
         lo_s, hi_s = _row_score_bounds(rs, spec, eps, min(tol, 1e-8), func)
@@ -284,6 +291,13 @@ def range_rows(rs, spec: MetricSpec, kind: str, eps: float, tol: float, func: st
         start = base[int(np.argmax(np.abs(dv[0])))]
         cands = np.array(base + _ascent_candidates(rs, spec, signed, kind, eps, start, func) + [rs.theta_min_])
         exact_pairs = {}
+        joint_ok = spec.P.shape[0] <= _JOINT_MAX_ROWS and margin_set(rs) is not None
+        if kind == "difference" and joint_ok and row_functions(spec) is not None:
+            joint, members = joint_pair_bounds(rs, spec, all_pairs, lo_s, hi_s, eps, func, cands)
+            for p, (lo_j, hi_j) in joint.items():
+                outer[p] = (max(outer[p][0], lo_j), min(outer[p][1], hi_j))
+            if members:
+                cands = np.vstack([cands, np.array(members)])
         if kind == "difference" and _smooth(spec):
             Gc = spec.group_values(cands)
             for g, h in all_pairs:

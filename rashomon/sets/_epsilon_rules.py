@@ -44,7 +44,7 @@ mean log loss or hinge loss of its held-out rows.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -56,6 +56,7 @@ from ..utils.validation import (
     check_choice,
     check_float,
     check_positive_int,
+    check_sample_weight,
     check_X,
     check_y,
     seed_from,
@@ -84,6 +85,12 @@ class EpsilonChoice(DisplayMixin):
         Cross-validated loss and its standard error (CV rules; NaN otherwise).
     fold_losses : ndarray or None
         Per-fold held-out losses (CV rules).
+    e_min, e_null : float
+        The class's least loss on all rows and its null model's (the best constant model's).
+    explained_epsilon : float
+        Where the rule lands on the explained scale, ``(ε_abs - e_min)/(e_null - e_min)`` with the minimiser
+        as reference: the set keeps ``1 - explained_epsilon`` of the loss the class explains; 1 or more means
+        it contains a constant model.
     """
 
     rule: str
@@ -93,12 +100,18 @@ class EpsilonChoice(DisplayMixin):
     cv_loss: float = math.nan
     cv_se: float = math.nan
     fold_losses: np.ndarray | None = field(repr=False, default=None)
+    e_min: float = math.nan
+    e_null: float = math.nan
+    explained_epsilon: float = math.nan
 
     def _display_(self) -> tuple[dict, list]:
         fields = {"rule": self.rule, "epsilon": self.epsilon, "epsilon_kind": self.epsilon_kind}
         if math.isfinite(self.cv_loss):
             fields.update(cv_loss=self.cv_loss, cv_se=self.cv_se)
-        return fields, [(self.description, None)]
+        fields.update(e_min=self.e_min, e_null=self.e_null, explained_epsilon=self.explained_epsilon)
+        x = self.explained_epsilon
+        where = "the set contains the null model" if x >= 1 else f"the set keeps {1 - x:.1%} of the explained loss"
+        return fields, [(self.description, None), (f"On the explained scale ε lands at {x:.4g}: {where}.", None)]
 
     def rashomon_set(self, model_class: Any, **kwargs: Any):
         """An (unfitted) :class:`~rashomon.RashomonSet` of ``model_class`` with this ε."""
@@ -115,6 +128,9 @@ class EpsilonChoice(DisplayMixin):
                     "epsilon_kind": self.epsilon_kind,
                     "cv_loss": self.cv_loss,
                     "cv_se": self.cv_se,
+                    "e_min": self.e_min,
+                    "e_null": self.e_null,
+                    "explained_epsilon": self.explained_epsilon,
                     "description": self.description,
                 }
             ]
@@ -311,7 +327,8 @@ def select_epsilon(
     Returns
     -------
     EpsilonChoice
-        For the logistic class, ``"likelihood_ratio"`` and ``"profile"`` give the additive
+        With ``e_min``, ``e_null`` and ``explained_epsilon``: where the rule lands between the best model of the
+        class (0) and the null model (1), the reference taken as the minimiser. For the logistic class, ``"likelihood_ratio"`` and ``"profile"`` give the additive
         ε = χ²_{1,1-α}/(2n); ``"profile"`` checks that the set's coefficient ranges are then
         the profile-likelihood intervals (an error if the class's norm bound cuts them).
 
@@ -320,9 +337,21 @@ def select_epsilon(
     RashomonInputError
         A rule with no meaning for the class, a constant y, or invalid arguments.
     """
-    from scipy import stats
+    from ._epsilon import explained_epsilon, null_scale
 
     func = "select_epsilon"
+    choice = _select(model_class, X, y, rule, cv, multiplier, alpha, sample_weight, random_state, func)
+    Xa, _ = check_X(X, func, min_rows=3)
+    ya = check_y(y, Xa.shape[0], func)
+    w = None if sample_weight is None else check_sample_weight(sample_weight, Xa.shape[0], func)
+    e_min, e_null = null_scale(model_class, Xa, ya, w, func)
+    x = explained_epsilon(choice.epsilon, choice.epsilon_kind, e_min, e_null)
+    return replace(choice, e_min=e_min, e_null=e_null, explained_epsilon=x)
+
+
+def _select(model_class, X, y, rule, cv, multiplier, alpha, sample_weight, random_state, func) -> EpsilonChoice:
+    from scipy import stats
+
     check_choice(rule, EPSILON_RULES, "rule", func)
     family = _family(model_class)
     _check_rule(rule, family, func)
@@ -370,11 +399,7 @@ def select_epsilon(
     if classifier:
         losses = _margin_cv_losses(model_class, Xa, ya, sample_weight, cv, seed, func)
     else:
-        w = None
-        if sample_weight is not None:
-            from ..utils.validation import check_sample_weight
-
-            w = check_sample_weight(sample_weight, n, func)
+        w = None if sample_weight is None else check_sample_weight(sample_weight, n, func)
         losses = _cv_losses(model_class, Xa, ya, w, cv, seed)
     name = {"LogisticModelClass": "log loss", "HingeModelClass": "hinge loss"}.get(family, "squared error")
     cv_loss, se = float(losses.mean()), float(losses.std(ddof=1) / math.sqrt(cv))

@@ -21,6 +21,7 @@ from scipy.special import expit
 
 from ..model_classes.quadratics import Quadratic
 from ..utils.validation import RashomonInputError
+from ._fair_inputs import _aligned, _check_labels
 
 __all__ = ["METRICS", "MetricSpec", "make_spec"]
 
@@ -163,7 +164,7 @@ def _codes(rs, sensitive, func):
             )
         vals = np.asarray(rs.X_[:, cols.index(sensitive)])
     else:
-        vals = np.asarray(getattr(sensitive, "to_numpy", lambda: sensitive)())
+        vals = _aligned(rs, sensitive, func)
         if vals.ndim != 1 or len(vals) != rs.X_.shape[0]:
             raise RashomonInputError(
                 f"The 'sensitive' parameter of {func} must be a column name or a 1-d array of "
@@ -172,6 +173,7 @@ def _codes(rs, sensitive, func):
             )
         if vals.dtype.kind == "f" and not np.all(np.isfinite(vals)):
             raise RashomonInputError(f"The 'sensitive' parameter of {func} must not contain missing values.")
+        _check_labels(vals, sensitive, func)
     labels, codes = np.unique(vals, return_inverse=True)
     if len(labels) < 2:
         raise RashomonInputError(

@@ -290,6 +290,9 @@ class LeastDisparate(DisplayMixin):
     frontier : DisparityFrontier or None
     benchmark : dict or None
         The benchmark's disparity and where it sits relative to the set's range.
+    target, target_outcome : float or None, str or None
+        The tolerated distance from parity δ asked for, and the answer: ``"member"``, ``"none"`` (certified) or
+        ``"undetermined"``; ``alternative`` says it in words.
     """
 
     disparity: float
@@ -306,6 +309,29 @@ class LeastDisparate(DisplayMixin):
     range: DisparityRange
     frontier: DisparityFrontier | None = None
     benchmark: dict | None = None
+    target: float | None = None
+    target_outcome: str | None = None
+
+    @property
+    def alternative(self) -> str | None:
+        """The less discriminatory alternative question for ``target`` δ, answered in one sentence."""
+        if self.target is None:
+            return None
+        d = f"distance from parity at most {self.target:.4g}"
+        if self.target_outcome == "member":
+            return (
+                f"A less discriminatory alternative exists: a good model (loss {self.loss:.6g} <= epsilon_abs "
+                f"{self.epsilon_abs:.6g}) with {d} ({self.name} = {self.disparity:.4g})."
+            )
+        if self.target_outcome == "none":
+            return (
+                f"Certified: no model within epsilon_abs {self.epsilon_abs:.6g} has {d}; every good model is at "
+                f"least {self.certified_lower:.4g} from parity."
+            )
+        return (
+            f"Undetermined: no good model with {d} was found (the closest is {self.disparity:.4g}), and the "
+            f"certified bound ({self.certified_lower:.4g}) does not rule one out."
+        )
 
     def __repr__(self) -> str:
         b = (
@@ -313,6 +339,8 @@ class LeastDisparate(DisplayMixin):
             if self.benchmark is None
             else f", benchmark={self.benchmark['disparity']:.4g} ({self.benchmark['position']})"
         )
+        if self.target is not None:
+            b += f", target={self.target:.4g}: {self.target_outcome}"
         return (
             f"LeastDisparate({self.name}={self.disparity:.4g} (certified least |.| >= {self.certified_lower:.4g}"
             f"{', exact' if self.exact else ''}), loss={self.loss:.6g}, e_ref={self.e_ref:.6g}, reference "
@@ -366,6 +394,9 @@ class LeastDisparate(DisplayMixin):
             "range": self.range.to_dict(),
             "frontier": None if self.frontier is None else self.frontier.to_dict(),
             "benchmark": None if self.benchmark is None else {k: _num(v) for k, v in self.benchmark.items()},
+            "target": _num(self.target),
+            "target_outcome": self.target_outcome,
+            "alternative": self.alternative,
         }
 
     def plot(self, *, ax: Any = None, **kwargs: Any):

@@ -87,6 +87,7 @@ class FairnessQueries:
             classifiers (linear functionals of θ) and the squared group loss (γ-search); certified outer bounds
             with attained inner values for the rest (probabilities, rates, classifier losses), gaps reported.
         """
+        from ._fair_inputs import check_ratio, finite_ratio
         from ._fair_metrics import make_spec
         from ._least import make_range
 
@@ -102,8 +103,9 @@ class FairnessQueries:
             func=func,
         )
         _check_kind(spec, kind, func)
+        check_ratio(self, spec, kind, func)
         spec.exact_rows = exact_rows
-        return make_range(self, spec, kind, self.epsilon_abs_, tol, func)[0]
+        return finite_ratio(lambda: make_range(self, spec, kind, self.epsilon_abs_, tol, func)[0], kind, func)
 
     @validate_params(
         {
@@ -114,6 +116,7 @@ class FairnessQueries:
             "frontier": Boolean(),
             "tol": Real(0.0, closed="neither"),
             "exact_rows": Integral(0),
+            "target": Real(0.0, allow_none=True),
         },
         func="RashomonSet.least_disparate",
     )
@@ -133,6 +136,7 @@ class FairnessQueries:
         reference_group: Any = None,
         tol: float = 1e-10,
         exact_rows: int = 32,
+        target: float | None = None,
     ):
         """The good model closest to parity, certified, with its loss, reliances and the trade-off frontier.
 
@@ -150,14 +154,22 @@ class FairnessQueries:
             ε values (read by the set's ``epsilon_kind``) of the frontier; None: 9 thresholds from near the least
             loss to 3 × (ε_abs - e_min) above it, plus the set's.
         frontier : bool, default=True
+        target : float, default=None
+            A tolerated distance from parity δ (``|d|``, or ``1 - min/max`` for a ratio): the less discriminatory
+            alternative question. The result's ``target_outcome`` is ``"member"`` (the returned member is within
+            δ, with its loss), ``"none"`` (certified: no member of the set is within δ) or ``"undetermined"``
+            (the certified bound is below δ and the closest member found above it).
 
         Returns
         -------
         LeastDisparate
             ``certified_lower``: no member of the set is closer to parity (``|d|``, or ``1 - min/max`` for a
-            ratio); exact for two groups and the exact metrics, where the member at parity (when the range
-            contains it) is the least-loss one, bracketed by bisection over ε (``frontier.zero_loss_*``).
+            ratio); ``exact`` when the member attains it to 1e-6 (a member at parity, found by bisection on a
+            segment between members on both sides, for every metric continuous in θ). For two groups and the
+            exact metrics the member at parity is the least-loss one, bracketed by bisection over ε
+            (``frontier.zero_loss_*``).
         """
+        from ._fair_inputs import benchmark_predictions, check_frontier_epsilons, check_ratio, finite_ratio
         from ._fair_metrics import make_spec
         from ._least import least_disparate
 
@@ -173,10 +185,17 @@ class FairnessQueries:
             func=func,
         )
         _check_kind(spec, kind, func)
+        check_ratio(self, spec, kind, func)
+        epsilons = check_frontier_epsilons(self, epsilons, func)
+        benchmark = benchmark_predictions(self, spec, benchmark, func)
         spec.exact_rows = exact_rows
         if features is not None and (isinstance(features, (str, int)) or not hasattr(features, "__len__")):
             features = [features]
-        return least_disparate(self, spec, kind, features, benchmark, epsilons, frontier, tol, func)
+        return finite_ratio(
+            lambda: least_disparate(self, spec, kind, features, benchmark, epsilons, frontier, tol, func, target),
+            kind,
+            func,
+        )
 
     @validate_params(
         {"kind": Options(("ratio", "difference")), "tol": Real(0.0, closed="neither"), "max_iter": Integral(1)},

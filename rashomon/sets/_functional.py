@@ -64,9 +64,13 @@ class LinearFunctionalRange:
         The least-loss member (inside S); an interior point is built from it.
     func : str
         The public function (for messages).
+    loss_only : bool, default=False
+        The ball is certified not to cut the loss's ellipsoid (``r >= max θ'Bθ`` over it): every
+        range is then the closed form ``a'θ̂ ± sqrt((ε - e(θ̂))·a'Q⁻¹a)`` with θ̂ = Q⁻¹c, attained at
+        ``θ̂ ± sqrt(ε - e(θ̂))·Q⁻¹a / sqrt(a'Q⁻¹a)``.
     """
 
-    def __init__(self, Q, c, k, B, r, eps, theta_min, func: str):
+    def __init__(self, Q, c, k, B, r, eps, theta_min, func: str, loss_only: bool = False):
         Q = 0.5 * (Q + Q.T)
         B = 0.5 * (B + B.T)
         d = Q.shape[0]
@@ -109,6 +113,15 @@ class LinearFunctionalRange:
             (B, 2 * (B @ th_min), max(self.r - float(th_min @ B @ th_min), 0.0)),
         )
         self.t0 = float(np.mean(self.q) / max(np.mean(self.s), _TINY))
+        self._closed: tuple[np.ndarray, np.ndarray, float] | None = None
+        if loss_only:
+            cf = linalg.cho_factor(Q)
+            th = linalg.cho_solve(cf, c)
+            Qinv = linalg.cho_solve(cf, np.eye(d))
+            # ε - e(θ̂) in the centred form from θ_min (no cancellation against k): e(θ̂) <= e(θ_min)
+            dt = th - th_min
+            drop = float(dt @ Q @ dt + 2 * (Q @ th_min - c) @ dt)
+            self._closed = (th, 0.5 * (Qinv + Qinv.T), max(self.slack - drop, 0.0))
 
     # ---------------------------------------------------------------- pieces
     def _loss(self, th):
@@ -197,6 +210,8 @@ class LinearFunctionalRange:
         value : ndarray (m,)
             ``a'θ`` of the returned members (``value - bound`` is the certified gap).
         """
+        if self._closed is not None:
+            return self._closed_form(np.atleast_2d(A))
         b = np.atleast_2d(A) @ self.V
         m = b.shape[0]
         bound = np.full(m, -np.inf)
@@ -237,6 +252,33 @@ class LinearFunctionalRange:
         theta = self._feasible_theta(self._feasible(z_best) @ self.V.T)
         value = np.einsum("ij,ij->i", np.atleast_2d(A), theta)
         return bound, theta, value
+
+    def _closed_form(self, A):
+        """``min a'θ`` over the loss's ellipsoid (the ball certified inactive): bound, members, values."""
+        centre, half, th_lo, _ = self.closed_ranges(A)
+        return centre - half, th_lo, np.einsum("ij,ij->i", A, th_lo)
+
+    def closed_ranges(self, A, a0=None, models: bool = True):
+        """Every row's range in closed form (``loss_only`` only): ``[centre - half, centre + half]`` of ``a'θ +
+        a0`` and, with ``models``, the members ``θ̂ ∓ (1 - 1e-12)·sqrt(δ/a'Q⁻¹a)·Q⁻¹a`` (1e-12 short of the
+        boundary: inside the set to rounding; their values are ``centre ∓ (1 - 1e-12)·half``). Returns
+        ``(centre, half, θ_lower, θ_upper)``."""
+        assert self._closed is not None
+        th, Qinv, delta = self._closed
+        QA = A @ Qinv
+        q = np.einsum("ij,ij->i", A, QA)
+        np.maximum(q, 0.0, out=q)
+        centre = A @ th
+        if a0 is not None:
+            centre += a0
+        half = np.sqrt(q * delta)
+        if not models:
+            return centre, half, None, None
+        pos = q > 0
+        step = np.sqrt(delta / np.where(pos, q, 1.0)) * (1 - 1e-12)
+        step[~pos] = 0.0
+        move = step[:, None] * QA
+        return centre, half, th[None, :] - move, th[None, :] + move
 
     def _feasible_theta(self, thetas):
         """Shrink members toward the interior point until both constraints hold when evaluated in θ."""

@@ -23,7 +23,8 @@ __all__ = ["make_range", "least_disparate"]
 _METHODS = {
     "linear": "exact: linear functional of θ (functional-range engine)",
     "quadratic": "exact: γ-search on the indefinite quadratic L_g - L_h",
-    "rowwise": "certified outer bounds from per-row score ranges; attained inner values from members",
+    "rowwise": "certified outer bounds (per-row score ranges; on classifier sets a joint convex relaxation over the "
+    "set); attained inner values from members",
 }
 
 
@@ -162,10 +163,21 @@ def _parity_loss(rs, spec, kind, tol, func, ranger, at_eps):
     return lo_e, hi_e, th
 
 
-def least_disparate(rs, spec, kind, features, benchmark, epsilons, frontier, tol, func) -> LeastDisparate:
+def target_outcome(cert: float, att: float, target: float | None) -> str | None:
+    """The answer to "is there a member with distance from parity <= target?": ``"member"`` (the returned one),
+    ``"none"`` (certified: no member is that close) or ``"undetermined"`` (between the bound and the member)."""
+    if target is None:
+        return None
+    if att <= target:
+        return "member"
+    return "none" if cert > target else "undetermined"
+
+
+def least_disparate(rs, spec, kind, features, benchmark, epsilons, frontier, tol, func, target=None) -> LeastDisparate:
     res, ranger = make_range(rs, spec, kind, rs.epsilon_abs_, tol, func)
     cert, att, th = _distance(res)
     exact = bool(res.exact[-1])
+    attained = att - cert <= 1e-6 * max(1.0, cert)  # the member is the least to 1e-6 (certified), any metric
     z_lo = z_hi = math.nan
     if exact and len(spec.labels) == 2 and att <= 1e-12:  # parity reachable: the least-loss member at parity
         z_lo, z_hi, th = _parity_loss(rs, spec, kind, tol, func, ranger, th)
@@ -218,7 +230,7 @@ def least_disparate(rs, spec, kind, features, benchmark, epsilons, frontier, tol
     return LeastDisparate(
         disp,
         cert,
-        exact and att - cert <= 1e-6 * max(1.0, cert),
+        attained,
         rs.parametrization_.estimator(th),
         np.asarray(th),
         _loss(rs, th),
@@ -230,6 +242,8 @@ def least_disparate(rs, spec, kind, features, benchmark, epsilons, frontier, tol
         res,
         fr,
         bench,
+        None if target is None else float(target),
+        target_outcome(cert, att, target),
     )
 
 

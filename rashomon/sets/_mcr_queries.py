@@ -47,7 +47,7 @@ class MCRQueries:
 
     @validate_params(
         {
-            "epsilon_kind": Options(("relative", "additive", "absolute"), allow_none=True),
+            "epsilon_kind": Options(("relative", "additive", "absolute", "explained"), allow_none=True),
             "kind": Options(("ratio", "difference")),
             "conditional": Boolean(),
             "tol": Real(0.0, closed="neither"),
@@ -165,7 +165,9 @@ def envelope_of(rs, features, epsilons, epsilon_kind, kind, conditional, strata,
     eps_in = (
         np.geomspace(0.005, 0.5, 20) if epsilons is None else check_epsilons(epsilons, epsilon_kind, func, "epsilons")
     )
-    abs_eps = np.array([epsilon_threshold(float(e), epsilon_kind, rs.e_ref_, rs.e_min_, func) for e in eps_in])
+    abs_eps = np.array(
+        [epsilon_threshold(float(e), epsilon_kind, rs.e_ref_, rs.e_min_, func, rs.e_null_) for e in eps_in]
+    )
     if rs.loss_ != "squared_error":  # classifier classes: rashomon/sets/margin/_envelope.py
         from .margin import margin_envelope
 

@@ -53,6 +53,12 @@ class Multiplicity(DisplayMixin):
         The scale of the threshold and the ranges: ``"probability"`` for the logistic class (default),
         ``"score"`` (the decision function; the hinge class, or the logistic class on request) or
         ``"prediction"`` (a regression class).
+    settled : dict or None
+        Classifier classes: how many rows each stage decided; the counts add up to the rows. ``"members"``: a
+        member already found flips the row; ``"outer bounds"``: a certified bound shows that no member can;
+        ``"by solved rows"``: the members and half-spaces of rows solved before it decide; ``"solved"``: the row's
+        flip side was solved, to its tolerance or until its flip was decided. The ``ranges`` of rows not solved
+        exactly are certified but not tight (their gap is shown); every flip is decided exactly.
     """
 
     threshold: float
@@ -65,6 +71,7 @@ class Multiplicity(DisplayMixin):
     ranges: Any = field(repr=False, default=None)
     n_candidates: int = field(repr=False, default=0)
     scale: str = "prediction"
+    settled: dict | None = field(repr=False, default=None)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per data row: reference prediction, range, decision and whether some member flips it."""
@@ -116,13 +123,32 @@ class Multiplicity(DisplayMixin):
         return self.ranges.plot(ax=ax, threshold=self.threshold, **kwargs)
 
 
+def _check_binary_target(rs, X, func) -> None:
+    """A regression set's decisions have no default threshold unless the target is 0/1 (then 0.5)."""
+    rs._rows(X, func)  # rows first: a set fitted on Dask input without rows says so
+    if not isinstance(rs.y_, np.ndarray):  # a set fitted on Dask input keeps no target values
+        seen = "the set was fitted on Dask input, which keeps no target values"
+    else:
+        w = rs.sample_weight_
+        vals = np.unique(rs.y_ if w is None else rs.y_[np.asarray(w) > 0])
+        if set(vals.tolist()) <= {0.0, 1.0}:
+            return
+        seen = f"y takes {len(vals)} distinct values from {vals[0]:.4g} to {vals[-1]:.4g}"
+    raise RashomonInputError(
+        f"The 'threshold' parameter of {func} must be given for a regression set unless its target is 0/1 "
+        f"(decisions are 'prediction > threshold'; {seen}). Got None instead."
+    )
+
+
 def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None, progress=False) -> Multiplicity:
     """See :meth:`~rashomon.RashomonSet.multiplicity`. A classifier's decisions are thresholded scores: a probability
     threshold t of the logistic class (its default scale) is the score threshold logit(t), the same decisions."""
-    from ._ranges import _score_scale, prediction_range, to_probability
+    from ._ranges import _score_scale, margin_set, prediction_range, to_probability
 
     rs._check_fitted(func.split(".")[-1])
     scale = _score_scale(rs, scale, func)
+    if threshold is None and scale == "prediction":
+        _check_binary_target(rs, X, func)
     t_user = (0.0 if scale == "score" else 0.5) if threshold is None else float(threshold)
     t = t_user
     if scale == "probability":
@@ -132,16 +158,20 @@ def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None, progre
                 f"scale. Got {threshold!r} instead."
             )
         t = math.log(t_user / (1.0 - t_user))
-    rng_res, P, p0 = prediction_range(
-        rs,
-        X,
-        tol=tol,
-        return_models=True,
-        func=func,
-        return_map=True,
-        scale=None if scale == "prediction" else "score",
-        progress=progress,
-    )
+    settled: dict | None = None
+    if margin_set(rs) is not None and not rs._degenerate:  # classifiers: screened, exact solves only where needed
+        rng_res, P, p0, settled = screened_ranges(rs, X, t, tol, func, progress)
+    else:
+        rng_res, P, p0 = prediction_range(
+            rs,
+            X,
+            tol=tol,
+            return_models=True,
+            func=func,
+            return_map=True,
+            scale=None if scale == "prediction" else "score",
+            progress=progress,
+        )
     above = rng_res.reference > t
     flips = rng_res.flippable(t)
     n = len(flips)
@@ -184,4 +214,42 @@ def multiplicity(rs, X, threshold, max_candidates, tol, func, scale=None, progre
         rng_res,
         len(thetas),
         scale,
+        settled,
     )
+
+
+def screened_ranges(rs, X, t, tol, func, progress):
+    """``(ranges, P, p0, settled)`` for a classifier set on the score scale: each row's flip side (the end toward
+    the threshold t) screened and solved exactly only where undecided (:mod:`.margin._screen`); the other end
+    certified by the outer bounds and attained by the best member found."""
+    from ._range_results import PredictionRange
+    from ._ranges import _check_consistent, _phase, engine_of
+    from .margin import screen_of
+
+    Xa = rs._rows(X, func)
+    par = rs.parametrization_
+    P, p0 = par.prediction_map(Xa)
+    m = len(P)
+    ref = P @ rs.reference_theta_ + p0
+    above = ref > t
+    sgn = np.where(above, 1.0, -1.0)
+    F = sgn[:, None] * P
+    tau = sgn * (t - p0)
+    eng = engine_of(rs, func)
+    with _phase(rs, progress, f"{func}: {m} rows", m) as tick:
+        from ..utils import single_blas_thread
+
+        scr = single_blas_thread(screen_of, eng)
+        sf = single_blas_thread(lambda: scr.flips(F, tau, ~above, tol, tick=lambda k=1: tick(2 * k)))
+    up = ~above
+    lo_b = np.where(above, sf.bound, sf.other_bound) + p0
+    lo_v = np.where(above, sf.value, sf.other_value) + p0
+    hi_b = p0 - np.where(above, sf.other_bound, sf.bound)
+    hi_v = p0 - np.where(above, sf.other_value, sf.value)
+    lo_m = np.where(above[:, None], sf.theta, sf.other_theta)
+    hi_m = np.where(up[:, None], sf.theta, sf.other_theta)
+    _check_consistent(lo_b, hi_b, lo_v, hi_v, ref, rs, func)
+    res = PredictionRange(
+        [str(i) for i in range(m)], lo_b, hi_b, lo_v, hi_v, ref, lo_m, hi_m, rs.epsilon_abs_, tol, par, scale="score"
+    )
+    return res, P, p0, sf.settled

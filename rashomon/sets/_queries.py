@@ -174,7 +174,8 @@ class SetQueries:
         threshold : float, default=None
             Decision threshold on ``scale``. None: 0.5 on the probability scale (the logistic class's
             default: ``threshold=0.3`` means probability 0.3 and must lie in (0, 1)), 0 on the score scale
-            (the hinge class; its predicted label), 0.5 for a regression class (a 0/1 target).
+            (the hinge class; its predicted label), 0.5 for a regression class with a 0/1 target; a
+            regression class with any other target needs it (an error otherwise).
         max_candidates : int, default=500
             Attaining members tried for the discrepancy's certified lower end.
         scale : {"score", "probability"} or None, default=None

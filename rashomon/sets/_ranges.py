@@ -51,7 +51,9 @@ def engine_of(rs, func: str):
         from ._functional import LinearFunctionalRange
 
         par, eo = rs.parametrization_, rs.e_orig_form_
-        eng = LinearFunctionalRange(eo.Q, eo.c, eo.k, par.B, par.r, rs.epsilon_abs_, rs.theta_min_, func)
+        eng = LinearFunctionalRange(
+            eo.Q, eo.c, eo.k, par.B, par.r, rs.epsilon_abs_, rs.theta_min_, func, getattr(par, "loss_only", False)
+        )
     rs._functional_engine = (key, eng)
     return eng
 
@@ -88,6 +90,23 @@ def functional_ranges(
             rs.parametrization_,
         )
     eng = engine_of(rs, func)
+    if getattr(eng, "_closed", None) is not None:  # the ball certified inactive: closed forms
+        centre, half, lo_m, hi_m = eng.closed_ranges(A, a0, models=bool(return_models))
+        _check_closed(centre, half, ref, rs, func)
+        inner = half * (1 - 1e-12)  # the members' values (see closed_ranges)
+        return cls(
+            list(names),
+            centre - half,
+            centre + half,
+            centre - inner,
+            centre + inner,
+            ref,
+            lo_m,
+            hi_m,
+            rs.epsilon_abs_,
+            tol,
+            rs.parametrization_,
+        )
     kw = {"tick": tick} if tick is not None and hasattr(eng, "_batch") else {}
     lo_b, hi_b, lo_v, hi_v = (np.empty(m) for _ in range(4))
     lo_m, hi_m = (np.empty((m if return_models else 0, d)) for _ in range(2))
@@ -129,6 +148,17 @@ def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):
             "attaining member lies outside it by more than 1e-9 relative); the ranges are not "
             "certified. Please report this data."
         )
+
+
+def _check_closed(centre, half, ref, rs, func):
+    """The closed-form ranges' check (their ends and members are ordered by construction): finite, and the
+    reference inside when it is a member."""
+    ok = bool(np.isfinite(centre).all() and np.isfinite(half).all())
+    if ok and rs.e_ref_ <= rs.epsilon_abs_ * (1 + 1e-12):
+        ok = not np.any(np.abs(ref - centre) - half > 1e-9 * (1.0 + np.abs(centre) + half))
+    if not ok:
+        _check_consistent(centre - half, centre + half, centre - half, centre + half, ref, rs, func)
+        raise RashomonInputError(f"{func}: a closed-form range is not finite; the ranges are not certified.")
 
 
 def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -293,14 +323,16 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
 def coef_range(rs, tol, return_models, func, standardize=False, progress=False) -> CoefRange:
     rs._check_fitted("coef_range")
     par = rs.parametrization_
-    at = par.member_attributes(rs.reference_theta_)
-    if "coef_" not in at:
-        raise RashomonInputError(
-            f"{func} needs a linear model class (coefficients); {par.class_name} has none. Use "
-            "functional_range for linear functionals of its parameters."
-        )
-    A, a0 = affine_attributes(par, ("intercept_", "coef_"))
-    p = len(at["coef_"])
+    cached = rs.__dict__.get("_coef_map")  # the map θ -> (intercept, coefficients), once per parametrisation
+    if cached is None or cached[0] is not par:
+        if "coef_" not in par.member_attributes(rs.reference_theta_):
+            raise RashomonInputError(
+                f"{func} needs a linear model class (coefficients); {par.class_name} has none. Use "
+                "functional_range for linear functionals of its parameters."
+            )
+        cached = rs._coef_map = (par, *affine_attributes(par, ("intercept_", "coef_")))
+    A, a0 = cached[1].copy(), cached[2].copy()
+    p = len(A) - 1
     cols = list(rs._columns) if rs._columns else [f"x{j}" for j in range(p)]
     if standardize:  # per (weighted) standard deviation of each feature, as the class standardises
         sd = np.asarray(par.sd, dtype=float)

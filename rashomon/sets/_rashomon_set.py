@@ -32,6 +32,7 @@ from ..utils.validation import (
     validate_params,
 )
 from ._dask import any_dask, fit_dask
+from ._epsilon import warn_if_null
 from ._fairness import FairnessQueries
 from ._mcr_queries import MCRQueries
 from ._queries import SetQueries
@@ -39,7 +40,7 @@ from ._results import MCRResult
 from ._search_result import search_result
 from ._set_display import set_display
 from ._set_fit import finish_fit, fit_convex
-from ._set_inputs import check_set_params, query_rows, record_names
+from ._set_inputs import check_set_params, query_rows, record_names, row_index
 
 __all__ = ["RashomonSet"]
 
@@ -71,8 +72,10 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         regression (squared loss), or a linear classifier (logistic or hinge loss, labels 0/1 or ±1).
     epsilon : float, default=0.1
         Size of the set, read by ``epsilon_kind`` (see ``epsilon_threshold``).
-    epsilon_kind : {"relative", "additive", "absolute"}, default="relative"
-        ``"relative"``: ε_abs = e_ref·(1 + ε); ``"additive"``: e_ref + ε; ``"absolute"``: ε.
+    epsilon_kind : {"relative", "additive", "absolute", "explained"}, default="relative"
+        ``"relative"``: ε_abs = e_ref·(1 + ε); ``"additive"``: e_ref + ε; ``"absolute"``: ε;
+        ``"explained"``: e_min + ε·(e_null - e_min), a share ε of the loss the class explains beyond the
+        null model.
     reference : None, ClassMember or fitted estimator, default=None
         f_ref. None: the class's loss minimiser on the data (for the default norm
         bound, the ridge / kernel-ridge fit). A member returned by
@@ -95,6 +98,12 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         The reference as a fitted estimator (inside the class by construction).
     e_ref_, e_min_, epsilon_abs_ : float
         The reference's loss, the least loss in the class, and the threshold.
+    e_null_ : float
+        The loss of the null model, the best constant model of the class (the variance of y for a class
+        with an intercept under squared loss, the base rate's log loss for the logistic class, ...).
+    explained_share_ : float
+        ``(e_null - ε_abs)/(e_null - e_min)``: the share of the loss the class explains that every member
+        still explains (0 when the set contains a constant model).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X is a frame whose column names are all strings (scikit-learn's rule). Queries
@@ -118,7 +127,7 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         model_class: Any,
         epsilon: float = 0.1,
         *,
-        epsilon_kind: Literal["relative", "additive", "absolute"] = "relative",
+        epsilon_kind: Literal["relative", "additive", "absolute", "explained"] = "relative",
         reference: Any = None,
         loss: str | None = None,
     ):
@@ -149,10 +158,20 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         Returns
         -------
         self
+
+        Warns
+        -----
+        RashomonWarning
+            When ε_abs >= e_null: the set contains a constant model (the null model).
         """
+        warn_if_null(self._fit(X, y, sample_weight), "RashomonSet.fit")
+        return self
+
+    def _fit(self, X: Any, y: Any, sample_weight: Any) -> RashomonSet:
         func = "RashomonSet.fit"
         self.loss_ = self._check_params(func)
         names = feature_names_of(X, func)  # scikit-learn's feature_names_in_: string column names only
+        self._row_index = row_index(X)  # a pandas frame's index: sensitive Series are aligned with it
         if isinstance(self.reference, ClassMember) and hasattr(self.reference, "feature_names_in_"):
             X = check_columns(X, self.reference, func)  # a member fitted on named columns takes X's by name
         if any_dask(X, y, sample_weight):  # out of core: the rows are replaced by sufficient statistics
@@ -320,10 +339,12 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         n_starts, random_state
             Starts of the inner ascent of non-quadratic losses.
         max_time : float, default=None
-            Classifier classes (logistic, hinge), one feature: seconds after which the searches refining the
-            bounds stop (the slab search of the lower end gets at most half the time left when it starts; the
-            branch and bound of the upper end, :mod:`rashomon.sets.margin._bnb`, the rest). The bounds stay
-            valid, only less tight; ``lower_gap``, ``upper_gap`` and ``notes`` say what was reached. None: a
+            Classifier classes (logistic, hinge): the time limit of the call, in seconds. Once it has passed,
+            no further search starts (the lower end's γ search and its search below γ = 0, the upper end's
+            ascent); the slab search of the lower end gets at most half the time left when it starts, the
+            branch and bound of the upper end (one feature, :mod:`rashomon.sets.margin._bnb`) the rest. The
+            first step of each end always runs. The bounds stay valid, only less tight; ``lower_gap``,
+            ``upper_gap`` and ``notes`` say what was reached and what the limit skipped. None: a
             fixed budget of counted work, so the same inputs give the same bits on any machine; with
             ``max_time`` the upper end's work budget is lifted and the result depends on the machine's speed
             and load.

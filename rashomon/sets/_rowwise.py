@@ -130,6 +130,7 @@ def _ascent_candidates(rs, spec, pairs, kind, eps, start, func, n_iter=6):
                 c = -sign * (wd @ spec.P)
                 if not np.any(c):
                     break
+                c = c / np.abs(c).max()  # the direction only (tiny smoothed derivatives would overflow)
                 _, tj, _ = min_functionals(rs, c, np.zeros(1), eps, 1e-8, func)
                 seg = th[None, :] + np.linspace(0.0, 1.0, 21)[1:, None] * (tj[0] - th)[None, :]
                 G = spec.group_values(seg)

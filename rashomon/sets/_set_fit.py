@@ -8,10 +8,18 @@ import numpy as np
 
 from ..solvers import QCQPSequence
 from ..utils.validation import RashomonInputError
-from ._epsilon import epsilon_threshold
+from ._epsilon import epsilon_threshold, explained_share, null_loss
 from ._row_statistics import RowStatistics
 
-__all__ = ["fit_convex", "finish_fit"]
+__all__ = ["fit_convex", "finish_fit", "set_threshold"]
+
+
+def set_threshold(rs, y, w, func: str) -> None:
+    """e_null_ (the best constant model's loss on the set's rows, y as the loss sees it), ε_abs by the set's ε
+    rule and the share of the explained loss the set keeps; needs e_min_, e_ref_ and parametrization_."""
+    rs.e_null_ = null_loss(rs.parametrization_, y, w, rs.loss_)
+    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func, rs.e_null_)
+    rs.explained_share_ = explained_share(rs.e_min_, rs.e_null_, rs.epsilon_abs_)
 
 
 def fit_convex(rs, Xa, ya, w, columns, func: str) -> None:
@@ -27,9 +35,15 @@ def fit_convex(rs, Xa, ya, w, columns, func: str) -> None:
     if w is not None:
         raise RashomonInputError(f"The 'sample_weight' parameter of {func} needs loss='squared_error'.")
     if rs.loss_ in ("log_loss", "hinge"):  # classifier classes: rashomon/sets/margin/_mcr.py
+        from ..model_classes import ClassMember
+        from ._loss_only import tighten_margin
         from .margin import fit_margin_set
 
-        return fit_margin_set(rs, Xa, ya, columns, func)
+        fit_margin_set(rs, Xa, ya, columns, func)
+        if not isinstance(rs.reference, ClassMember) or rs.reference.parametrization_ is not rs.parametrization_:
+            labels = np.unique(ya)  # parametrised on ±1 labels: the members get y's own (integers when whole)
+            rs.parametrization_.classes_ = labels.astype(int) if np.all(labels == np.round(labels)) else labels
+        return tighten_margin(rs, func)  # an inactive norm bound: the smallest that contains the set (a copy)
     ref = rs.reference
     if ref is not None and not hasattr(ref, "predict") and not hasattr(ref, "decision_function"):
         raise RashomonInputError(
@@ -45,17 +59,22 @@ def fit_convex(rs, Xa, ya, w, columns, func: str) -> None:
     rs.reference_theta_ = theta_ref
     rs.reference_ = par.estimator(theta_ref)
     rs.e_ref_ = t_orig.value(theta_ref)
-    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func)
+    set_threshold(rs, ye, None, func)
     rs._degenerate = False
 
 
 def finish_fit(rs, func: str, cache: dict | None = None) -> None:
-    par = rs.parametrization_
+    from ._loss_only import loss_minimiser, tighten_quadratic, untightened
+
+    par = rs.parametrization_ = untightened(rs.parametrization_)  # a reweighted copy starts from the class's bound
     Xa, ya, w = rs.X_, rs.y_, rs.sample_weight_
     # reweighted copies pass the shared cache: the weight-independent pieces of e_orig are kept there
     eo = par.e_orig(Xa, ya, w) if cache is None else par.e_orig(Xa, ya, w, cache=cache)
     rs.e_orig_form_ = eo
-    rs.theta_min_ = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
+    if np.isinf(par.r):  # the set of the loss alone
+        rs.theta_min_ = loss_minimiser(eo, par, func)
+    else:
+        rs.theta_min_ = QCQPSequence(eo.Q, eo.c, par.B, par.r).solve(0.0).x
     rs.e_min_ = eo(rs.theta_min_)
     if rs.reference is None:
         theta_ref = rs.theta_min_
@@ -74,5 +93,6 @@ def finish_fit(rs, func: str, cache: dict | None = None) -> None:
             "loss ratios are 0/0 to rounding. Use a smaller norm_bound or dictionary (a class that cannot fit the "
             "noise), or check that y is not a function of X."
         )
-    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func)
+    set_threshold(rs, ya, w, func)
+    tighten_quadratic(rs, func)  # an inactive norm bound: the smallest that contains the set
     rs._degenerate = rs._at_e_min(rs.epsilon_abs_)

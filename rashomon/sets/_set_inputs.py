@@ -26,8 +26,10 @@ __all__ = [
     "LOSSES",
     "MAX_EPSILON",
     "check_epsilons",
+    "check_reference_class",
     "check_set_params",
     "record_names",
+    "row_index",
     "query_rows",
     "scaled_functional_range",
 ]
@@ -62,7 +64,34 @@ def check_set_params(rs: Any, func: str) -> str:
                 f"{type(mc).__name__} (the class carries its loss). Got {rs.loss!r} instead."
             )
     check_epsilons(rs.epsilon, rs.epsilon_kind, func, "epsilon")
+    check_reference_class(rs.reference, mc, loss, func)
     return loss
+
+
+def _member_class(par: Any) -> tuple[str, str]:
+    """(class name, loss) of the set a member's parametrisation comes from."""
+    name = str(getattr(par, "class_name", "?")).split("(")[0]
+    margin = getattr(par, "info", {}).get("margin_loss")
+    loss = "squared_error" if margin is None else canonical_loss_name(margin.name)
+    return name, loss
+
+
+def check_reference_class(ref: Any, mc: Any, loss: str, func: str) -> None:
+    """A member of a class given as ``reference`` decides the set's parametrisation: it must come from the same
+    class with the same loss (a LinearModelClass with a classifier loss fits the classifier class of that loss)."""
+    par = getattr(ref, "parametrization_", None) if isinstance(ref, ClassMember) else None
+    if par is None:
+        return
+    name = type(mc).__name__
+    if name == "LinearModelClass" and loss in ("log_loss", "hinge"):
+        name = "LogisticModelClass" if loss == "log_loss" else "HingeModelClass"
+    ref_name, ref_loss = _member_class(par)
+    if (ref_name, ref_loss) != (name, loss):
+        raise RashomonInputError(
+            f"The 'reference' parameter of {func} must be a member of the set's class, {name} "
+            f"(loss {loss!r}). Got a member of {ref_name} (loss {ref_loss!r}) instead; pass reference=None "
+            "or a model fitted by the set's class (model_class.fit_reference(X, y))."
+        )
 
 
 #: the largest ε accepted (any kind): a threshold 1e100 times the loss already admits the whole norm ball, and
@@ -111,6 +140,13 @@ def record_names(rs: Any, names: Any) -> Any:
     if not (isinstance(rs.reference, ClassMember) and getattr(rs.reference, "parametrization_", None) is par):
         par.feature_names_in_ = names
     return rs
+
+
+def row_index(X: Any) -> Any:
+    """The index of a pandas DataFrame X (a fairness query aligns a sensitive Series with it), else None."""
+    import pandas as pd
+
+    return X.index if isinstance(X, pd.DataFrame) else None
 
 
 def query_rows(rs: Any, X: Any, func: str) -> np.ndarray:

@@ -282,14 +282,14 @@ def check_positive_grid(value: Any, param: str, func: str) -> np.ndarray | None:
 
 
 def check_norm_bound(value: Any, cls: str) -> float:
-    """A model class's ``norm_bound``: a finite float > 0."""
+    """A model class's ``norm_bound``: a float > 0, or ``inf`` (the set defined by the loss alone)."""
     try:
         r = float(value)
     except (TypeError, ValueError):
         r = math.nan
-    if isinstance(value, bool) or not (math.isfinite(r) and r > 0):
+    if isinstance(value, bool) or not r > 0:
         raise RashomonInputError(
-            f"The 'norm_bound' parameter of {cls} must be a finite float > 0. Got {value!r} instead."
+            f"The 'norm_bound' parameter of {cls} must be a float > 0 or inf. Got {value!r} instead."
         )
     return r
 

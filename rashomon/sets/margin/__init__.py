@@ -11,6 +11,7 @@ of MCR). Modules:
 - ``_bounds``, ``_secant``: outer bounds (γ = 0, surrogates, the slab bound);
 - ``_ranges``: ranges of linear functionals (predictions, coefficients, PD band); ``_batch``, ``_polish``: all
   rows at once (batched KKT-Newton; the hinge's active-set polish), certified per row;
+- ``_screen``: which rows' decisions the set can flip (multiplicity), screened by members and outer bounds;
 - ``_sample``: members by hit-and-run with an exact membership oracle;
 - ``_envelope``: MCR over ε.
 """
@@ -20,6 +21,8 @@ from ._mcr import MarginSet, fit_margin_set, margin_mcr
 from ._ranges import MarginFunctionalRange
 from ._sample import sample_margin_members, set_losses
 from ._score_bounds import row_score_bounds
+from ._screen import screen_of
+from ._slabs import upper_hull
 from ._terms import MarginTerms
 
 __all__ = [
@@ -31,5 +34,7 @@ __all__ = [
     "margin_mcr",
     "row_score_bounds",
     "sample_margin_members",
+    "screen_of",
     "set_losses",
+    "upper_hull",
 ]

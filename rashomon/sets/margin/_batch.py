@@ -24,13 +24,25 @@ member. A row whose gap exceeds the tolerance is left to the caller (the per-row
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, log_expit
+from scipy.special import log_expit
 
 __all__ = ["MarginBatch"]
 
 _STAGES = 3  # smoothings of the hinge before the active-set polish (._polish)
 _CHUNK = 512  # functionals per block of Hessians (memory: _CHUNK x d(d+1)/2 floats)
 _COLS = 256  # functionals per block of margins (n x 256 floats; COMPAS: 15% faster than 1,024, cache)
+_ZZ_FLOATS = (
+    1 << 24
+)  # the rows' outer products are kept up to 128 MB (10^5 rows x 20 features: 185 MB, built per block)
+_ROWS = 65536  # rows per block of outer products when they are not kept
+
+
+def _log_expit_and_expit_neg(M: np.ndarray):
+    """``(log σ(M), σ(-M))`` from one exponential ``exp(-|M|)`` (half the time of scipy's two calls; both within
+    one rounding of them: log σ(M) = min(M, 0) - log1p(e), σ(-M) = e/(1 + e) for M >= 0, 1/(1 + e) below)."""
+    e = np.exp(-np.abs(M))
+    one_e = 1.0 + e
+    return np.minimum(M, 0.0) - np.log1p(e), np.where(M >= 0, e, 1.0) / one_e
 
 
 def _solve_each(J: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -62,7 +74,8 @@ class MarginBatch:
         self.Bt = np.zeros((d, d))
         self.Bt[ms.o :, ms.o :] = 0.5 * (ms.B[ms.o :, ms.o :] + ms.B[ms.o :, ms.o :].T)
         self.iu = np.triu_indices(d)
-        self.ZZ = Z[:, self.iu[0]] * Z[:, self.iu[1]]  # row-wise outer products, upper triangle
+        # row-wise outer products (upper triangle), kept when they fit in _ZZ_FLOATS; else built per block of rows
+        self.ZZ = Z[:, self.iu[0]] * Z[:, self.iu[1]] if len(Z) * len(self.iu[0]) <= _ZZ_FLOATS else None
         self.hinge = ms.loss.name == "hinge"
         self.lc = ms.loss.c
         if self.hinge:  # smoothings: the first within a quarter of the slack (S_τ ⊆ S not empty), down to the class's
@@ -77,6 +90,7 @@ class MarginBatch:
         self._quad = None
         self.n_eval = 0
         self.tick = None  # progress callback (rows done), set by the caller
+        self._decide = None  # (corner, τ, strict) of the block being solved, when rows stop once decided
 
     # ------------------------------------------------------------------ the loss, vectorised over columns
     def loss(self, T: np.ndarray) -> np.ndarray:
@@ -93,12 +107,11 @@ class MarginBatch:
         M = self.Z @ T
         self.n_eval += M.shape[1]
         if not self.hinge:
-            s = expit(-M)
-            return -(self.w @ log_expit(M)), -(self.Zw.T @ s), s
+            lg, s = _log_expit_and_expit_neg(M)
+            return -(self.w @ lg), -(self.Zw.T @ s), s
         tau = self.tau
-        U = (self.lc - M) / tau
-        s = expit(U)
-        return -tau * (self.w @ log_expit(-U)), -(self.Zw.T @ s), s
+        lg, s = _log_expit_and_expit_neg((M - self.lc) / tau)
+        return -tau * (self.w @ lg), -(self.Zw.T @ s), s
 
     def hessians(self, s: np.ndarray) -> np.ndarray:
         """``Z'diag(w σ(m)σ(-m))Z`` per column of s (= σ(-m)): one product with the row-wise outer products."""
@@ -106,7 +119,13 @@ class MarginBatch:
         k = s.shape[1]
         H = np.empty((k, self.d, self.d))
         for a in range(0, k, _CHUNK):
-            U = W[:, a : a + _CHUNK].T @ self.ZZ
+            if self.ZZ is not None:
+                U = W[:, a : a + _CHUNK].T @ self.ZZ
+            else:  # bounded memory: the outer products of _ROWS rows at a time
+                U = np.zeros((min(_CHUNK, k - a), len(self.iu[0])))
+                for b in range(0, len(self.Z), _ROWS):
+                    Zb = self.Z[b : b + _ROWS]
+                    U += W[b : b + _ROWS, a : a + _CHUNK].T @ (Zb[:, self.iu[0]] * Zb[:, self.iu[1]])
             Hc = H[a : a + _CHUNK]
             Hc[:, self.iu[0], self.iu[1]] = U
             Hc[:, self.iu[1], self.iu[0]] = U
@@ -132,13 +151,15 @@ class MarginBatch:
         return self._quad.minimize(A, tol=1e-8)[1]
 
     # ------------------------------------------------------------------ Newton
-    def solve(self, A: np.ndarray, n_iter: int = 40, block: int = _COLS):
+    def solve(self, A: np.ndarray, n_iter: int = 40, block: int = _COLS, decide=None):
         """``(θ, λ, ν)`` near the KKT points of ``min a'θ`` over S, one per row a of A (θ: d x m; λ, ν: (m,)),
-        in blocks of rows (memory: the margins of a block)."""
+        in blocks of rows (memory: the margins of a block). ``decide = (corner, τ, strict)`` (logistic): a row
+        stops as soon as its certified bound or a member decides ``min a'θ <= τ`` (``< τ`` where strict)."""
         T0 = self._start(A).T.copy()
         out = []
         for a in range(0, len(A), block):
             C, T, lam, nu, ball = A[a : a + block].T, T0[:, a : a + block], None, None, None
+            self._decide = None if decide is None else tuple(z[a : a + block] for z in decide)
             for k, tau in enumerate(self.taus):  # the hinge: decreasing smoothings, each warm-started and solved
                 self.tau = tau  # coarsely (the active-set polish of ._polish finishes)
                 its = n_iter if k == len(self.taus) - 1 else 15
@@ -147,6 +168,7 @@ class MarginBatch:
                         C, T, its, lam, nu, ball, 1e-10 if self.hinge else 1e-14
                     )
             out.append((T, lam, L, G, S, nu, ball))
+            self._decide = None
             if self.tick is not None:
                 self.tick(len(lam))  # type: ignore[arg-type]  # set: self.taus is never empty
         return tuple(np.concatenate(z, axis=-1) for z in zip(*out))
@@ -232,8 +254,21 @@ class MarginBatch:
                 )
                 stuck &= ~(rel | eng)
             act = act[~stuck & (res[act] >= rtol)]
+            if self._decide is not None and act.size:
+                act = act[~self._decided(act, C, T, lam, F2 + eps, G, S)]
         self.n_iter = it
         return T, lam, nu, ball, F2 + eps, G, S
+
+    def _decided(self, act, C, T, lam, L, G, S) -> np.ndarray:
+        """Rows of ``act`` whose question ``min c'θ <= τ`` the current iterate already answers: its certified bound
+        is above τ, or its member (:meth:`certify`, no loss evaluation unless the ball moves it) is at or below."""
+        assert self._decide is not None  # the caller checks
+        corner, tau, strict = (z[act] for z in self._decide)
+        b, _t, v, _ok, inside = self.certify(
+            C[:, act].T, corner, T[:, act].copy(), lam[act], L[act], G[:, act], S[:, act], 0.0, full=True
+        )
+        below = lambda x: np.where(strict, x < tau, x <= tau)  # noqa: E731
+        return (inside & below(v)) | ~below(b)
 
     # ------------------------------------------------------------------ certificate and member
     def corners(self, A: np.ndarray):
@@ -267,8 +302,10 @@ class MarginBatch:
             ok[i] = eng.in_set(T[i])
         return ok
 
-    def minimize(self, A: np.ndarray, tol: float):
-        """``(bound, θ, value, ok)`` for the rows of A; ``ok`` marks rows certified within tol."""
+    def minimize(self, A: np.ndarray, tol: float, decide=None):
+        """``(bound, θ, value, ok)`` for the rows of A; ``ok`` marks rows certified within tol. ``decide = (τ,
+        strict)`` (logistic): stop each row once ``min a'θ <= τ`` (``< τ`` where strict) is answered, certified
+        either way (such rows may end with ``ok`` False: their bound and member still stand)."""
         m = len(A)
         bound, value, theta = np.empty(m), np.empty(m), np.empty((m, self.d))
         # the ball alone (the loss constraint inactive): K's minimum is a member
@@ -280,13 +317,14 @@ class MarginBatch:
             self.tick(int(done.sum()))
         rest = np.where(~done)[0]
         if rest.size:
-            b, th, v, ok = self._newton(A[rest], corner[rest], tol)
+            dec = None if decide is None or self.hinge else (corner[rest], decide[0][rest], decide[1][rest])
+            b, th, v, ok = self._newton(A[rest], corner[rest], tol, dec)
             bound[rest], theta[rest], value[rest] = b, th, v
             done[rest] = ok
         return bound, theta, value, done
 
-    def _newton(self, A, corner, tol):
-        T, lam, L, G, S, nu, ball = self.solve(A)
+    def _newton(self, A, corner, tol, decide=None):
+        T, lam, L, G, S, nu, ball = self.solve(A, decide=decide)
         out = self.certify(A, corner, T.copy(), lam, L, G, S, tol)
         bad = np.arange(len(A))
         if self.hinge and bad.size:  # the exact hinge's active set, polished by Newton (._polish); the better kept
@@ -300,8 +338,10 @@ class MarginBatch:
                 out[k][bad[better]] = again[k][better]
         return out
 
-    def certify(self, A, corner, T, lam, L, G, S, tol):
-        """``(bound, θ, value, ok)`` from the solver's θ (columns of T) and multipliers λ (see the module notes)."""
+    def certify(self, A, corner, T, lam, L, G, S, tol, full=False):
+        """``(bound, θ, value, ok)`` from the solver's θ (columns of T) and multipliers λ (see the module notes);
+        ``full``: also whether each member is in S. ``L`` (the exact loss at T, logistic) spares its evaluation
+        where the ball leaves θ in place."""
         eng, eps = self.eng, self.eps
         ms = eng.ms
         mu = 1.0 / lam
@@ -323,7 +363,12 @@ class MarginBatch:
         q = (T[pen] * (ms.B[np.ix_(pen, pen)] @ T[pen])).sum(0)
         f = np.where(q > ms.r * (1 - 1e-14), np.sqrt(ms.r * (1 - 1e-14) / np.maximum(q, 1e-300)), 1.0)
         T[pen] *= f
-        L = self.loss(T)
+        moved = f < 1.0
+        if self.hinge or L is None or moved.all():
+            L = self.loss(T)
+        elif moved.any():
+            L = L.copy()
+            L[moved] = self.loss(T[:, moved])
         t0 = ms.theta_min[:, None]
         slack = eps - self.e_min
         s = np.minimum(1.0, slack * (1 - 1e-13) / np.maximum(L - self.e_min, 1e-300))
@@ -334,4 +379,4 @@ class MarginBatch:
         fin = np.isfinite(bound) & np.isfinite(value) & inside
         ok = fin & (value - bound <= tol * np.maximum(1.0, np.abs(bound)) + 4 * ms.loss.offset / mu)
         bound = np.where(ok & (bound > value), value, bound)
-        return bound, T, value, ok
+        return (bound, T, value, ok, inside) if full else (bound, T, value, ok)

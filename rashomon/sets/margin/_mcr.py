@@ -39,6 +39,7 @@ from ...utils.losses import canonical_loss_name
 from .._results import MCRResult
 from .._steps import MCRStep, level_point, mr_value, step_bound
 from ._bounds import ScoreRanges, intercept_interval, surrogate_bound
+from ._clock import Clock
 from ._closed_results import _collapsed_result, _factorial_result, _member
 from ._lp_ranges import tighten_ranges
 from ._secant import secant_upper_bound
@@ -134,7 +135,7 @@ def _margin_mcr(
     max_time=None,
     gap_tol=0.01,
 ) -> MCRResult:
-    deadline = None if max_time is None else time.monotonic() + float(max_time)
+    deadline = (clock := Clock(max_time)).deadline  # the whole call's limit; its notes say what it cut short
     eps = float(epsilon_abs)
     if kind == "ratio" and not eps > 0:
         from ...utils.validation import RashomonInputError
@@ -218,7 +219,7 @@ def _margin_mcr(
         """A point with e_orig = ε between a (outside S) and b (inside): e_orig is convex along the segment."""
         add(level_point(e_o, a, b, eps))
 
-    notes = []
+    notes = clock.notes
     coarse0 = 1e-4 if loss.name == "hinge" else 0.0  # refined below when the γ = 0 bound is the one that counts
     s0 = step(0.0, ms.theta_min, coarse=coarse0)
     if s0.e_orig > eps:
@@ -236,7 +237,7 @@ def _margin_mcr(
             for it in range(max_iter):
                 segment(cache[g_lo].theta, cache[g_hi].theta)
                 lb = lower_bound()
-                if best("lower")[1] - lb <= tol * max(1.0, abs(lb)):
+                if best("lower")[1] - lb <= tol * max(1.0, abs(lb)) or clock.late("the lower end's γ search"):
                     break
                 use = f_lo > f_hi and it % 3 != 2
                 g = g_hi - f_hi * (g_hi - g_lo) / (f_hi - f_lo) if use else 0.5 * (g_lo + g_hi)
@@ -256,7 +257,7 @@ def _margin_mcr(
     ranges = ScoreRanges(ms.D, ms.y, B, r, lo, hi, _bound_loss(loss), _bound_loss(loss).offset, eps, ms.theta_min)
     tighten_ranges(ms, ranges, loss, eps, lo, hi, quick=max_time is not None and max_time < 5.0)  # (._lp_ranges)
     lower = lower_bound()
-    if s0.e_orig <= eps:
+    if s0.e_orig <= eps and not clock.late("the lower end's search below γ = 0"):
         notes.append(
             "lower end: the e_switch minimiser lies in the set, so the tight bound needs γ < 0 (non-convex); "
             + (
@@ -291,8 +292,9 @@ def _margin_mcr(
     # ---------------------------------------------------------------- upper end
     from ._ascent import ascend_upper
 
-    for th in ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extremes):
-        add(th)
+    if not clock.late("the ascent of the upper end"):
+        for th in ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extremes):
+            add(th)
     uth, umr = best("upper")
     # the hinge's surrogate outer bound is useless where the slab bound applies (Pima: 42-159 vs 1.7-2.5), so
     # for one feature it is the fallback only
@@ -386,7 +388,7 @@ def fit_margin_set(rs, Xa, ya, columns, func) -> None:
 def _fit_margin_set(rs, Xa, ya, columns, func) -> None:
     from ...model_classes import ClassMember, HingeModelClass, LogisticModelClass, encode_margin_labels
     from ...utils.validation import RashomonInputError
-    from .._epsilon import epsilon_threshold
+    from .._set_fit import set_threshold
 
     mc = rs.model_class
     if not isinstance(mc, (LogisticModelClass, HingeModelClass)):  # LinearModelClass with loss=...
@@ -414,5 +416,5 @@ def _fit_margin_set(rs, Xa, ya, columns, func) -> None:
     theta_ref = theta_min if ref is None else par.convex_reference(ref, Xa, mc.loss, func, columns)
     rs.reference_theta_, rs.reference_ = theta_ref, par.estimator(theta_ref)
     rs.e_ref_ = ms.orig.e_orig(theta_ref, ms.loss)
-    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func)
+    set_threshold(rs, ye, None, func)  # e_null_, ε_abs and the share of the explained loss kept
     rs._degenerate = False

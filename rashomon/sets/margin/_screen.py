@@ -1,0 +1,241 @@
+"""Which rows' decisions a classifier Rashomon set can flip, without an exact range for every row.
+
+Predictive multiplicity asks, for each row with reference score on one side of a threshold t, whether some member
+of ``S = {θ ∈ K : L(θ) <= ε}`` puts it on the other side. The exact range of every row costs a convex programme
+over all n rows per row (O(n²) for the fitting rows). Most rows are settled by two cheap certified facts:
+
+* **a member crosses** (the flip is witnessed): every member θ_k already found gives the scores ``Pθ_k`` of all
+  rows in one product;
+* **no member can cross** (certified): an outer bound on ``min_S f'θ`` below t for no row's flip side ``f``. The
+  outer bounds are the enclosing ellipsoid ``E ⊇ S`` of :class:`._bounds.ScoreRanges` (a quadratic minorant of the
+  loss, valid on the margins it certifies), the class's ball and, for every direction ``c_k`` already solved
+  exactly with certified bound ``b_k <= min_S c_k'θ``, the sublinearity of the support function:
+
+      f'θ = a·c_k'θ + (f - a·c_k)'θ >= a·b_k + min_E (f - a·c_k)'θ   for every a >= 0,
+
+  maximised over a in closed form (the minimum of f'θ over E cut by the half-space ``c_k'θ >= b_k``).
+
+The rows neither fact settles are solved exactly (:meth:`._ranges.MarginFunctionalRange.minimize`: batched Newton
+on the KKT system, certified by weak duality) on their flip side only, a chunk at a time; every chunk's members and
+half-spaces then settle more of the rest. A row's flip is decided exactly as by the full ranges: by a member that
+crosses, or by a certified bound that does not. Ends that no exact solve reached are reported as they stand (the
+outer bound and the best member; their gap is the result's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["RowScreen", "ScreenedFlips"]
+
+_MARGIN = 1e-10  # relative safety subtracted from every outer bound (rounding of the closed forms)
+_CHUNK = 256  # rows solved exactly per round (one block of the batched Newton)
+
+
+@dataclass
+class ScreenedFlips:
+    """The flip side of every row: certified bound, attained value and the member attaining it, and the stages."""
+
+    bound: np.ndarray  # certified lower bound of min_S f_i'θ (f_i: the row's flip-side functional)
+    value: np.ndarray  # attained by a member
+    theta: np.ndarray  # the member (rows x d)
+    other_bound: np.ndarray  # the same for -f_i (the side away from the threshold), outer
+    other_value: np.ndarray
+    other_theta: np.ndarray
+    exact: np.ndarray  # rows solved exactly on the flip side
+    settled: dict = field(default_factory=dict)
+
+
+class RowScreen:
+    """Outer bounds and members of a fitted classifier set, built once per engine (see the module docstring)."""
+
+    def __init__(self, eng):
+        from ._bounds import ScoreRanges
+
+        ms = eng.ms
+        self.eng, self.d = eng, ms.D.shape[1]
+        bl = ms.loss.smoothed(0.05)  # as the MCR surrogates: the hinge's minorant pays its smoothing offset
+        sr = ScoreRanges(ms.D, ms.y, ms.B, ms.r, eng.lo, eng.hi, bl, bl.offset, eng.eps, ms.theta_min)
+        self.mid, self.fw, self.Pball, self.r = sr.mid, sr.fw, sr.Pball, ms.r
+        self.ell = sr.ellipsoid
+        # members: θ_min and the exact extremes along the axes of E (or the coordinates), both ways
+        if self.ell is not None:
+            _, V = np.linalg.eigh(self.ell[1])
+            dirs = np.vstack([V.T, -V.T])
+        else:
+            dirs = np.vstack([np.eye(self.d), -np.eye(self.d)])
+        b, th, _v = eng.minimize(dirs)
+        self.C, self.b = dirs, b  # half-spaces c_k'θ >= b_k of S
+        self.members = np.vstack([ms.theta_min[None, :], th])
+        self.inner = _inner_ellipsoid(ms, eng.eps, self.ell) if ms.loss.name == "logistic" else None
+
+    # ------------------------------------------------------------------ bounds for many functionals (rows of F)
+    def outer(self, F: np.ndarray) -> np.ndarray:
+        """Certified lower bounds of ``min_S f'θ`` for the rows f of F: the ball, E and every half-space."""
+        best = F @ self.mid - np.sqrt(self.r * np.maximum(np.einsum("ij,jk,ik->i", F, self.Pball, F), 0.0))
+        best -= np.abs(F) @ self.fw
+        if self.ell is not None:
+            best = np.maximum(best, self._halfspaces(F, self.C, self.b))
+        return best - _MARGIN * np.maximum(1.0, np.abs(best))
+
+    def _halfspaces(self, F, C, b):
+        """``max(min_E f'θ, max_k min_{E ∩ {c_k'θ >= b_k}} f'θ)`` for each row f of F (the closed form of the
+        module docstring; any a >= 0 gives a valid bound, so rounding in a costs only tightness)."""
+        assert self.ell is not None  # the callers check
+        centre, P, delta = self.ell
+        fc = F @ centre
+        FP = F @ P
+        A = delta * np.maximum((FP * F).sum(1), 0.0)
+        base = fc - np.sqrt(A)
+        if not len(C):
+            return base
+        B = delta * (FP @ C.T)  # rows x k
+        Cq = delta * np.maximum(np.einsum("kj,jl,kl->k", C, P, C), 0.0)
+        dl = b - C @ centre  # how far each solve lifted its direction above E's centre
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.maximum(A[:, None] * Cq[None, :] - B * B, 0.0) / np.maximum(Cq - dl * dl, 1e-300)[None, :]
+            a = (B + dl[None, :] * np.sqrt(room)) / Cq[None, :]
+        a = np.where(np.isfinite(a) & (a > 0) & (dl * dl < Cq)[None, :], a, 0.0)
+        q = A[:, None] - 2.0 * a * B + a * a * Cq[None, :]
+        val = fc[:, None] + a * dl[None, :] - np.sqrt(np.maximum(q, 0.0))
+        return np.maximum(base, val.max(1))
+
+    def attained(self, F: np.ndarray, Th: np.ndarray):
+        """``(min_k f'θ_k, argmin)`` over the members Th for each row f of F."""
+        V = F @ Th.T
+        k = np.argmin(V, axis=1)
+        return V[np.arange(len(F)), k], k
+
+    def best_members(self, F: np.ndarray):
+        """``(value, θ)``: for each row f of F the least f'θ over the members found and, for the logistic loss,
+        the point of the inner ellipsoid (a member of S by construction, :func:`_inner_ellipsoid`)."""
+        value, k = self.attained(F, self.members)
+        theta = self.members[k]
+        if self.inner is not None:
+            centre, Hinv, rad2, B, r = self.inner
+            FH = F @ Hinv
+            q = np.maximum((FH * F).sum(1), 1e-300)
+            T = centre[None, :] - np.sqrt(rad2 / q)[:, None] * FH
+            ok = ((T @ B) * T).sum(1) <= r * (1 - 1e-12)
+            v = (F * T).sum(1)
+            use = ok & (v < value)
+            value, theta = np.where(use, v, value), np.where(use[:, None], T, theta)
+        return value, theta
+
+    def _solve(self, F, tau, strict, tol):
+        """``(bound, θ, value)`` for the rows f of F: certified within tol, or far enough to answer ``f'θ <= τ``
+        (the logistic batch stops each row once answered; a row the batch leaves open runs the per-row search)."""
+        from ...utils import single_blas_thread
+
+        eng = self.eng
+        bat = eng._batch()
+        b, th, v, ok = single_blas_thread(lambda: bat.minimize(F, tol, decide=(tau, strict)))
+        below = np.where(strict, v < tau, v <= tau)
+        ok = ok | (np.isfinite(b) & ~np.where(strict, b < tau, b <= tau))
+        cand = np.where(~ok & below & np.isfinite(v))[0]
+        if cand.size:  # a member that answers: confirmed in S
+            ok[cand] = bat.members(th[cand])
+        for i in np.where(~ok)[0]:
+            b[i], th[i], v[i] = eng._one(F[i], tol, eng.max_iter)
+        return b, th, v
+
+    # ------------------------------------------------------------------ the flips
+    def flips(self, F: np.ndarray, tau: np.ndarray, strict: np.ndarray, tol: float, tick=None) -> ScreenedFlips:
+        """The flip side of every row: does some member have ``f'θ <= τ`` (``< τ`` where ``strict``)?
+
+        Settled by members and outer bounds where they agree on the answer; the rest exactly, a chunk at a time
+        (chunk members and half-spaces re-screen the rows left).
+        """
+        m = len(F)
+        tick = tick or (lambda k=1: None)
+        bound = self.outer(F)
+        value, theta = self.best_members(F)
+        crosses = lambda v, t, s: np.where(s, v < t, v <= t)  # noqa: E731
+        left = np.where(~crosses(value, tau, strict) & crosses(bound, tau, strict))[0]
+        settled = {"members": int(crosses(value, tau, strict).sum())}
+        settled["outer bounds"] = m - settled["members"] - len(left)
+        exact = np.zeros(m, dtype=bool)
+        tick(m - len(left))
+        n_refined = 0
+        while left.size:
+            pick = left[np.linspace(0, left.size - 1, min(_CHUNK, left.size)).round().astype(int)]
+            pick = np.unique(pick)
+            b, th, v = self._solve(F[pick], tau[pick], strict[pick], tol)
+            bound[pick], value[pick], theta[pick], exact[pick] = b, v, th, True
+            tick(len(pick))
+            rest = np.setdiff1d(left, pick, assume_unique=True)
+            if rest.size:
+                vr, kr = self.attained(F[rest], th)
+                better = vr < value[rest]
+                value[rest[better]], theta[rest[better]] = vr[better], th[kr[better]]
+                br = self._halfspaces(F[rest], F[pick], b) if self.ell is not None else bound[rest]
+                bound[rest] = np.maximum(bound[rest], br - _MARGIN * np.maximum(1.0, np.abs(br)))
+                still = ~crosses(value[rest], tau[rest], strict[rest]) & crosses(bound[rest], tau[rest], strict[rest])
+                n_refined += int((~still).sum())
+                tick(int((~still).sum()))
+                left = rest[still]
+            else:
+                left = rest
+        settled["by solved rows"] = n_refined
+        settled["solved"] = int(exact.sum())
+        # the side away from the threshold: outer bound and best member (no exact solve)
+        ob = self.outer(-F)
+        ov, ot = self.best_members(-F)
+        return ScreenedFlips(bound, value, theta, ob, ov, ot, exact, settled)
+
+
+def _inner_ellipsoid(ms, eps: float, ell):
+    """``(centre, H⁻¹, ρ², B̃, r)``: an ellipsoid ``{θ : (θ - centre)'H(θ - centre) <= ρ²}`` inside the loss level
+    set ``{L <= ε}`` of the logistic loss (points also in the ball are members of S), or None.
+
+    On the enclosing ellipsoid E (which contains S and θ_min), each row's margin lies in an interval; the
+    logistic curvature σ(m)σ(-m) is at most its value at the interval's point nearest 0, κ_i. For θ in E the
+    segment from θ_min stays in E, so Taylor's theorem with the remainder gives the majorant
+    ``L(θ) <= L(θ_min) + g'Δ + ½Δ'HΔ`` (``H = Σ w_i κ_i z_i z_i'``, Δ = θ - θ_min). Its level set at ε is the
+    ellipsoid returned, shrunk about its centre until it lies in E (a generalised eigenvalue bound), with a
+    relative margin of 1e-8 for rounding.
+    """
+    from scipy.linalg import eigh
+    from scipy.special import expit, log_expit
+
+    if ell is None:
+        return None
+    c_out, P, delta = ell
+    D, y, t0 = ms.D, ms.y, ms.theta_min
+    n = len(y)
+    m0 = y * (D @ t0)
+    hw = np.sqrt(delta * np.maximum(np.einsum("ij,jk,ik->i", D, P, D), 0.0))
+    mc = y * (D @ c_out)
+    near0 = np.clip(0.0, mc - hw, mc + hw)
+    kappa = expit(near0) * expit(-near0)
+    H = (D * (kappa / n)[:, None]).T @ D
+    H = 0.5 * (H + H.T)
+    g = -(D * (y * expit(-m0) / n)[:, None]).sum(0)
+    L0 = float(-np.mean(log_expit(m0)))
+    try:
+        Hinv = np.linalg.inv(H)
+        Pinv = np.linalg.inv(P)
+        lam = float(eigh(0.5 * (Pinv + Pinv.T), H, eigvals_only=True)[-1])
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    centre = t0 - Hinv @ g
+    rho2 = 2.0 * (eps - L0) + float(g @ Hinv @ g)
+    dc = centre - c_out
+    off = float(np.sqrt(max(dc @ Pinv @ dc, 0.0)))
+    if not (rho2 > 0 and lam > 0 and off < np.sqrt(delta)):
+        return None
+    # E_in inside E: sqrt(ρ² λ) + |centre - c_out|_{P⁻¹} <= sqrt(δ)
+    rho2 = min(rho2, ((np.sqrt(delta) - off) ** 2) / lam) * (1 - 1e-8)
+    B = np.zeros((len(t0), len(t0)))
+    B[ms.o :, ms.o :] = ms.B[ms.o :, ms.o :]
+    return centre, 0.5 * (Hinv + Hinv.T), rho2, B, ms.r
+
+
+def screen_of(eng) -> RowScreen:
+    """The engine's :class:`RowScreen`, built on first use."""
+    scr = getattr(eng, "_screen", None)
+    if scr is None:
+        scr = eng._screen = RowScreen(eng)
+    return scr

@@ -1,0 +1,127 @@
+"""Screened multiplicity of the classifier classes: the same flips as the exact range of every row.
+
+``multiplicity`` settles most rows with members already found and certified outer bounds (the enclosing ellipsoid,
+the ball, the half-spaces of solved directions) and solves only the undecided rows, stopping each once its flip is
+decided. The references here are independent of that: the exact per-row ranges of ``prediction_range`` (both ends of
+every row, each certified within 1e-10), members sampled from the set (none may leave a certified range), and the
+loss recomputed from scratch for every attaining member.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rashomon import HingeModelClass, LogisticModelClass, RashomonSet
+
+
+def _data(n, p, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    beta = rng.normal(size=p) * 0.7
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ beta + 0.3)))).astype(int)
+    return X, y
+
+
+def _in_set(rs, X, y, theta):
+    """Membership from scratch: the user-unit coefficients' mean loss and the class's ball."""
+    par = rs.parametrization_
+    at = par.member_attributes(theta)
+    m = (2.0 * y - 1.0) * (X @ at["coef_"] + at["intercept_"])
+    name = rs._margin.loss.name
+    e = float(np.mean(np.logaddexp(0.0, -m) if name == "logistic" else np.maximum(0.0, 1.0 - m)))
+    return e <= rs.epsilon_abs_ * (1 + 1e-12) and theta @ par.B @ theta <= par.r * (1 + 1e-9)
+
+
+CASES = [(LogisticModelClass, 400, 4, 0.1), (LogisticModelClass, 300, 6, 0.03), (HingeModelClass, 150, 3, 0.1)]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=["logistic-4", "logistic-6", "hinge-3"])
+def case(request):
+    cls, n, p, eps = request.param
+    X, y = _data(n, p, seed=n + p)
+    rs = RashomonSet(cls(), eps).fit(X, y)
+    exact = rs.prediction_range(scale="score")  # both ends of every row, certified within 1e-10
+    return rs, X, y, exact
+
+
+@pytest.mark.parametrize("t", [0.0, -0.7, 1.2])
+def test_flips_equal_the_exact_ranges(case, t):
+    rs, X, y, exact = case
+    mult = rs.multiplicity(threshold=t, scale="score")
+    np.testing.assert_array_equal(mult.flips, exact.flippable(t))
+    assert mult.ambiguity == pytest.approx(float(exact.flippable(t).mean()), abs=0)
+    s = mult.settled
+    assert sum(s.values()) == len(X) and min(s.values()) >= 0
+    # the certified ends enclose the exact ones, the attained ends lie within them
+    r = mult.ranges
+    slack = 1e-9 * np.maximum(1.0, np.abs(exact.lower))
+    assert np.all(r.lower <= exact.lower + slack) and np.all(r.upper >= exact.upper - slack)
+    assert np.all(r.lower <= r.lower_attained + 1e-12) and np.all(r.upper_attained <= r.upper + 1e-12)
+    assert mult.discrepancy_lower <= mult.discrepancy_upper
+
+
+def test_flips_are_witnessed_by_members_of_the_set(case):
+    rs, X, y, _ = case
+    mult = rs.multiplicity(threshold=0.0, scale="score")
+    r = mult.ranges
+    idx = np.where(mult.flips)[0]
+    for i in idx[np.linspace(0, len(idx) - 1, min(8, len(idx))).round().astype(int)]:
+        side = "lower" if mult.reference_decision[i] else "upper"
+        m = r.member(i, side)
+        assert _in_set(rs, X, y, m.theta_)
+        P1, p1 = rs.parametrization_.prediction_map(X[i : i + 1])
+        score = float((P1 @ m.theta_ + p1)[0])
+        assert (score > 0) != mult.reference_decision[i]
+        assert score == pytest.approx(getattr(r, f"{side}_attained")[i], abs=1e-9)
+
+
+def test_sampled_members_stay_inside_the_screened_ranges(case):
+    rs, X, y, _ = case
+    mult = rs.multiplicity(threshold=0.0, scale="score")
+    smp = rs.sample(300, random_state=1)
+    P, p0 = rs.parametrization_.prediction_map(X)
+    S = smp.thetas @ P.T + p0[None, :]
+    r = mult.ranges
+    slack = 1e-9 * np.maximum(1.0, np.abs(S))
+    assert np.all(S >= r.lower[None, :] - slack) and np.all(S <= r.upper[None, :] + slack)
+    flips = (S > 0) != mult.reference_decision[None, :]
+    assert not np.any(flips[:, ~mult.flips])
+
+
+def test_early_decisions_are_certified():
+    """Rows the batch stops once decided: the bound is below the exact minimum, the member is in the set."""
+    from rashomon.sets._ranges import engine_of
+
+    X, y = _data(500, 5, seed=3)
+    rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, y)
+    eng = engine_of(rs, "test")
+    P, _ = rs.parametrization_.prediction_map(X[:120])
+    b_exact, _, _ = eng.minimize(P)
+    tau = b_exact + np.where(np.arange(120) % 2, 0.05, -0.05)  # half decidable as flips, half as none
+    b, th, v, ok = eng._batch().minimize(P, 1e-10, decide=(tau, np.zeros(120, dtype=bool)))
+    assert np.all(b <= b_exact + 1e-9 * np.maximum(1.0, np.abs(b_exact)))
+    member = eng._batch().members(th)
+    assert np.all(v[member] >= b_exact[member] - 1e-9 * np.maximum(1.0, np.abs(b_exact[member])))
+    for i in np.where(member)[0][:10]:
+        assert _in_set(rs, X, y, th[i])
+    decided = (member & (v <= tau)) | (b > tau)
+    assert decided.sum() >= 100  # the batch answered almost every row before converging
+
+
+def test_hessians_by_row_blocks_equal_the_kept_products(monkeypatch):
+    """Large sets build the rows' outer products a block at a time (bounded memory): the same Hessians."""
+    from rashomon.sets._ranges import engine_of
+    from rashomon.sets.margin import _batch
+
+    X, y = _data(300, 4, seed=7)
+    rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, y)
+    eng = engine_of(rs, "test")
+    bat = eng._batch()
+    s = np.random.default_rng(0).random((len(bat.Z), 5))
+    H = bat.hessians(s)
+    monkeypatch.setattr(_batch, "_ZZ_FLOATS", 0)
+    monkeypatch.setattr(_batch, "_ROWS", 64)
+    small = _batch.MarginBatch(eng)
+    assert small.ZZ is None
+    np.testing.assert_allclose(small.hessians(s), H, rtol=1e-12, atol=1e-15)
