@@ -130,7 +130,69 @@ autodoc_default_options: dict[str, object] = {}
 autodoc_typehints = "none"  # the numpydoc sections carry the types
 numpydoc_show_class_members = False
 numpydoc_xref_param_type = False
-numpydoc_validation_checks: set[str] = set()
+# numpydoc validation: every documented public function and method has its Parameters (PR01) and Returns (RT01)
+# sections; a missing one is a warning, and the build treats warnings as errors. Result and display classes are built
+# by the package, not by users: their docstrings list Attributes, not constructor parameters.
+numpydoc_validation_checks = {"PR01", "RT01"}
+_BUILT_BY_THE_PACKAGE = """
+    AuditResult BootstrapMCR Certificate CoefRange DisparityFrontier DisparityFrontierDisplay DisparityRange
+    DisparityRangeDisplay EpsilonChoice FeatureRelianceResult FunctionalRange GroupAudit ImportanceCloud
+    ImportanceCloudDisplay LearnerImportanceDisplay LearnerImportanceResult LearnerPDDisplay LearnerPDResult
+    LeastDisparate Loss LossTerm MCRBandDisplay MCREnvelope MCREnvelopeDisplay MCRModel MCRProblem MCRResult
+    MCRStep MarginLoss ModelRelianceResult Multiplicity PDDisplay PDImportanceResult PIMPDisplay PIMPResult
+    PartialDependenceResult PredictionRange PredictionRangeDisplay Quadratic RangeDisplay RashomonPDBand
+    RashomonPDBandDisplay RashomonSample RelianceDifference RelianceDisplay RelianceOrder RelianceOrderDisplay
+    SampleDisplay SolverResult SolverStatus TTestResult TwoConstraintResult UncertaintyImportanceDisplay
+    UncertaintyImportanceResult UncertaintyPDDisplay
+""".split()
+# Documented before this check existed and not yet given both sections; remove a name when its docstring is complete.
+_VALIDATION_BACKLOG = """
+    AuditResult.null_model_line AuditResult.plot AuditResult.plot_summary AuditResult.save AuditResult.to_html
+    AuditResult.to_json AuditResult.write_figures BootstrapMCR.interval BootstrapMCR.to_frame ClassMember
+    ClassMember.fit ClassMember.predict ClassifierMember ClassifierMember.decision_function ClassifierMember.fit
+    ClassifierMember.predict ClassifierMember.predict_proba CoefRange.member CoefRange.plot
+    ConvexLossProgram.solve DisparityFrontier.plot DisparityRange.evaluate DisparityRange.member
+    DisparityRange.plot DisparityRange.to_dict DisparityRange.to_frame EpsilonChoice.plot
+    EpsilonChoice.rashomon_set FunctionalRange.member FunctionalRange.plot FunctionalRange.to_frame GammaSearch
+    GammaSearch.best_model GammaSearch.good GammaSearch.recertify GammaSearch.search HingeModelClass.alpha_grid
+    HingeModelClass.ball HingeModelClass.build HingeModelClass.coordinates HingeModelClass.minimise_loss
+    HingeModelClass.parametrize HingeModelClass.ridge_reference HingeModelClass.standard_penalty
+    ImportanceCloud.plot ImportanceCloud.samples_frame ImportanceCloud.to_frame KernelModelClass.build
+    KernelModelClass.feature_map KernelModelClass.fit_reference KernelModelClass.parametrize
+    KernelModelClass.select KernelParametrization KernelParametrization.constant_model
+    KernelParametrization.project KernelParametrization.statistics LearnerImportanceResult.plot
+    LearnerPDResult.plot LinearFunctionalRange.chord LinearFunctionalRange.closed_ranges
+    LinearFunctionalRange.loss_excess LinearFunctionalRange.minimize LinearModelClass.alpha_grid
+    LinearModelClass.ball LinearModelClass.build LinearModelClass.coordinates LinearModelClass.fit_reference
+    LinearModelClass.parametrize LinearModelClass.ridge_reference LinearModelClass.standard_penalty
+    LinearParametrization LinearParametrization.constant_model LinearParametrization.convex_reference
+    LinearParametrization.project LogisticModelClass.alpha_grid LogisticModelClass.ball LogisticModelClass.build
+    LogisticModelClass.coordinates LogisticModelClass.minimise_loss LogisticModelClass.parametrize
+    LogisticModelClass.ridge_reference LogisticModelClass.standard_penalty MCRProblem.to_model
+    MCRResult.envelope MCRResult.plot MCRResult.to_frame MarginLoss.exact MarginLoss.inverse
+    MarginLoss.jj_curvature MarginLoss.max_curvature MarginLoss.min_curvature MarginLoss.sc_curvatures
+    ModelClass.build ModelClass.fit_reference Multiplicity.plot Multiplicity.to_frame PIMPResult.plot
+    Parametrization.e_orig Parametrization.e_switch Parametrization.estimator Parametrization.prediction_map
+    Parametrization.project PredictionRange.flippable PredictionRange.member PredictionRange.plot
+    PredictionRange.width_quantiles Predictor QCQPSequence.problem QCQPSequence.solve QCQPSequence.swapped
+    QPSequence.solve Quadratic.evaluate_many RashomonSample.estimators RashomonSample.plot
+    RashomonSample.predict RashomonSample.to_frame RashomonSet.least_disparate RashomonSet.problem
+    RashomonSet.reliance_difference RashomonSet.reliance_order RashomonSet.searcher RelianceOrder.hasse_edges
+    RelianceOrder.holds RelianceOrder.plot RelianceOrderDisplay.interval SmoothBallProgram.gap
+    SmoothBallProgram.minimize SmoothBallProgram.project SmoothBallProgram.solve SmoothBallProgram.support_min
+    Solver.solve TwoConstraintResult.lower_shifted UncertaintyImportanceResult.plot checkpoint
+    conditional_model_reliance corrected_resampled_ttest encode_margin_labels entropy_importance envelope_loss
+    epsilon_threshold feature_grid feature_reliance get_loss learner_importance learner_pd likelihood_importance
+    make_strata mcr_envelope model_class_reliance model_importance_ci nadaraya_watson_gamma one_blas_thread
+    one_blas_thread_methods partial_dependence pd_importance permutation_indices permuted pimp
+    predictive_distribution qcqp_certificate qp_certificate rashomon_pd_band ridge_loo save_figure show_versions
+    single_blas_thread solve_qcqp solve_two_constraint step_bound switched_design_moments uncertainty_pd
+    write_bytes write_text
+""".split()
+numpydoc_validation_exclude = {
+    r"\.(" + "|".join(_BUILT_BY_THE_PACKAGE) + r")$",
+    r"\.(" + "|".join(n.replace(".", r"\.") for n in _VALIDATION_BACKLOG) + r")$",
+}
 add_module_names = False
 
 # -- nitpicky: every cross-reference must resolve; private paths and numpydoc's free-text types excepted ---
@@ -155,7 +217,7 @@ sphinx_gallery_conf = {
     "gallery_dirs": "auto_examples",
     "filename_pattern": r".*\.py$",
     "ignore_pattern": r"(__init__|_common)\.py$",
-    "image_scrapers": ("matplotlib", "_gallery_hooks"),
+    "image_scrapers": ("_gallery_hooks",),  # one scraper: open figures, else the PNGs written
     "reset_modules": ("_gallery_hooks.reset_state",),
     "download_all_examples": False,
     "remove_config_comments": True,

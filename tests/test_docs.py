@@ -25,6 +25,18 @@ PAGES = {
     "user guide (MCR)": "user_guide/mcr.html",
     "gallery (COMPAS)": "auto_examples/compas_audit.html",
     "API (RashomonSet)": "generated/rashomon.RashomonSet.html",
+    "user guide (fairness)": "user_guide/fairness.html",
+    "gallery (fairness)": "auto_examples/compas_fairness.html",
+    "gallery (envelope)": "auto_examples/wine_envelope.html",
+}
+# figures each gallery page shows, once each (the examples save their figures and some keep them open: a second
+# scraper used to show every such figure twice)
+GALLERY_FIGURES = {
+    "compas_fairness": 4,
+    "wine_envelope": 2,
+    "multiplicity": 1,
+    "pd_examples": 2,
+    "uncertainty_examples": 2,
 }
 
 pytestmark = pytest.mark.skipif(
@@ -88,6 +100,28 @@ def test_gallery_page_shows_the_examples_figures_and_output():
     assert "sphx-glr-script-out" in page  # the printed output
     imgs = _parse(SITE / PAGES["gallery (COMPAS)"]).imgs
     assert sum("sphx_glr_compas_audit_0" in s for s in imgs) >= 3, imgs  # the example's three figures
+
+
+@pytest.mark.parametrize("example", sorted(GALLERY_FIGURES))
+def test_gallery_shows_each_figure_once(example):
+    page = SITE / "auto_examples" / f"{example}.html"
+    imgs = {s for s in _parse(page).imgs if f"sphx_glr_{example}_0" in s and "thumb" not in s}
+    assert len(imgs) == GALLERY_FIGURES[example], sorted(imgs)
+
+
+def test_fairness_example_runs_within_a_minute():
+    page = (SITE / PAGES["gallery (fairness)"]).read_text(encoding="utf-8")
+    m = re.search(r"Total running time of the script:.*?\((\d+) minutes ([\d.]+) seconds\)", page, flags=re.S)
+    assert m, "no running time on the page"
+    assert 60 * int(m.group(1)) + float(m.group(2)) < 60
+
+
+def test_fairness_guide_shows_its_figures():
+    imgs = _parse(SITE / PAGES["user guide (fairness)"]).imgs
+    assert sum("sphx_glr_compas_fairness_00" in s for s in imgs) == 4, imgs
+    assert any("fairness_report" in s for s in imgs), imgs
+    mcr = _parse(SITE / PAGES["user guide (MCR)"]).imgs
+    assert any("sphx_glr_wine_envelope_001" in s for s in mcr), mcr
 
 
 _CHECK = """<script>

@@ -240,6 +240,11 @@ def load_wine_quality(color: Literal["red", "white"] = "red") -> pd.DataFrame:
     color : {"red", "white"}, default="red"
         Red has 1,599 rows, white 4,898.
 
+    Returns
+    -------
+    DataFrame
+        The 11 inputs and the integer target ``quality``.
+
     Notes
     -----
     P. Cortez, A. Cerdeira, F. Almeida, T. Matos and J. Reis, "Modeling wine
@@ -258,6 +263,11 @@ def load_concrete() -> pd.DataFrame:
 
     Columns ``cement, slag, ash, water, superplastic, coarseagg, fineagg, age``
     (kg/m³, age in days) and the target ``strength`` (MPa).
+
+    Returns
+    -------
+    DataFrame
+        The eight inputs and ``strength``.
 
     Notes
     -----
@@ -278,6 +288,11 @@ def load_pima_diabetes(*, zeros_as_missing: bool = False) -> pd.DataFrame:
     zeros_as_missing : bool, default=False
         Zeros in ``Glucose, BloodPressure, SkinThickness, Insulin, BMI`` stand
         for missing values; set True to turn them into NaN.
+
+    Returns
+    -------
+    DataFrame
+        Eight inputs and ``Outcome``.
 
     Notes
     -----
@@ -300,6 +315,11 @@ def load_bike_sharing(freq: Literal["day", "hour"] = "day") -> pd.DataFrame:
     freq : {"day", "hour"}, default="day"
         731 daily or 17,379 hourly rows. ``casual + registered = cnt``; drop
         them when ``cnt`` is the target.
+
+    Returns
+    -------
+    DataFrame
+        One row per day or hour.
 
     Notes
     -----

@@ -121,7 +121,7 @@ def plain_text(artist: Any) -> None:
     unescaped ``$`` becomes ``\\$`` (drawn as a dollar sign; tick labels too), TeX is turned off, and text
     with non-ASCII characters falls back through the installed fonts covering the common scripts (Noto
     CJK, Noto Sans Hebrew, ... where installed; Debian: ``fonts-noto-cjk``), then a placeholder glyph.
-    Characters no installed font has give one :class:`~rashomon.utils.validation.RashomonWarning`.
+    Characters no installed font has give one :class:`~rashomon.RashomonWarning`.
 
     Parameters
     ----------

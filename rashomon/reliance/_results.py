@@ -125,7 +125,13 @@ class FeatureRelianceResult(DisplayMixin):
         return fields, [("", self.to_frame())]
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per feature: e_orig, e_switch, ratio, difference (and the spread over repeats)."""
+        """One row per feature: e_orig, e_switch, ratio, difference (and the spread over repeats).
+
+        Returns
+        -------
+        DataFrame
+            Indexed by feature name.
+        """
         df = pd.DataFrame(
             {"e_orig": self.e_orig, "e_switch": self.e_switch, "ratio": self.ratio, "difference": self.difference},
             index=pd.Index(self.names, name="feature"),
@@ -138,7 +144,21 @@ class FeatureRelianceResult(DisplayMixin):
         return df
 
     def plot(self, *, kind: Literal["ratio", "difference"] = "ratio", ax: Any = None, **kwargs: Any):
-        """Sorted horizontal bars (with spread over repeats); returns a RelianceDisplay."""
+        """Sorted horizontal bars (with spread over repeats).
+
+        Parameters
+        ----------
+        kind : {"ratio", "difference"}, default="ratio"
+            Which MR to draw.
+        ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
+        **kwargs
+            Passed to ``RelianceDisplay.plot`` (``bar_kw``).
+
+        Returns
+        -------
+        RelianceDisplay
+        """
         from ..plotting import RelianceDisplay
 
         return RelianceDisplay.from_result(self, kind=kind).plot(ax=ax, **kwargs)

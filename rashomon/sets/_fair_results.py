@@ -88,7 +88,7 @@ class DisparityRange(DisplayMixin):
         Parameters
         ----------
         i : int, default=0
-            The row (a disparity of :attr:`names`).
+            The row (a disparity of ``names``).
         digits : int, default=4
             Significant digits of each number.
 
@@ -400,7 +400,20 @@ class LeastDisparate(DisplayMixin):
         }
 
     def plot(self, *, ax: Any = None, **kwargs: Any):
-        """The frontier (least ``|disparity|`` against ε) with this member, the reference and the benchmark."""
+        """The frontier (least ``|disparity|`` against ε) with this member, the reference and the benchmark.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
+        **kwargs
+            Passed to the frontier's display.
+
+        Returns
+        -------
+        DisparityFrontierDisplay or DisparityRangeDisplay
+            The frontier's display; the range's when the frontier was not computed (``frontier=False``).
+        """
         if self.frontier is None:
             return self.range.plot(ax=ax, benchmark=None if self.benchmark is None else self.benchmark["disparity"])
         return self.frontier.plot(ax=ax, **kwargs)

@@ -71,8 +71,34 @@ class MCRQueries:
     ) -> MCREnvelope:
         """MCR traced over several ε (read by ``epsilon_kind``, default the set's), warm-starting γ.
 
-        ``epsilons`` defaults to ``np.geomspace(0.005, 0.5, 20)`` (relative). Every
-        certified step stays valid at every ε, so :meth:`MCREnvelope.bounds` answers any ε.
+        Every certified step stays valid at every ε, so :meth:`MCREnvelope.bounds` answers any ε.
+
+        Parameters
+        ----------
+        features : feature, list of features or group
+            Column name(s) or index(es) whose reliance is traced (a list is one group).
+        epsilons : array-like, default=None
+            The ε values, read by ``epsilon_kind``. None: ``np.geomspace(0.005, 0.5, 20)`` (relative).
+        epsilon_kind : {"relative", "additive", "absolute"} or None, default=None
+            How ``epsilons`` are read (None: the set's own ``epsilon_kind``).
+        kind : {"ratio", "difference"}, default="ratio"
+            MR as a loss ratio ``e_switch / e_orig`` or difference ``e_switch - e_orig``.
+        conditional : bool, default=False
+            Conditional MCR: permute within ``strata`` only.
+        strata : array-like of shape (n_samples,), default=None
+            Stratum of each row for ``conditional=True`` (None: :func:`~rashomon.make_strata`).
+        tol : float, default=2**-20
+            Relative tolerance of the γ-search at each end.
+        max_iter : int, default=100
+            Largest number of γ-steps per end.
+        progress : bool, default=False
+            Show a progress bar over the ε values.
+
+        Returns
+        -------
+        MCREnvelope
+            The certified bounds at every ε (``to_frame()``, ``bounds(eps)``), the members attaining them, and
+            ``plot()`` / ``plot_band()``.
         """
         return envelope_of(self, features, epsilons, epsilon_kind, kind, conditional, strata, tol, max_iter, progress)
 
@@ -89,7 +115,26 @@ class MCRQueries:
         percentiles: tuple[float, float] = (0.05, 0.95),
         tol: float = 1e-9,
     ):
-        """Lowest and highest partial dependence of ``feature`` over the set (see :func:`rashomon.rashomon_pd_band`)."""
+        """Lowest and highest partial dependence of ``feature`` over the set (see :func:`rashomon.rashomon_pd_band`).
+
+        Parameters
+        ----------
+        feature : str or int
+            The column whose partial dependence is bounded.
+        grid : array-like, default=None
+            The values at which PD is evaluated (None: ``grid_resolution`` points between ``percentiles``).
+        grid_resolution : int, default=20
+            Number of grid points when ``grid`` is None.
+        percentiles : tuple of float, default=(0.05, 0.95)
+            Lower and upper percentiles of the column spanned by the grid.
+        tol : float, default=1e-9
+            Tolerance of the exact ranges at each grid value.
+
+        Returns
+        -------
+        RashomonPDBand
+            The lowest and highest PD at each grid value, with the members attaining them.
+        """
         return pd_band_of(self, feature, grid, grid_resolution, percentiles, tol)
 
 

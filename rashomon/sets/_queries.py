@@ -183,6 +183,8 @@ class SetQueries:
             the logistic class, score for the hinge class). The result's ``scale`` says which.
         progress : bool, default=False
             See :meth:`prediction_range`.
+        tol : float, default=1e-10
+            Tolerance of the exact row ranges.
 
         Returns
         -------

@@ -239,9 +239,17 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
     def reweighted(self, sample_weight: Any) -> RashomonSet:
         """The same set definition on the same rows with new weights (e.g. a bootstrap resample).
 
-        The parametrisation (hyper-parameters, norm bound) and the reference function are
-        kept; e_orig, e_min, e_ref and ε_abs are recomputed under the weights by the same ε
-        rule, and kernel matrices computed for earlier queries are reused.
+        The parametrisation (hyper-parameters, norm bound) and the reference function are kept; e_orig, e_min, e_ref
+        and ε_abs are recomputed under the weights by the same ε rule; kernel matrices of earlier queries are reused.
+
+        Parameters
+        ----------
+        sample_weight : array-like of shape (n_samples,) of non-negative weights
+
+        Returns
+        -------
+        RashomonSet
+            A new fitted set; this one is unchanged.
         """
         self._check_fitted("reweighted")
         func = "RashomonSet.reweighted"

@@ -278,7 +278,18 @@ class MCREnvelope(DisplayMixin):
         return fields, [("MCR at each ε", frame)]
 
     def bounds(self, epsilon: float) -> tuple[float, float]:
-        """Certified ``(lower, upper)`` at any absolute ε, from all steps at once."""
+        """Certified ``(lower, upper)`` at any absolute ε, from all steps at once.
+
+        Parameters
+        ----------
+        epsilon : float
+            An absolute loss threshold ε_abs.
+
+        Returns
+        -------
+        tuple of float
+            The certified ``(MCR-, MCR+)`` at that threshold.
+        """
         eps = Real().check(epsilon, "epsilon", "MCREnvelope.bounds")  # NaN gave (0, inf); a finite float
         if eps < self.e_min * (1 - 1e-12):
             raise RashomonInputError(
@@ -292,12 +303,29 @@ class MCREnvelope(DisplayMixin):
         return float(lower), float(min(up) if up else math.inf)
 
     def envelope(self, m) -> np.ndarray:
-        """Certified lower bound on the loss of any model of the class with MR = m."""
+        """Certified lower bound on the loss of any model of the class with MR = m.
+
+        Parameters
+        ----------
+        m : float or array-like
+            Model reliance value(s).
+
+        Returns
+        -------
+        ndarray
+            The envelope's loss at each ``m`` (no model of the class with that MR has a lower loss).
+        """
         arr = _mr_values(m, "MCREnvelope.envelope")
         return envelope_loss(self.steps, arr, self.kind)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per ε: the certified bounds and the MRs the members found attain (equal where tight)."""
+        """One row per ε: the certified bounds and the MRs the members found attain (equal where tight).
+
+        Returns
+        -------
+        DataFrame
+            Columns ``epsilon_abs``, ``mcr_lower``, ``mcr_lower_attained``, ``mcr_upper_attained``, ``mcr_upper``.
+        """
         df = pd.DataFrame({"epsilon_abs": self.epsilons, "mcr_lower": self.lower, "mcr_upper": self.upper})
         if len(self.results) == len(df):
             df.insert(2, "mcr_lower_attained", [r.lower_attained for r in self.results])
@@ -305,13 +333,39 @@ class MCREnvelope(DisplayMixin):
         return df
 
     def plot(self, *, ax: Any = None, epsilon: float | None = None, **kwargs: Any):
-        """The paper's figure: envelope in the (MR, loss) plane; returns an MCREnvelopeDisplay."""
+        """The paper's figure: the certified envelope in the (MR, loss) plane.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
+        epsilon : float, default=None
+            The absolute ε whose MCR interval is marked (None: the largest).
+        **kwargs
+            Passed to ``MCREnvelopeDisplay.plot`` (``line_kw``, ``scatter_kw``).
+
+        Returns
+        -------
+        MCREnvelopeDisplay
+        """
         from ..plotting import MCREnvelopeDisplay
 
         return MCREnvelopeDisplay.from_envelope(self, epsilon=epsilon).plot(ax=ax, **kwargs)
 
     def plot_band(self, *, ax: Any = None, **kwargs: Any):
-        """MCR lower and upper against ε; returns an MCRBandDisplay."""
+        """MCR lower and upper against ε.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
+        **kwargs
+            Passed to ``MCRBandDisplay.plot`` (``fill_kw``).
+
+        Returns
+        -------
+        MCRBandDisplay
+        """
         from ..plotting import MCRBandDisplay
 
         return MCRBandDisplay.from_envelope(self).plot(ax=ax, **kwargs)

@@ -73,7 +73,7 @@ __all__ = ["slab_ranges", "upper_hull", "SecantBound", "secant_upper_bound", "SE
 _PAD = 1e-12
 _NEWTON = 40  # projected-Newton iterations of one slab programme (at most)
 _NEWTON_EST = 12  # iterations assumed by the work estimate before any slab has been evaluated
-# Work units are calibrated to ~25 ns of CPU each here (session 9: the envelopes measured 23-31 ns per unit on
+# Work units are calibrated to ~25 ns of CPU each here (the envelopes measured 23-31 ns per unit on
 # Pima, breast cancer, COMPAS and red wine; one evaluation of the slab programme fitted within +-30 % on 11 sets,
 # n = 70 to 6,172, d = 3 to 31, by _CALL + _ROW·n·(pieces + 2) + _GRAM·n·d²). The Gram product of the Hessian runs
 # in BLAS, ~60x cheaper per element than the soft-min's exponentials; it used to be charged at the same rate, which
