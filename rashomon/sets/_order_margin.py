@@ -8,10 +8,13 @@ computed so far, by any pair.
 
 The critical ε of a relation ``a ≻ b`` lies where the certified lower end ``g(ε) = MCR-(a) - MCR+(b)`` crosses
 0. Near the minimiser the set scales like ``sqrt(ε - e_min)`` and so do the MCR ends, so ``g`` is close to
-linear in ``s = sqrt(ε - e_min)``; the bracket is found by extrapolating ``g`` in s from the points already
-known (the difference at the minimiser, the set's ε, earlier probes), then closed by regula falsi (Illinois,
-with a bisection every third step). Each probe is two MCRs (shared); every reported ε is an ε probed: certified
-below ``critical_lower``, refuted at ``critical_upper`` by a member of the MCR searches at that ε.
+linear in ``s = sqrt(ε - e_min)``. Each probe is placed at the crossing predicted from the points already known
+(the difference at the minimiser, the set's ε, earlier probes: the line through the two nearest, or the parabola
+through three), aimed below it by the estimated error once an uncertified ε is known, with a bisection in s when
+the prediction leaves the bracket; then the best member's value is extrapolated the same way to find a member
+breaking the relation. A probe refines only the ends it needs (``MCR-(a)`` in full; the upper end of a's MCR
+keeps its surrogate bound) and every reported ε is an ε probed: certified below ``critical_lower``, refuted at
+``critical_upper`` by a member of the MCR searches at that ε.
 """
 
 from __future__ import annotations
@@ -173,9 +176,8 @@ def margin_critical(cache: MarginOrderCache, x, y, eps_max, rtol, max_probes=CLA
     At a probe ε the relation is *certified* when ``MCR-(x) - MCR+(y) > 0`` (bounds from every ε' >= ε
     computed), *refuted* when a member of the MCR searches at ε (or the reference) has MR(x) - MR(y) <= 0.
     The true critical ε lies in ``[largest certified, smallest refuted]``; between the largest certified and the
-    smallest uncertified ε lies the gap of the outer bounds. The certification gap is closed first, by secant
-    steps in ``s = sqrt(ε - e_min)`` aimed just past the predicted crossing on the side the bracket lacks
-    (bisection when they leave the bracket), then the refutation gap by bisection in s.
+    smallest uncertified ε lies the gap of the outer bounds. At most ``max_probes`` probes close the certification
+    gap, then at most ``REFUTE_PROBES`` look for a member breaking the relation (see the module docstring).
     """
     rs = cache.rs
     e0, emin = rs.epsilon_abs_, rs.e_min_
