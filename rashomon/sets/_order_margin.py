@@ -114,13 +114,14 @@ class MarginOrderCache:
         return (sa - sb) / eo if self.kind == "ratio" else sa - sb
 
 
-def margin_difference(cache: MarginOrderCache, ga, gb, eps=None, lower_only=False) -> RelianceDifference:
+def margin_difference(cache: MarginOrderCache, ga, gb, eps=None, lower_only=False, members=False) -> RelianceDifference:
     """Outer bounds from the two certified MCR intervals at ``eps`` (default the set's ε), attained inner values
     from their members and the reference (``lower_only``: only the lower end of the difference is wanted, so
-    only the lower end of MCR(a) and the upper end of MCR(b) are refined)."""
+    only the lower end of MCR(a) and the upper end of MCR(b) are refined; ``members``: only members are wanted,
+    neither upper end is refined)."""
     rs = cache.rs
     eps = rs.epsilon_abs_ if eps is None else float(eps)
-    ra, rb = cache.mcr(ga, eps, lower_only=lower_only), cache.mcr(gb, eps)
+    ra, rb = cache.mcr(ga, eps, lower_only=lower_only or members), cache.mcr(gb, eps, lower_only=members)
     cands = [rs.reference_theta_] + [m.theta for r in (ra, rb) for m in (r.lower_model, r.upper_model) if m is not None]
     vals = np.array([cache.value(ga, gb, t) for t in cands])
     i, j = int(np.argmin(vals)), int(np.argmax(vals))
@@ -216,9 +217,9 @@ def margin_critical(cache: MarginOrderCache, x, y, eps_max, rtol, max_probes=CLA
     vpts = [(0.0, d_min), (S(e0), margin_difference(cache, x, y, e0).lower_attained)]
     probes = 0
 
-    def probe(e):
+    def probe(e, members=False):
         nonlocal probes
-        v = margin_difference(cache, x, y, e, lower_only=True).lower_attained
+        v = margin_difference(cache, x, y, e, lower_only=True, members=members).lower_attained
         probes, b = probes + 1, cert(e)
         record(e, b, v)
         pts.append((S(e), b))
@@ -256,7 +257,7 @@ def margin_critical(cache: MarginOrderCache, x, y, eps_max, rtol, max_probes=CLA
             e = emin + min(max(1.2 * r, 1.2 * s_w), 4 * s_w) ** 2
         if not w < min(e, eps_max):
             break
-        probe(min(e, eps_max))
+        probe(min(e, eps_max), members=True)  # beyond the certified range: members suffice
         if not np.isfinite(hi):  # the predicted crossing did not refute: no member found breaking it
             break
     if not np.isfinite(hi):
