@@ -185,6 +185,11 @@ def _cases():
         "RashomonSet.prediction_range X columns": (lambda: RS.prediction_range(np.ones((3, 5))), "X"),
         "RashomonSet.pd_band grid empty": (lambda: RS.pd_band(0, grid=[]), "grid"),
         "RashomonSet.pd_band group": (lambda: RS.pd_band([0, 1]), "feature"),
+        "RashomonSet.reliance_order progress": (lambda: RS.reliance_order([0, 1], progress="yes"), "progress"),
+        "RashomonSet.reliance_order epsilon_max below the set's": (
+            lambda: RS.reliance_order([0, 1], epsilon_max=1e-9),
+            "epsilon_max",
+        ),
         "features unknown name": (
             lambda: rsh.model_reliance(LR, pd.DataFrame(X, columns=list("abc")), Y, "z"),
             "features",

@@ -214,3 +214,100 @@ def test_hinge_critical_epsilon_certified_below_refuted_above():
     assert RashomonSet(HingeModelClass(), lo, epsilon_kind="absolute").fit(X, y).reliance_difference("a", "d").lower > 0
     rd = RashomonSet(HingeModelClass(), hi, epsilon_kind="absolute").fit(X, y).reliance_difference("a", "d")
     assert rd.lower_attained <= 0
+
+
+def _sixty_by_two():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (2.0 * X[:, 0] + 0.3 * X[:, 1] + rng.logistic(size=60) > 0).astype(float)
+    return X, y
+
+
+def _grid_differences(rs, eps, k=41):
+    """Brute force, independent of the MCR code: MR(x0) - MR(x1) (ratio; log loss written out, the switched
+    loss over the n(n-1) pairs i != k) at every θ of a k³ grid over the set's box at ``eps`` that lies in the
+    set (loss <= eps, inside the norm ball)."""
+    from rashomon.sets.margin import MarginFunctionalRange
+
+    ms = rs._margin
+    D, yy, n = ms.D, ms.y, len(ms.y)
+    b = MarginFunctionalRange(ms, eps).minimize(np.vstack([np.eye(3), -np.eye(3)]))[0]
+    axes = [np.linspace(b[j], -b[j + 3], k) for j in range(3)]
+    T = np.array(np.meshgrid(*axes)).reshape(3, -1).T
+    eo = np.logaddexp(0.0, -yy * (T @ D.T)).mean(axis=1)
+    keep = (eo <= eps) & (np.einsum("ij,jk,ik->i", T, ms.B, T) <= ms.r)
+    T, eo = T[keep], eo[keep]
+
+    def switched(j):
+        base = T @ D.T - np.outer(T[:, j], D[:, j])  # (m, n): row i's score without feature j
+        out = np.empty(len(T))
+        for c in range(0, len(T), 500):
+            M = yy[None, :, None] * (base[c : c + 500, :, None] + (T[c : c + 500, j, None] * D[:, j])[:, None, :])
+            L = np.logaddexp(0.0, -M)
+            out[c : c + 500] = (L.sum(axis=(1, 2)) - np.trace(L, axis1=1, axis2=2)) / (n * (n - 1))
+        return out
+
+    return (switched(1) - switched(2)) / eo
+
+
+@pytest.mark.usefixtures("small_budget")
+def test_classifier_critical_epsilon_sixty_by_two_against_a_grid():
+    """The 60 x 2 logistic set with the default critical=True: the relation x0 > x1 holds at the set's ε and at
+    the certified end of its bracket on every member of a 41³ grid (brute force), and a member of the set at the
+    refuted end breaks it. The bracket lies inside [ε_abs, epsilon_max]."""
+    X, y = _sixty_by_two()
+    rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)
+    order = rs.reliance_order([0, 1])
+    assert order.holds("0", "1") and len(order.relations) == 1
+    r = order.relations.iloc[0]
+    lo, hi = r.critical_epsilon_abs_lower, r.critical_epsilon_abs_upper
+    assert rs.epsilon_abs_ < lo < hi <= order.epsilon_max
+    for eps, low in ((rs.epsilon_abs_, r.lower), (lo, 0.0)):
+        v = _grid_differences(rs, eps)
+        assert len(v) > 100 and v.min() > low  # every member at eps: MR(x0) - MR(x1) above the certified end
+    assert bool(r.critical_refuted) and hi < np.inf
+    rd = RashomonSet(LogisticModelClass(), hi, epsilon_kind="absolute").fit(X, y).reliance_difference(0, 1)
+    assert rd.lower_attained <= 0
+    assert rs._margin.orig.e_orig(rd.lower_theta, rs._margin.loss) <= hi * (1 + 1e-12)
+
+
+@pytest.mark.usefixtures("small_budget")
+def test_classifier_order_shares_one_mcr_per_feature(monkeypatch, capsys):
+    """Three features: the three pairs share one MCR per feature at the set's ε (three calls, not six); every
+    critical-ε probe is two MCRs at most; progress=True reports on stderr."""
+    import rashomon.sets._order_margin as om
+
+    X, y = _logistic_data()
+    rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)
+    calls = []
+    real, real_mcr = om.margin_mcr, rs.model_class_reliance
+    monkeypatch.setattr(om, "margin_mcr", lambda *a, **k: calls.append(k["epsilon_abs"]) or real(*a, **k))
+    monkeypatch.setattr(rs, "model_class_reliance", lambda *a, **k: calls.append(rs.epsilon_abs_) or real_mcr(*a, **k))
+    order = rs.reliance_order(["a", "b", "d"], critical=False, progress=True)
+    assert calls == [rs.epsilon_abs_] * 3
+    assert order.holds("a", "d")
+    assert "[rashomon] reliance order" in capsys.readouterr().err
+    calls.clear()
+    order = rs.reliance_order(["a", "b", "d"])
+    n_rel = len(order.relations)
+    probes = [e for e in calls if e != rs.epsilon_abs_]
+    assert len(calls) - len(probes) == 3 and len(probes) <= 2 * n_rel * (om.CLASSIFIER_PROBES + om.REFUTE_PROBES)
+    for r in order.relations.itertuples():
+        assert rs.epsilon_abs_ <= r.critical_epsilon_abs_lower < r.critical_epsilon_abs_upper
+
+
+def test_epsilon_max_is_respected():
+    """epsilon_max below the set's ε is an error; equal to it, nothing is searched past it."""
+    X, y = _logistic_data()
+    rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)
+    with pytest.raises(RashomonInputError, match="'epsilon_max' parameter of RashomonSet.reliance_order"):
+        rs.reliance_order(["a", "d"], epsilon_max=1e-9)
+    order = rs.reliance_order(["a", "d"], epsilon_max=rs.epsilon_abs_)
+    r = order.relations.iloc[0]
+    assert r.critical_epsilon_abs_lower == rs.epsilon_abs_ == order.epsilon_max
+    assert r.critical_epsilon_abs_upper == np.inf and not bool(r.critical_refuted)
+    lin = RashomonSet(LinearModelClass(), 0.05).fit(X, X.a + 0.1 * X.d + np.random.default_rng(0).normal(size=len(X)))
+    with pytest.raises(RashomonInputError, match="'epsilon_max'"):
+        lin.reliance_order(["a", "d"], epsilon_max=0.5 * lin.epsilon_abs_)
+    o = lin.reliance_order(["a", "d"], epsilon_max=lin.epsilon_abs_ * 1.001)
+    assert (o.relations.critical_epsilon_abs_lower <= o.epsilon_max).all()

@@ -232,6 +232,7 @@ class FairnessQueries:
             "rtol": Real(0.0, closed="neither"),
             "tol": Real(0.0, closed="neither"),
             "max_iter": Integral(1),
+            "progress": Boolean(),
         },
         func="RashomonSet.reliance_order",
     )
@@ -245,6 +246,7 @@ class FairnessQueries:
         rtol: float = 1e-3,
         tol: float = 2.0**-20,
         max_iter: int = 100,
+        progress: bool = False,
     ):
         """The certified partial order ``a ≻ b`` (lower end of ``MR(a) - MR(b)`` > 0) over the set.
 
@@ -254,12 +256,18 @@ class FairnessQueries:
         kind : {"ratio", "difference"}, default="ratio"
         critical : bool, default=True
             Bracket each relation's critical ε (the largest ε_abs at which it still holds) by bisection over ε:
-            to ``rtol`` for the quadratic classes; for the classifiers, at most 4 doublings and 8 bisection steps
-            of two MCRs each (certified below the bracket, refuted above it only when ``critical_refuted``).
+            to ``rtol`` for the quadratic classes; for the classifiers, by regula falsi over ε with at most 8 ε
+            probed per relation, each two MCRs shared with the other pairs (certified below the bracket, refuted
+            above it only when ``critical_refuted``).
         epsilon_max : float, default=None
-            Largest ε_abs searched (None: e_min + 4096·(ε_abs - e_min)).
+            Largest ε_abs searched, at least the set's ``epsilon_abs_`` (None: e_min + 4096·(ε_abs - e_min)).
         rtol : float, default=1e-3
             Relative width of the critical-ε brackets.
+        tol, max_iter
+            Accuracy and steps of each search (as :meth:`model_class_reliance`).
+        progress : bool, default=False
+            Report the work on stderr (a tqdm bar on a terminal: the MCRs of the classifier classes, or the pairs,
+            then the critical ε of each relation).
 
         Returns
         -------
@@ -269,7 +277,7 @@ class FairnessQueries:
         from ._order import reliance_order
 
         return reliance_order(
-            self, features, kind, critical, epsilon_max, rtol, tol, max_iter, "RashomonSet.reliance_order"
+            self, features, kind, critical, epsilon_max, rtol, tol, max_iter, "RashomonSet.reliance_order", progress
         )
 
 

@@ -10,10 +10,10 @@ need not have.
 
 For the classifier classes the ends come from the two MCR intervals, ``[MCR-(a) - MCR+(b), MCR+(a) - MCR-(b)]``:
 sound (every member lies in both intervals) but an outer bound; the members of both searches and the
-reference give attained inner values, and the gap is reported. Their critical ε is bracketed the same way with
-the two MCRs at each ε tried (a bounded number of steps, ``CLASSIFIER_EXPAND`` + ``CLASSIFIER_BISECT``): certified
-below ``critical_lower``; refuted by an attained member at ``critical_upper`` only when ``critical_refuted``
-(else inf: no member breaking it was found, the outer bounds' gap).
+reference give attained inner values, and the gap is reported. The MCR of each group is computed once per ε and
+shared by every pair and every critical-ε bracket (:mod:`._order_margin`): certified below ``critical_lower``;
+refuted by an attained member at ``critical_upper`` only when ``critical_refuted`` (else inf: no member breaking
+it was found, the outer bounds' gap).
 
 The order: ``a ≻ b`` when the certified lower end of ``MR(a) - MR(b)`` is > 0. The lower end can only fall as
 ε grows (the set grows), so each relation holds up to a critical ε, bracketed by bisection over ε:
@@ -111,63 +111,6 @@ def _quadratic_difference(rs, ga, gb, kind, tol, max_iter, func):
     return res, searches
 
 
-def _margin_difference(rs, ga, gb, kind, tol, func, eps=None):
-    """Outer bounds from the two certified MCR intervals at ``eps`` (default the set's ε; a smaller or larger ε is
-    the same class, data and reference with another ``epsilon_abs``), attained inner values from their members."""
-    from .margin import MarginTerms, margin_mcr
-
-    ms = rs._margin
-    eps = rs.epsilon_abs_ if eps is None else float(eps)
-    if eps == rs.epsilon_abs_:
-        ra, rb = (rs.model_class_reliance(list(g), kind=kind, tol=tol) for g in (ga, gb))
-    else:  # as model_class_reliance's defaults, at another ε
-        ra, rb = (
-            margin_mcr(
-                ms,
-                rs._columns,
-                list(g),
-                e_ref=rs.e_ref_,
-                epsilon_abs=eps,
-                reference_theta=rs.reference_theta_,
-                kind=kind,
-                tol=tol,
-                max_iter=100,
-                n_starts=5,
-                random_state=0,
-                func=func,
-            )
-            for g in (ga, gb)
-        )
-    Ta = MarginTerms(ms.D, ms.y, np.asarray(ga, dtype=int) + ms.o)
-    Tb = MarginTerms(ms.D, ms.y, np.asarray(gb, dtype=int) + ms.o)
-
-    def value(th):
-        eo = Ta.e_orig(th, ms.loss)
-        sa, sb = Ta.e_switch(th, ms.loss), Tb.e_switch(th, ms.loss)
-        return (sa - sb) / eo if kind == "ratio" else sa - sb
-
-    cands = [rs.reference_theta_] + [m.theta for r in (ra, rb) for m in (r.lower_model, r.upper_model) if m is not None]
-    vals = np.array([value(t) for t in cands])
-    i, j = int(np.argmin(vals)), int(np.argmax(vals))
-    lo, hi = min(ra.lower - rb.upper, vals[i]), max(ra.upper - rb.lower, vals[j])
-    return RelianceDifference(
-        _label(rs, ga),
-        _label(rs, gb),
-        kind,
-        float(lo),
-        float(hi),
-        float(vals[i]),
-        float(vals[j]),
-        False,
-        cands[i],
-        cands[j],
-        float(value(rs.reference_theta_)),
-        eps,
-        "outer bounds from the two certified MCR intervals; attained inner values from their members",
-        rs.parametrization_,
-    ), None
-
-
 def reliance_difference(rs, a, b, kind, tol, max_iter, func):
     rs._check_fitted(func.split(".")[-1])
     ga, gb = rs._group(a, func), rs._group(b, func)
@@ -178,7 +121,9 @@ def reliance_difference(rs, a, b, kind, tol, max_iter, func):
             f"{func} is not implemented for loss={rs.loss_!r} (no certified MCR of both ends "
             "for this class); it supports the squared loss and the logistic / hinge classes."
         )
-    return _margin_difference(rs, ga, gb, kind, tol, func)
+    from ._order_margin import MarginOrderCache, margin_difference
+
+    return margin_difference(MarginOrderCache(rs, kind, tol, func), ga, gb), None
 
 
 def _eps_in_kind(rs, e):
@@ -228,72 +173,6 @@ def _critical(rs, srch: _DiffSearch, eps_max, rtol):
     return lo, hi, note
 
 
-#: classifier critical ε: at most this many ε grown from the set's (doubling the step), then this many bisection steps;
-#: each step costs two classifier MCRs (one per feature group).
-CLASSIFIER_EXPAND, CLASSIFIER_BISECT = 4, 8
-
-
-def _margin_critical(rs, ga, gb, sign, kind, tol, func, eps_max, rtol):
-    """Bracket a classifier relation's critical ε: ``(certified, refuted, note, refuted_by_member)``.
-
-    At each ε tried, the relation is *certified* when the outer lower end (MCR-(a) - MCR+(b), or the mirror)
-    is > 0, and *refuted* when a member (the reference or an attained MCR member at that ε) has MR(a) - MR(b)
-    <= 0. The true critical ε lies in ``[largest certified, smallest refuted]``; between the largest certified
-    and the smallest uncertified ε lies the gap of the outer bounds. Bisection splits the wider of the
-    certification and refutation gaps.
-    """
-    e0, emin = rs.epsilon_abs_, rs.e_min_
-    x, y = (ga, gb) if sign > 0 else (gb, ga)
-
-    def at(e):
-        rd = _margin_difference(rs, x, y, kind, tol, func, e)[0]
-        return rd.lower, rd.lower_attained
-
-    lo, w, u, hi = e0, e0, math.inf, math.inf  # certified ≤ lo; not refuted at w; not certified at u; refuted at hi
-    step = e0 - emin if e0 > emin else max(abs(e0), 1.0) * 1e-3
-    for _ in range(CLASSIFIER_EXPAND):
-        e = e0 + step
-        if e > eps_max:
-            break
-        b, v = at(e)
-        if b > 0:
-            lo = w = e
-        else:
-            u = min(u, e)
-            if v <= 0:
-                hi = e
-                break
-            w = e
-        step *= 2
-    for _ in range(CLASSIFIER_BISECT if np.isfinite(u) else 0):
-        gap_c, gap_r = u - lo, (hi - w if np.isfinite(hi) else 0.0)
-        if max(gap_c, gap_r) <= rtol * max(lo - emin, 1e-300):
-            break
-        mid = 0.5 * (lo + u) if gap_c >= gap_r else 0.5 * (w + hi)
-        b, v = at(mid)
-        if b > 0:
-            lo, w = max(lo, mid), max(w, mid)
-        else:
-            u = min(u, mid)
-            if v <= 0:
-                hi = min(hi, mid)
-            else:
-                w = max(w, mid)
-    if not np.isfinite(hi):
-        note = (
-            f"certified up to ε_abs = {lo:.6g}; not refuted up to {w:.6g} (no member found breaking it: the "
-            "classifier bounds are outer bounds from MCR)"
-        )
-    elif u < hi:
-        note = (
-            f"certified up to ε_abs = {lo:.6g}, refuted at {hi:.6g}; between, the gap of the classifier outer "
-            f"bounds ({CLASSIFIER_EXPAND} + {CLASSIFIER_BISECT} steps of two MCRs)"
-        )
-    else:
-        note = f"bracketed by bisection ({CLASSIFIER_BISECT} steps of two MCRs each)"
-    return lo, hi, note, bool(np.isfinite(hi))
-
-
 def _items(rs, features, func):
     if isinstance(features, dict):
         items = [(str(k), rs._group(v, func)) for k, v in features.items()]
@@ -313,55 +192,88 @@ def _items(rs, features, func):
     return items
 
 
-def reliance_order(rs, features, kind, critical, eps_max, rtol, tol, max_iter, func) -> RelianceOrder:
+def _check_eps_max(rs, eps_max, func):
+    if eps_max is None:
+        return rs.e_min_ + 4096 * (rs.epsilon_abs_ - rs.e_min_)
+    if not eps_max >= rs.epsilon_abs_:
+        raise RashomonInputError(
+            f"The 'epsilon_max' parameter of {func} must be an absolute ε at least the set's epsilon_abs_ = "
+            f"{rs.epsilon_abs_:.6g} (the critical ε is searched from there up). Got {eps_max!r} instead."
+        )
+    return float(eps_max)
+
+
+_COLUMNS = [
+    "a",
+    "b",
+    "lower",
+    "critical_epsilon_abs_lower",
+    "critical_epsilon_abs_upper",
+    "critical_epsilon_lower",
+    "critical_epsilon_upper",
+    "critical_refuted",
+    "critical_exact",
+    "note",
+]
+
+
+def reliance_order(rs, features, kind, critical, eps_max, rtol, tol, max_iter, func, progress=False) -> RelianceOrder:
+    from ._progress import progress_phase
+
     rs._check_fitted(func.split(".")[-1])
     items = _items(rs, features, func)
     quad = rs.loss_ == "squared_error"
-    if eps_max is None:
-        eps_max = rs.e_min_ + 4096 * (rs.epsilon_abs_ - rs.e_min_)
-    rows, diffs = [], {}
-    for i in range(len(items)):
-        for j in range(i + 1, len(items)):
-            (na, ga), (nb, gb) = items[i], items[j]
-            rd, searches = reliance_difference(rs, ga, gb, kind, tol, max_iter, func)
+    if not quad and getattr(rs, "_margin", None) is None:
+        reliance_difference(rs, items[0][1], items[1][1], kind, tol, max_iter, func)  # its NotImplementedError
+    eps_max = _check_eps_max(rs, eps_max, func)
+    pairs = [(items[i], items[j]) for i in range(len(items)) for j in range(i + 1, len(items))]
+    diffs, found = {}, []
+    # classifiers: one MCR per group, shared by every pair; quadratic classes: one exact γ-search per pair
+    with progress_phase(bool(progress), "reliance order: the differences", len(pairs) if quad else len(items)) as tick:
+        if not quad:
+            from ._order_margin import MarginOrderCache, margin_difference
+
+            cache = MarginOrderCache(rs, kind, tol, func, tick)
+        for (na, ga), (nb, gb) in pairs:
+            if quad:
+                rd, searches = _quadratic_difference(rs, ga, gb, kind, tol, max_iter, func)
+                tick(1)
+            else:
+                rd, searches = margin_difference(cache, ga, gb), None
             diffs[(na, nb)] = rd
-            for a, b, low, k in ((na, nb, rd.lower, 0), (nb, na, -rd.upper, 1)):
-                if not low > 0:
-                    continue
-                c_lo, c_hi, note, refuted = math.nan, math.nan, "critical ε not computed (critical=False)", False
-                if critical and quad:
-                    c_lo, c_hi, note = _critical(rs, searches[k], eps_max, rtol)
-                    refuted = bool(np.isfinite(c_hi)) and not note.startswith("undetermined")
-                elif critical:
-                    c_lo, c_hi, note, refuted = _margin_critical(
-                        rs, ga, gb, 1.0 if k == 0 else -1.0, kind, tol, func, eps_max, rtol
-                    )
-                rows.append(
-                    {
-                        "a": a,
-                        "b": b,
-                        "lower": low,
-                        "critical_epsilon_abs_lower": c_lo,
-                        "critical_epsilon_abs_upper": c_hi,
-                        "critical_epsilon_lower": _eps_in_kind(rs, c_lo),
-                        "critical_epsilon_upper": _eps_in_kind(rs, c_hi),
-                        "critical_refuted": refuted,
-                        "critical_exact": bool(quad and refuted),
-                        "note": note,
-                    }
-                )
-    cols = [
-        "a",
-        "b",
-        "lower",
-        "critical_epsilon_abs_lower",
-        "critical_epsilon_abs_upper",
-        "critical_epsilon_lower",
-        "critical_epsilon_upper",
-        "critical_refuted",
-        "critical_exact",
-        "note",
-    ]
+            for a, b, low, k, x, y in ((na, nb, rd.lower, 0, ga, gb), (nb, na, -rd.upper, 1, gb, ga)):
+                if low > 0:
+                    found.append((a, b, low, k, x, y, searches))
+    rows = []
+    desc = f"reliance order: critical ε of {len(found)} relations"
+    with progress_phase(bool(progress) and critical and bool(found), desc, len(found)) as tick:
+        if not quad:
+            cache.tick = lambda k=1: None
+        for a, b, low, k, x, y, searches in found:
+            c_lo, c_hi, note, refuted = math.nan, math.nan, "critical ε not computed (critical=False)", False
+            if critical and quad:
+                c_lo, c_hi, note = _critical(rs, searches[k], eps_max, rtol)
+                refuted = bool(np.isfinite(c_hi)) and not note.startswith("undetermined")
+            elif critical:
+                from ._order_margin import margin_critical
+
+                c_lo, c_hi, note, refuted = margin_critical(cache, x, y, eps_max, rtol)
+            if critical:
+                tick(1)
+            rows.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "lower": low,
+                    "critical_epsilon_abs_lower": c_lo,
+                    "critical_epsilon_abs_upper": c_hi,
+                    "critical_epsilon_lower": _eps_in_kind(rs, c_lo),
+                    "critical_epsilon_upper": _eps_in_kind(rs, c_hi),
+                    "critical_refuted": refuted,
+                    "critical_exact": bool(quad and refuted),
+                    "note": note,
+                }
+            )
     return RelianceOrder(
-        [n for n, _ in items], pd.DataFrame(rows, columns=cols), diffs, kind, rs.epsilon_abs_, rs.e_ref_, float(eps_max)
+        [n for n, _ in items], pd.DataFrame(rows, columns=_COLUMNS), diffs, kind, rs.epsilon_abs_, rs.e_ref_, eps_max
     )
