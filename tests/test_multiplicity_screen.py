@@ -143,6 +143,15 @@ def test_rank_deficient_design_keeps_every_flip():
     m = rs.multiplicity(X, threshold=t, scale="score")
     np.testing.assert_array_equal(m.flips, ex.flippable(t))
     assert np.all(m.ranges.upper >= ex.upper_attained - 1e-9 * np.maximum(1.0, np.abs(ex.upper_attained)))
+    # the batch's own bounds, before the per-row search: none above the attained minimum (an iterate far along the
+    # null direction gave one 2.6e-8 too high)
+    from rashomon.sets._ranges import engine_of
+
+    eng = engine_of(rs, "test")
+    P, p0 = rs.parametrization_.prediction_map(X[:40])
+    b = eng._batch().minimize(-P, 1e-10)[0]
+    best = p0 - ex.upper_attained[:40]  # the attained minimum of -score
+    assert np.all(b <= best + 1e-12 * np.maximum(1.0, np.abs(best)))
 
 
 def test_near_parallel_rows_keep_the_half_space_bounds_valid():

@@ -34,6 +34,7 @@ _COLS = 256  # functionals per block of margins (n x 256 floats; COMPAS: 15% fas
 _ZZ_FLOATS = (
     1 << 24
 )  # the rows' outer products are kept up to 128 MB (10^5 rows x 20 features: 185 MB, built per block)
+_FAR = 1e4  # θ'B̃θ beyond this multiple of r: the iterate is too far outside K for its Frank–Wolfe bound
 _ROWS = 65536  # rows per block of outer products when they are not kept
 
 
@@ -373,6 +374,9 @@ class MarginBatch:
         # members: the ball by a radial factor, then L along the segment to θ_min (L convex on it) to
         # ε - 1e-13·(ε - e_min): far above rounding, about 1e-13 of the range in the value
         q = (T[pen] * (ms.B[np.ix_(pen, pen)] @ T[pen])).sum(0)
+        if not self.hinge:  # an iterate far outside K (a rank-deficient design's null direction: |θ| ~ 1e7 and more)
+            # computes the Frank–Wolfe terms with cancelling digits (bounds up to 2.6e-8 too high): K's bound instead
+            bound = np.where(q > ms.r * _FAR, corner, bound)
         f = np.where(q > ms.r * (1 - 1e-14), np.sqrt(ms.r * (1 - 1e-14) / np.maximum(q, 1e-300)), 1.0)
         T[pen] *= f
         moved = f < 1.0
