@@ -37,6 +37,7 @@ _EXPORTS = {
     "SmoothBallProgram": ".smooth_ball",
     "TwoConstraintResult": ".two_constraint",
     "solve_two_constraint": ".two_constraint",
+    "quiet_highs": ".highs",
 }
 __all__ = list(_EXPORTS)
 

@@ -28,6 +28,8 @@ import math
 import numpy as np
 from scipy import linalg
 
+from ..solvers import quiet_highs
+
 __all__ = [
     "penalty_factor",
     "ellipsoid_norm_bound",
@@ -220,26 +222,6 @@ def margin_minimiser(Dy: np.ndarray, loss, max_iter: int = 60) -> np.ndarray | N
     return theta
 
 
-def _quiet_highs():
-    """A new ``highspy.Highs`` and the module; its constructor's banner (C-level standard output) goes to the null
-    device."""
-    import os
-    import sys
-
-    import highspy
-
-    sys.stdout.flush()
-    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        h = highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(null)
-    return h, highspy
-
-
 def polyhedral_norm_bound(Dy: np.ndarray, pieces, level: float, B: np.ndarray) -> float:
     """An upper bound on ``max θ'Bθ`` over ``{θ : mean_i max_k (a_k + b_k·(Dy θ)_i) <= level}``: the box of the
     polyhedron in the coordinates ``Fθ`` (``θ'Bθ = ‖Fθ‖²``), two linear programmes per coordinate; ``inf`` when a
@@ -248,7 +230,7 @@ def polyhedral_norm_bound(Dy: np.ndarray, pieces, level: float, B: np.ndarray) -
 
     n, d = Dy.shape
     F = penalty_factor(B)
-    h, highspy = _quiet_highs()
+    h, highspy = quiet_highs()
     inf = highspy.kHighsInf
     h.setOptionValue("threads", 1)
     h.setOptionValue("output_flag", False)

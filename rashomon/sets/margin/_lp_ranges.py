@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from ...solvers import quiet_highs
 from ._slabs import slab_ranges
 
 __all__ = ["HingeLPRanges", "hinge_lp_ranges", "tighten_ranges"]
@@ -51,26 +52,6 @@ _LP_SIZE = 2.5e5  # the largest (distinct rows) x (distinct rows + d): breast ca
 # ._lower_ranges gives ranges within 0.3 % of the exact ones (2.675 against 2.669 wide on Pima; 1.47 against 1.44)
 _GOLDEN = 12  # golden-section steps of the dual scale on a cell (one new evaluation each)
 _PAD = 1e-11
-
-
-def _quiet_highs():
-    """A new ``highspy.Highs`` and the module; its constructor prints a banner on the C-level standard output, which
-    is pointed at the null device meanwhile (so nothing leaks into a user's console or a report)."""
-    import os
-    import sys
-
-    import highspy
-
-    sys.stdout.flush()
-    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)  # a descriptor, not a file the package writes
-    try:
-        os.dup2(null, 1)
-        h = highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(null)
-    return h, highspy
 
 
 def _chain(U):
@@ -131,7 +112,7 @@ class HingeLPRanges:
         self.G = np.zeros((2, m, d))  # Σ_j u_j c_j per programme
         self.c0 = np.full((2, m), -math.inf)  # Σ_j u_j - λnε per programme (-inf: not solved)
         self.root = np.full((2, m), -math.inf)  # certified root bound of v'θ
-        h, highspy = _quiet_highs()
+        h, highspy = quiet_highs()
         for opt, val in (("output_flag", False), ("presolve", "off"), ("simplex_strategy", 4), ("threads", 1)):
             h.setOptionValue(opt, val)
         inf = highspy.kHighsInf

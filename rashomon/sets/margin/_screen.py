@@ -131,11 +131,9 @@ class RowScreen:
     def _solve(self, F, tau, strict, tol):
         """``(bound, θ, value)`` for the rows f of F: certified within tol, or far enough to answer ``f'θ <= τ``
         (the logistic batch stops each row once answered; a row the batch leaves open runs the per-row search)."""
-        from ...utils import single_blas_thread
-
         eng = self.eng
         bat = eng._batch()
-        b, th, v, ok = single_blas_thread(lambda: bat.minimize(F, tol, decide=(tau, strict)))
+        b, th, v, ok = bat.minimize(F, tol, decide=(tau, strict))  # (the caller holds one BLAS thread)
         below = lambda x: np.where(strict, x < tau, x <= tau)  # noqa: E731
         decided = np.isfinite(b) & ~below(b)
         cand = np.where(below(v) & np.isfinite(v))[0]
