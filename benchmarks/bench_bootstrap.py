@@ -105,7 +105,7 @@ def rebuild(spec, groups, seeds, eps, n_jobs, rs=None):
 
 
 def _warm():
-    import rashomon.sets._bootstrap  # noqa: F401  (imports in the worker, not timed)
+    import rashomon.sets.scale._bootstrap  # noqa: F401  (imports in the worker, not timed)
     import rashomon.solvers.trust_region  # noqa: F401
 
     return 0

@@ -42,7 +42,7 @@ from _common import run_in_venv  # noqa: E402
 from bench_multiplicity import peer_python  # noqa: E402
 from rashomon import HingeModelClass, LogisticModelClass, RashomonSet  # noqa: E402
 from rashomon.datasets import load_compas  # noqa: E402
-from rashomon.sets._ranges import engine_of  # noqa: E402
+from rashomon.sets.rows._ranges import engine_of  # noqa: E402
 
 PEER_SCRIPT = r"""
 import json, sys, time, warnings

@@ -2,6 +2,9 @@
 no module over about 400 lines, and ``solvers/`` installed as ``rashomon.solvers`` only."""
 
 import ast
+import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,37 +90,58 @@ def test_no_cross_module_private_imports():
     assert not bad, "\n".join(bad)
 
 
-def test_no_import_cycles_at_import_time():
-    graph = {}
-    for name in MODULES:
-        deps = set()
-        for mod, names, _, top in _imports(name):
-            if not top or not mod.startswith("rashomon"):
-                continue
-            for cand in [mod] + [f"{mod}.{n}" for n in names]:
-                if cand in MODULES and cand != name:
-                    deps.add(cand)
-        graph[name] = deps
-    # a package __init__ importing its own submodules is not a cycle; drop edges child -> ancestor __init__
-    for name, deps in graph.items():
-        graph[name] = {d for d in deps if not name.startswith(d + ".")}
-    state, stack, cycles = {}, [], []
+def _cycle_tool():
+    """``tools/import_cycles.py``, the script anyone can run (``python tools/import_cycles.py``)."""
+    spec = importlib.util.spec_from_file_location("import_cycles", ROOT / "tools" / "import_cycles.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
-    def visit(v):
-        state[v] = 1
-        stack.append(v)
-        for w in graph[v]:
-            if state.get(w) == 1:
-                cycles.append(stack[stack.index(w) :] + [w])
-            elif w not in state:
-                visit(w)
-        stack.pop()
-        state[v] = 2
 
-    for v in graph:
-        if v not in state:
-            visit(v)
-    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+def test_no_import_cycles():
+    """Every import counts (at the top, inside a function, inside a class); only ``if TYPE_CHECKING:`` is left out."""
+    tool = _cycle_tool()
+    graph = tool.graph()
+    assert set(graph) == set(MODULES)
+    found = tool.cycles(graph)
+    assert not found, "import cycles:\n" + "\n".join(", ".join(c) for c in found)
+
+
+def test_a_planted_cycle_is_found(tmp_path):
+    """The rule bites: one import inside a function that closes a loop is reported, in a package on disk and in the
+    package's own graph with one planted edge."""
+    tool = _cycle_tool()
+    pkg = tmp_path / "rashomon"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text(
+        "from ..lazy import lazy_exports\n__all__, __getattr__, __dir__ = lazy_exports(__name__, {'f': '._a'})\n"
+    )
+    (pkg / "lazy.py").write_text("")
+    (pkg / "sub" / "_a.py").write_text("from .._b import g\n\ndef f():\n    return g()\n")
+    (pkg / "_b.py").write_text(
+        "def g():\n    from .sub import f  # closes the loop through the lazy table\n\n    return f\n"
+    )
+    (pkg / "_c.py").write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from ._b import g\n")
+    graph = tool.graph({"rashomon": pkg})
+    assert tool.cycles(graph) == [["rashomon._b", "rashomon.sub._a"]]
+    assert graph["rashomon._c"] == set()  # typing-only imports never run
+    real = tool.graph()
+    real["rashomon.utils.validation"].add("rashomon.sets._rashomon_set")
+    assert any("rashomon.utils.validation" in c and "rashomon.sets._rashomon_set" in c for c in tool.cycles(real))
+
+
+def test_cycle_script_exits_zero():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "import_cycles.py")], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 import cycle(s)" in out.stdout
+
+
+def test_sets_has_one_folder_per_concern():
+    folders = {p.name for p in (ROOT / "rashomon" / "sets").iterdir() if (p / "__init__.py").exists()}
+    assert folders == {"fairness", "margin", "quadratic", "rows", "scale"}
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

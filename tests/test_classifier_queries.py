@@ -414,7 +414,7 @@ def test_batched_ranges_equal_the_per_row_search_and_cvxpy(cls, monkeypatch):
     """All rows at once (batched Newton, certified per row) against the per-row certified search and cvxpy:
     equal within the two certified gaps (logistic about 1e-10) and cvxpy to 1e-6; every row answered by the
     batch, every attaining member in the set."""
-    from rashomon.sets._ranges import engine_of
+    from rashomon.sets.rows._ranges import engine_of
 
     X, y = _data(n=150, seed=3)
     rs = RashomonSet(cls(norm_bound=3.0), 0.1).fit(X, y)

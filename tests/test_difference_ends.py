@@ -117,7 +117,7 @@ def test_difference_ends_attained_on_datasets(standardize):
 
 
 def test_flat_reduction_minimises_e_orig_along_the_flat_directions():
-    from rashomon.sets._two_constraint import _flat_reduction
+    from rashomon.sets.quadratic._two_constraint import _flat_reduction
 
     rng = np.random.default_rng(0)
     d = 5

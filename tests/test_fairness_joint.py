@@ -11,7 +11,7 @@ import pytest
 from scipy.special import expit
 
 from rashomon import HingeModelClass, LogisticModelClass, RashomonSet
-from rashomon.sets._joint import _concave_parts
+from rashomon.sets.fairness._joint import _concave_parts
 
 METRICS = [
     ("mean_prediction", {}),

@@ -92,7 +92,7 @@ def test_sampled_members_stay_inside_the_screened_ranges(case):
 
 def test_early_decisions_are_certified():
     """Rows the batch stops once decided: the bound is below the exact minimum, the member is in the set."""
-    from rashomon.sets._ranges import engine_of
+    from rashomon.sets.rows._ranges import engine_of
 
     X, y = _data(500, 5, seed=3)
     rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, y)
@@ -112,8 +112,8 @@ def test_early_decisions_are_certified():
 
 def test_hessians_by_row_blocks_equal_the_kept_products(monkeypatch):
     """Large sets build the rows' outer products a block at a time (bounded memory): the same Hessians."""
-    from rashomon.sets._ranges import engine_of
     from rashomon.sets.margin import _batch
+    from rashomon.sets.rows._ranges import engine_of
 
     X, y = _data(300, 4, seed=7)
     rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, y)
@@ -145,7 +145,7 @@ def test_rank_deficient_design_keeps_every_flip():
     assert np.all(m.ranges.upper >= ex.upper_attained - 1e-9 * np.maximum(1.0, np.abs(ex.upper_attained)))
     # the batch's own bounds, before the per-row search: none above the attained minimum (an iterate far along the
     # null direction gave one 2.6e-8 too high)
-    from rashomon.sets._ranges import engine_of
+    from rashomon.sets.rows._ranges import engine_of
 
     eng = engine_of(rs, "test")
     P, p0 = rs.parametrization_.prediction_map(X[:40])

@@ -267,7 +267,7 @@ def test_kernel_multiplicity_and_functional_range():
 
 
 def test_prediction_range_in_blocks_equals_one_block(monkeypatch):
-    import rashomon.sets._ranges as ranges
+    import rashomon.sets.rows._ranges as ranges
 
     rng = np.random.default_rng(10)
     X = rng.normal(size=(150, 3))

@@ -275,7 +275,7 @@ def test_classifier_critical_epsilon_sixty_by_two_against_a_grid():
 def test_classifier_order_shares_one_mcr_per_feature(monkeypatch, capsys):
     """Three features: the three pairs share one MCR per feature at the set's ε (three calls, not six); every
     critical-ε probe is two MCRs at most; progress=True reports on stderr."""
-    import rashomon.sets._order_margin as om
+    import rashomon.sets.fairness._order_margin as om
 
     X, y = _logistic_data()
     rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)

@@ -18,7 +18,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "LogisticModelClass": "._classifiers",
         "HingeModelClass": "._classifiers",
         "MarginLoss": "._classifiers",
-        "encode_margin_labels": "._classifiers",
+        "encode_margin_labels": "._labels",
         "KernelParametrization": "._kernel_param",
         "nadaraya_watson_gamma": "._kernel",
         "MCRProblem": ".quadratics",

@@ -27,6 +27,7 @@ from scipy.special import expit
 
 from ..utils.losses import canonical_loss_name
 from ..utils.validation import RashomonInputError, Real, check_float
+from ._labels import encode_margin_labels
 from ._linear import LinearModelClass, LinearParametrization
 from .base import ClassMember
 
@@ -110,23 +111,6 @@ class MarginLoss:
         if self.name == "logistic":
             return -math.log(math.expm1(v)) if v < 700 else -v
         return 1.0 - v
-
-
-def encode_margin_labels(y: np.ndarray, func: str) -> np.ndarray:
-    """Labels as ±1 (from {-1, +1}, {0, 1} or booleans); both classes must be present."""
-    vals = set(np.unique(y).tolist())
-    if vals <= {-1.0, 1.0}:
-        out = y.astype(float)
-    elif vals <= {0.0, 1.0}:
-        out = 2.0 * y.astype(float) - 1.0
-    else:
-        raise RashomonInputError(
-            f"The 'y' parameter of {func} must hold labels in {{-1, +1}} or {{0, 1}} for a "
-            f"classifier class. Got values {sorted(vals)[:5]} instead."
-        )
-    if len(np.unique(out)) < 2:
-        raise RashomonInputError(f"The 'y' parameter of {func} must contain both classes. Got only {sorted(vals)}.")
-    return out
 
 
 def margin_classes(y: np.ndarray) -> np.ndarray:

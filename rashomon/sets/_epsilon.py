@@ -134,9 +134,9 @@ def warn_if_null(rs: Any, func: str) -> None:
 def null_scale(model_class: Any, X: np.ndarray, y: np.ndarray, w: np.ndarray | None, func: str) -> tuple[float, float]:
     """``(e_min, e_null)`` of ``model_class`` on all of (X, y): its loss minimiser's loss and the null model's, the
     two ends of the explained scale on which :func:`~._epsilon_rules.select_epsilon` places each rule."""
-    from ..model_classes import HingeModelClass, LogisticModelClass, encode_margin_labels
+    from ..model_classes import encode_margin_labels
 
-    if isinstance(model_class, (LogisticModelClass, HingeModelClass)):
+    if hasattr(model_class, "minimise_loss"):  # the classifier classes (logistic, hinge)
         par, (theta,) = model_class.minimise_loss(X, y, w, func=func)
         ye = encode_margin_labels(y, func)
         ml = par.info["margin_loss"]
@@ -156,3 +156,11 @@ def explained_epsilon(epsilon: float, epsilon_kind: str, e_min: float, e_null: f
     if not span > 1e-12 * max(abs(e_null), 1e-300):
         return math.inf if eps_abs > e_min else 0.0
     return float((eps_abs - e_min) / span)
+
+
+def set_threshold(rs, y, w, func: str) -> None:
+    """e_null_ (the best constant model's loss on the set's rows, y as the loss sees it), ε_abs by the set's ε
+    rule and the share of the explained loss the set keeps; needs e_min_, e_ref_ and parametrization_."""
+    rs.e_null_ = null_loss(rs.parametrization_, y, w, rs.loss_)
+    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func, rs.e_null_)
+    rs.explained_share_ = explained_share(rs.e_min_, rs.e_null_, rs.epsilon_abs_)

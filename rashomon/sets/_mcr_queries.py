@@ -11,9 +11,8 @@ import numpy as np
 from ..utils.validation import Boolean, Integral, Options, Percentiles, RashomonInputError, Real, validate_params
 from ._epsilon import epsilon_threshold
 from ._results import MCREnvelope
-from ._search import GammaSearch
-from ._search_result import search_result
 from ._set_inputs import check_epsilons
+from .quadratic import GammaSearch, search_result
 
 __all__ = ["MCRQueries"]
 
@@ -215,7 +214,7 @@ def envelope_of(rs, features, epsilons, epsilon_kind, kind, conditional, strata,
 
 def pd_band_of(rs, feature, grid, grid_resolution, percentiles, tol):
     """The body of :meth:`MCRQueries.pd_band` on the set ``rs``."""
-    from ._pd_band import pd_band
+    from .rows import pd_band
 
     rs._check_fitted("pd_band")
     return pd_band(rs, feature, grid, grid_resolution, percentiles, tol)

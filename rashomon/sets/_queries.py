@@ -97,7 +97,7 @@ class SetQueries:
         -------
         PredictionRange
         """
-        from ._ranges import prediction_range
+        from .rows import prediction_range
 
         return prediction_range(
             self,
@@ -139,7 +139,7 @@ class SetQueries:
             ``intercept`` first, then one row per feature; ``sign_stable`` marks
             coefficients whose sign no member can flip.
         """
-        from ._ranges import coef_range
+        from .rows import coef_range
 
         return coef_range(
             self, tol, return_models, "RashomonSet.coef_range", standardize=bool(standardize), progress=progress
@@ -191,7 +191,7 @@ class SetQueries:
         Multiplicity
             Exact ambiguity and per-row flips; discrepancy as a certified interval.
         """
-        from ._multiplicity import multiplicity
+        from .rows import multiplicity
 
         return multiplicity(
             self, X, threshold, max_candidates, tol, "RashomonSet.multiplicity", scale=scale, progress=progress
@@ -228,7 +228,7 @@ class SetQueries:
         RashomonSample
             Parameters, losses and norms (each verified inside the set) and fitted estimators.
         """
-        from ._sampling import sample_members
+        from .rows import sample_members
 
         return sample_members(self, n_models, method, random_state, "RashomonSet.sample")
 
@@ -274,7 +274,7 @@ class SetQueries:
         -------
         ImportanceCloud
         """
-        from ._sampling import importance_cloud
+        from .rows import importance_cloud
 
         return importance_cloud(
             self, features, n_models, kind, method, random_state, tol, "RashomonSet.importance_cloud", n_jobs

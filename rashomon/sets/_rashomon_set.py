@@ -31,16 +31,16 @@ from ..utils.validation import (
     resolve_group,
     validate_params,
 )
-from ._dask import any_dask, fit_dask
 from ._epsilon import warn_if_null
-from ._fairness import FairnessQueries
 from ._mcr_queries import MCRQueries
 from ._queries import SetQueries
 from ._results import MCRResult
-from ._search_result import search_result
 from ._set_display import set_display
 from ._set_fit import finish_fit, fit_convex
 from ._set_inputs import check_set_params, query_rows, record_names, row_index
+from .fairness import FairnessQueries
+from .quadratic import search_result
+from .scale import any_dask, fit_dask
 
 __all__ = ["RashomonSet"]
 
@@ -370,7 +370,7 @@ class RashomonSet(SetQueries, FairnessQueries, MCRQueries, DisplayMixin):
         return search_result(srch, eps, self.e_ref_, self.reference_theta_, tol, degenerate=self._degenerate)
 
     def _convex_mcr(self, features, kind, conditional, tol, max_iter, n_starts, random_state, func, mt=None, gt=0.01):
-        from ._convex import convex_loss_mcr
+        from .quadratic import convex_loss_mcr
 
         if self.sample_weight_ is not None or conditional:
             raise RashomonInputError(

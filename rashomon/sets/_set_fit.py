@@ -8,24 +8,16 @@ import numpy as np
 
 from ..solvers import QCQPSequence
 from ..utils.validation import RashomonInputError
-from ._epsilon import epsilon_threshold, explained_share, null_loss
+from ._epsilon import set_threshold
 from ._row_statistics import RowStatistics
 
-__all__ = ["fit_convex", "finish_fit", "set_threshold"]
-
-
-def set_threshold(rs, y, w, func: str) -> None:
-    """e_null_ (the best constant model's loss on the set's rows, y as the loss sees it), ε_abs by the set's ε
-    rule and the share of the explained loss the set keeps; needs e_min_, e_ref_ and parametrization_."""
-    rs.e_null_ = null_loss(rs.parametrization_, y, w, rs.loss_)
-    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func, rs.e_null_)
-    rs.explained_share_ = explained_share(rs.e_min_, rs.e_null_, rs.epsilon_abs_)
+__all__ = ["fit_convex", "finish_fit"]
 
 
 def fit_convex(rs, Xa, ya, w, columns, func: str) -> None:
     """The non-quadratic-loss fit: the same pieces as the squared path, on a convex e_orig programme."""
     from ..model_classes import LinearModelClass
-    from ._convex import e_orig_program, encode_labels
+    from .quadratic import e_orig_program, encode_labels
 
     if not isinstance(rs.model_class, LinearModelClass):
         raise RashomonInputError(
@@ -35,11 +27,15 @@ def fit_convex(rs, Xa, ya, w, columns, func: str) -> None:
     if w is not None:
         raise RashomonInputError(f"The 'sample_weight' parameter of {func} needs loss='squared_error'.")
     if rs.loss_ in ("log_loss", "hinge"):  # classifier classes: rashomon/sets/margin/_mcr.py
-        from ..model_classes import ClassMember
+        from ..model_classes import ClassMember, HingeModelClass, LogisticModelClass
         from ._loss_only import tighten_margin
         from .margin import fit_margin_set
 
-        fit_margin_set(rs, Xa, ya, columns, func)
+        mc = rs.model_class
+        if not isinstance(mc, (LogisticModelClass, HingeModelClass)):  # LinearModelClass with loss=...
+            cls = HingeModelClass if rs.loss_ == "hinge" else LogisticModelClass
+            mc = cls(mc.norm_bound, mc.penalty_matrix, mc.fit_intercept, mc.standardize)
+        fit_margin_set(rs, mc, Xa, ya, columns, func)
         if not isinstance(rs.reference, ClassMember) or rs.reference.parametrization_ is not rs.parametrization_:
             labels = np.unique(ya)  # parametrised on ±1 labels: the members get y's own (integers when whole)
             rs.parametrization_.classes_ = labels.astype(int) if np.all(labels == np.round(labels)) else labels

@@ -18,9 +18,9 @@ from ..utils.validation import (
     check_new_rows,
     check_relative_epsilon,
 )
-from ._dask import any_dask
 from ._epsilon import EPSILON_KINDS
 from ._row_statistics import RowStatistics
+from .scale import any_dask
 
 __all__ = [
     "LOSSES",
@@ -178,7 +178,7 @@ def scaled_functional_range(rs: Any, c: Any, c0: Any, names: Any, tol: float, re
     """
     from dataclasses import replace
 
-    from ._ranges import functional_range
+    from .rows import functional_range
 
     rs._check_fitted("functional_range")
     C, a0, labels = check_functional(c, c0, names, rs.parametrization_.dim, func)

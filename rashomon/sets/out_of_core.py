@@ -5,9 +5,18 @@
 ``docs/scaling.md``.
 """
 
-from ._dask import any_dask, dask_row_statistics, fit_statistics, is_dask, linear_model_losses
-from ._dask_ridge import dask_split_statistics, reference_from_statistics, ridge_loo_statistics, transform_statistics
 from ._row_statistics import RowStatistics
+from .scale import (
+    any_dask,
+    dask_row_statistics,
+    dask_split_statistics,
+    fit_statistics,
+    is_dask,
+    linear_model_losses,
+    reference_from_statistics,
+    ridge_loo_statistics,
+    transform_statistics,
+)
 
 __all__ = [
     "is_dask",

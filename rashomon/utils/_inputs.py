@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ._errors import _param_error
+
 __all__ = [
     "feature_names_of",
     "check_columns",
@@ -23,12 +25,6 @@ __all__ = [
     "check_grid",
     "check_feature_indices",
 ]
-
-
-def _param_error(*args: Any):
-    from .validation import _param_error as err
-
-    return err(*args)
 
 
 def feature_names_of(X: Any, func: str, param: str = "X") -> np.ndarray | None:
@@ -108,7 +104,7 @@ def check_new_rows(X: Any, fitted: Any, func: str, param: str = "X", min_rows: i
     """New rows for a fitted object (a set, a member): columns matched by name (:func:`check_columns`),
     then read and checked by :func:`check_X`, with as many columns as at fit. The one entry for rows
     that were not the fitting rows (predictions, ranges, multiplicity)."""
-    from .validation import check_X
+    from ._checks import check_X
 
     X = check_columns(X, fitted, func, param)
     Xa, _ = check_X(X, func, param=param, min_rows=min_rows)
@@ -208,7 +204,7 @@ def check_relative_epsilon(
 
 
 def _warning() -> type:
-    from .validation import RashomonWarning
+    from ._errors import RashomonWarning
 
     return RashomonWarning
 
@@ -237,7 +233,7 @@ def check_grid(grid: Any, n_features: int, func: str, param: str = "grid") -> li
 
 def check_feature_indices(values: Any, columns: Any, p: int, func: str, param: str) -> list[int]:
     """Column indices of a list of single features (a single feature is a list of one; None is none)."""
-    from .validation import resolve_group
+    from ._checks import resolve_group
 
     if values is None:
         return []

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ._errors import _param_error
+
 __all__ = [
     "Constraint",
     "Real",
@@ -59,8 +61,6 @@ class Constraint:
         return value
 
     def check(self, value: Any, param: str, func: str) -> Any:
-        from .validation import _param_error
-
         if value is None and self.allow_none:
             return None
         if not self.ok(value):

@@ -13,28 +13,28 @@ of MCR). Modules:
   rows at once (batched KKT-Newton; the hinge's active-set polish), certified per row;
 - ``_screen``: which rows' decisions the set can flip (multiplicity), screened by members and outer bounds;
 - ``_sample``: members by hit-and-run with an exact membership oracle;
-- ``_envelope``: MCR over ε.
+- ``_envelope``: MCR over ε;
+- ``_access``: the fitted pieces of a :class:`~rashomon.RashomonSet` (``margin_set``).
+
+Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
 """
 
-from ._envelope import margin_envelope
-from ._mcr import MarginSet, fit_margin_set, margin_mcr
-from ._ranges import MarginFunctionalRange
-from ._sample import sample_margin_members, set_losses
-from ._score_bounds import row_score_bounds
-from ._screen import screen_of
-from ._slabs import upper_hull
-from ._terms import MarginTerms
+from ...utils.lazy import lazy_exports
 
-__all__ = [
-    "MarginFunctionalRange",
-    "MarginSet",
-    "MarginTerms",
-    "fit_margin_set",
-    "margin_envelope",
-    "margin_mcr",
-    "row_score_bounds",
-    "sample_margin_members",
-    "screen_of",
-    "set_losses",
-    "upper_hull",
-]
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "MarginFunctionalRange": "._ranges",
+        "MarginSet": "._mcr",
+        "MarginTerms": "._terms",
+        "fit_margin_set": "._mcr",
+        "margin_envelope": "._envelope",
+        "margin_mcr": "._mcr",
+        "margin_set": "._access",
+        "row_score_bounds": "._score_bounds",
+        "sample_margin_members": "._sample",
+        "screen_of": "._screen",
+        "set_losses": "._sample",
+        "upper_hull": "._slabs",
+    },
+)

@@ -135,7 +135,7 @@ class MarginBatch:
     def _start(self, A: np.ndarray) -> np.ndarray:
         """Exact minimisers over the second-order model of L at θ_min cut by the ball (rows of A)."""
         if self._quad is None:
-            from .._functional import LinearFunctionalRange
+            from ..rows import LinearFunctionalRange
 
             ms = self.eng.ms
             self.tau = max(self.taus[0], 0.05) if self.hinge else 1.0  # the hinge: a wide smoothing's curvature

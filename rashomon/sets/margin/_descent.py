@@ -36,7 +36,8 @@ import numpy as np
 
 from ...solvers import SmoothBallProgram
 from .._steps import mr_value
-from ._ascent import _search_t, _smoothed
+from ._ascent import _smoothed
+from ._level import _search_t
 from ._starts import random_extremes
 
 __all__ = ["descend_lower", "polish_lower"]

@@ -99,7 +99,7 @@ def _tightened(results, order, kind):
 
 def classifier_only(rs, func: str, *, conditional: bool = False, strata=None) -> None:
     """A clear error for what the classifier classes do not answer (conditional switching, other convex losses)."""
-    from .._ranges import margin_set
+    from ._access import margin_set
 
     name = type(rs.model_class).__name__
     if margin_set(rs) is None:

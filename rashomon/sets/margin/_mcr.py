@@ -379,21 +379,17 @@ def _surrogate(T, ranges, loss, theta_x, eps, kind, side, B, r):
     return [b] if np.isfinite(b) else []
 
 
-def fit_margin_set(rs, Xa, ya, columns, func) -> None:
-    """RashomonSet.fit for a classifier class: parametrise, θ_min, reference, e_ref and ε_abs (set on ``rs``), with
-    one BLAS thread (see :func:`margin_mcr`)."""
-    single_blas_thread(_fit_margin_set, rs, Xa, ya, columns, func)
+def fit_margin_set(rs, mc, Xa, ya, columns, func) -> None:
+    """RashomonSet.fit for a classifier class ``mc`` (logistic or hinge): parametrise, θ_min, reference, e_ref and
+    ε_abs (set on ``rs``), with one BLAS thread (see :func:`margin_mcr`)."""
+    single_blas_thread(_fit_margin_set, rs, mc, Xa, ya, columns, func)
 
 
-def _fit_margin_set(rs, Xa, ya, columns, func) -> None:
-    from ...model_classes import ClassMember, HingeModelClass, LogisticModelClass, encode_margin_labels
+def _fit_margin_set(rs, mc, Xa, ya, columns, func) -> None:
+    from ...model_classes import ClassMember, encode_margin_labels
     from ...utils.validation import RashomonInputError
-    from .._set_fit import set_threshold
+    from .._epsilon import set_threshold
 
-    mc = rs.model_class
-    if not isinstance(mc, (LogisticModelClass, HingeModelClass)):  # LinearModelClass with loss=...
-        cls = HingeModelClass if rs.loss_ == "hinge" else LogisticModelClass
-        mc = cls(mc.norm_bound, mc.penalty_matrix, mc.fit_intercept, mc.standardize)
     ye = encode_margin_labels(ya, func)
     ref = rs.reference
     if isinstance(ref, ClassMember) and "margin_loss" in ref.parametrization_.info:

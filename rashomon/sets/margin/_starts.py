@@ -16,6 +16,7 @@ import numpy as np
 
 from ...utils.validation import seed_from
 from ._ascent_hinge import hinge_step, use_conic
+from ._level import _search_t
 
 __all__ = ["random_extremes"]
 
@@ -24,8 +25,6 @@ _TAU = 1e-2  # smoothing of the hinge for the starts, relative to ε
 
 def random_extremes(ms, T, loss, eps, lo, hi, n, random_state, key: str) -> list:
     """``n`` points of S furthest along random directions (see the module docstring); ``key`` names the stream."""
-    from ._ascent import _search_t
-
     if n <= 0:
         return []
     rng = np.random.default_rng([seed_from(random_state, "RashomonSet.model_class_reliance"), _KEYS[key]])

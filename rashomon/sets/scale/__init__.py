@@ -1,0 +1,30 @@
+"""Scale: Dask arrays and DataFrames through sufficient statistics, and the bootstrap over resamples.
+
+- ``_dask``: the out-of-core fit of a set (row statistics in one pass);
+- ``_dask_ridge``: a train / held-out analysis on one Dask table (used by the audit);
+- ``_bootstrap``: MR and MCR over resamples as row weights, warm-started.
+
+:mod:`rashomon.sets.out_of_core` is the public entry point of the out-of-core path.
+
+Names load on first use (:func:`rashomon.utils.lazy.lazy_exports`).
+"""
+
+from ...utils.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "any_dask": "._dask",
+        "bootstrap_mcr": "._bootstrap",
+        "BootstrapMCR": "._bootstrap",
+        "dask_row_statistics": "._dask",
+        "dask_split_statistics": "._dask_ridge",
+        "fit_dask": "._dask",
+        "fit_statistics": "._dask",
+        "is_dask": "._dask",
+        "linear_model_losses": "._dask",
+        "reference_from_statistics": "._dask_ridge",
+        "ridge_loo_statistics": "._dask_ridge",
+        "transform_statistics": "._dask_ridge",
+    },
+)
