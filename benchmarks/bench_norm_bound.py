@@ -181,10 +181,14 @@ def main():
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--p", type=int, default=5)
     ap.add_argument("--rows", type=int, default=200)
+    ap.add_argument("--parts", default="linear,logistic", help="comma-separated: linear (with glassy), logistic")
     args = ap.parse_args()
+    parts = set(args.parts.split(","))
     with threadpool_limits(1):
-        linear_part()
-        logistic_part(args.n, args.p, args.rows)
+        if "linear" in parts:
+            linear_part()
+        if "logistic" in parts:
+            logistic_part(args.n, args.p, args.rows)
 
 
 if __name__ == "__main__":

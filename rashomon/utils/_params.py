@@ -270,9 +270,27 @@ def validate_params(constraints: dict[str, Constraint], *, func: str | None = No
         if unknown:
             raise TypeError(f"validate_params on {f.__qualname__}: no parameter(s) {sorted(unknown)}")
         name = func or f.__qualname__
+        kinds = inspect.Parameter
+        params = list(sig.parameters.values())
+        # a call binds by position and keyword alone when the signature has no *args / **kwargs: the checked
+        # parameters are then found without inspect's binder (its cost dominates small queries); any other call,
+        # or a call the fast path cannot place, goes through sig.bind, whose errors are Python's own
+        simple = all(q.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY) for q in params)
+        positional = [q.name for q in params if q.kind is kinds.POSITIONAL_OR_KEYWORD]
+        names = {q.name for q in params}
+        where = {p: (positional.index(p) if p in positional else None, c) for p, c in constraints.items()}
 
         @functools.wraps(f)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if simple and len(args) <= len(positional) and names.issuperset(kwargs):
+                if not any(k in kwargs for k in positional[: len(args)]):
+                    checked = list(args)
+                    for p, (i, c) in where.items():
+                        if p in kwargs:
+                            kwargs[p] = c.check(kwargs[p], p, name)
+                        elif i is not None and i < len(checked):
+                            checked[i] = c.check(checked[i], p, name)
+                    return f(*checked, **kwargs)
             bound = sig.bind(*args, **kwargs)
             for p, c in constraints.items():
                 if p in bound.arguments:

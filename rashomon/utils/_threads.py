@@ -19,8 +19,10 @@ bits whatever the caller's thread count or ``n_jobs`` (``tests/test_threads.py``
 threadpoolctl's ``threadpool_limits`` enumerates the loaded libraries at every call (measured 3.8 ms
 after importing numpy and scipy, 11 ms with scikit-learn and cvxpy loaded); the controller is
 therefore built once and rebuilt only when modules were imported since (a new extension may have
-brought a new BLAS or OpenMP), the outermost scope sets and restores the limits through it (60-80 µs)
-and nested scopes cost a counter. The limit is process-wide, as BLAS's own setting is: concurrent
+brought a new BLAS or OpenMP). The outermost scope reads each library's thread count and sets and restores
+it through the controller's per-library calls (``get_num_threads`` / ``set_num_threads``, about 4 µs in all,
+against 60-80 µs for ``ThreadpoolController.limit``, which re-reads every library's full description on entry
+and on exit), and nested scopes cost a counter. The limit is process-wide, as BLAS's own setting is: concurrent
 scopes from several Python threads share it, and the last one to leave restores the caller's values.
 """
 
@@ -62,7 +64,12 @@ def _scope() -> Iterator[None]:
         return
     with _LOCK:
         if st["depth"] == 0:
-            st["limiter"] = _controller().limit(limits=1)
+            libs = _controller().lib_controllers
+            old = [lib.get_num_threads() for lib in libs]
+            for lib, n in zip(libs, old):
+                if n != 1:
+                    lib.set_num_threads(1)
+            st["limiter"] = (libs, old)
         st["depth"] += 1
     try:
         yield
@@ -70,8 +77,10 @@ def _scope() -> Iterator[None]:
         with _LOCK:
             st["depth"] -= 1
             if st["depth"] == 0:
-                limiter, st["limiter"] = st["limiter"], None
-                limiter.restore_original_limits()
+                (libs, old), st["limiter"] = st["limiter"], None
+                for lib, n in zip(libs, old):
+                    if n is not None and n != 1:
+                        lib.set_num_threads(n)
 
 
 def one_blas_thread(fn: F | None = None):

@@ -65,8 +65,10 @@ def functional_ranges(
     func: str,
     cls: type[_R] = FunctionalRange,
     tick=None,
+    **fields: Any,
 ) -> _R:  # type: ignore[assignment,unused-ignore]  # mypy#3737
-    """Ranges of ``A θ + a0`` (rows) over the set, in blocks of rows; ``tick(k)``: k row-ends done (progress)."""
+    """Ranges of ``A θ + a0`` (rows) over the set, in blocks of rows; ``tick(k)``: k row-ends done (progress);
+    ``fields``: further fields of ``cls`` (the scale of a :class:`PredictionRange`)."""
     ref = A @ rs.reference_theta_ + a0
     m, d = A.shape
     if rs._degenerate:
@@ -84,6 +86,7 @@ def functional_ranges(
             rs.epsilon_abs_,
             tol,
             rs.parametrization_,
+            **fields,
         )
     eng = engine_of(rs, func)
     if getattr(eng, "_closed", None) is not None:  # the ball certified inactive: closed forms
@@ -102,6 +105,7 @@ def functional_ranges(
             rs.epsilon_abs_,
             tol,
             rs.parametrization_,
+            **fields,
         )
     kw = {"tick": tick} if tick is not None and hasattr(eng, "_batch") else {}
     lo_b, hi_b, lo_v, hi_v = (np.empty(m) for _ in range(4))
@@ -129,6 +133,7 @@ def functional_ranges(
         rs.epsilon_abs_,
         tol,
         rs.parametrization_,
+        **fields,
     )
 
 
@@ -262,7 +267,6 @@ def _prediction_range(rs, X, *, tol, return_models, func, return_map, scale, pro
 
 
 def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, scale, tick):
-    from dataclasses import replace
 
     if return_map:  # the caller needs the whole prediction map (multiplicity evaluates members on every row)
         P, p0 = par.prediction_map(Xa)
@@ -276,8 +280,9 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
             func=func,
             cls=PredictionRange,
             tick=tick,
+            scale=scale,
         )
-        return replace(res, scale=scale), P, p0
+        return res, P, p0
     # bounded memory: the prediction map (rows x d, d up to the kernel dictionary's size) block by block
     parts = []
     for s in range(0, m, _BLOCK):
@@ -293,10 +298,11 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
                 func=func,
                 cls=PredictionRange,
                 tick=tick,
+                scale=scale,
             )
         )
     if len(parts) == 1:
-        return replace(parts[0], scale=scale)
+        return parts[0]
     cat: dict[str, Any] = {
         k: np.concatenate([getattr(r, k) for r in parts])
         for k in ("lower", "upper", "lower_attained", "upper_attained", "reference")
