@@ -351,3 +351,18 @@ def test_one_sided_mcr_is_the_full_search_at_its_end_and_valid_at_the_other():
         target = full.upper + 0.25 * (mem.upper - full.upper)  # between the full search's bound and the surrogate
         tgt = _mcr_at(rs, [j], eps, ends=("upper",), gap_tol=1.0 - m / target)
         assert tgt.upper <= target * (1 + 1e-12) and mr.max() <= tgt.upper + 1e-12 * abs(tgt.upper)
+
+
+@pytest.mark.usefixtures("small_budget")
+def test_classifier_critical_epsilon_difference_kind():
+    """kind="difference" (MR+ of the weaker feature near 0, so the slab search's gap target falls back to its
+    default when the best member is <= 0): certified at the bracket's lower end (a refit there: the outer lower end
+    is > 0), refuted at its upper end by a member of the refitted set."""
+    X, y = _sixty_by_two()
+    rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)
+    r = rs.reliance_order([0, 1], kind="difference").relations.iloc[0]
+    lo, hi = r.critical_epsilon_abs_lower, r.critical_epsilon_abs_upper
+    assert rs.epsilon_abs_ < lo < hi < np.inf and bool(r.critical_refuted)
+    at = {e: RashomonSet(LogisticModelClass(), e, epsilon_kind="absolute").fit(X, y) for e in (lo, hi)}
+    assert at[lo].reliance_difference(0, 1, kind="difference").lower > 0
+    assert at[hi].reliance_difference(0, 1, kind="difference").lower_attained <= 0

@@ -57,8 +57,8 @@ class MarginOrderCache:
         """The MCR of ``group`` at ``eps`` (default the set's ε), searched for ``what`` (see the class docstring).
 
         ``"upper"``: the slab search stops once its bound is below ``target`` (its gap target is ``1 - m/target``
-        for the best member m of the ascent, the same as the ``"members"`` call's, run first), and is not run when
-        a member already reaches the target (certification is then impossible)."""
+        for the best member m > 0 of the ascent, the same as the ``"members"`` call's, run first; else the default
+        0.01), and is not run when a member already reaches the target (certification is then impossible)."""
         rs = self.rs
         eps = rs.epsilon_abs_ if eps is None else float(eps)
         g = tuple(int(i) for i in group)
@@ -72,9 +72,9 @@ class MarginOrderCache:
         elif what == "upper":
             m = self.mcr(g, eps, "members")
             umr = m.upper_model.mr if m.upper_model is not None else -math.inf
-            if target is None or not 0 < umr < target or m.upper < target:
+            if target is None or umr >= target or m.upper < target:
                 return m  # a member reaches the target, or the surrogate bound is already below it
-            r = self._call(g, eps, ("upper",), 1.0 - umr / (target * (1 - 1e-9)))
+            r = self._call(g, eps, ("upper",), 1.0 - umr / (target * (1 - 1e-9)) if umr > 0 else 0.01)
             key = (g, eps, ("upper", float(target)))
         else:
             ends = {"full": ("lower", "upper"), "lower": ("lower",), "members": ("upper",)}[what]
