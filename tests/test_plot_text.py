@@ -113,3 +113,64 @@ def test_cjk_labels_fall_back_and_warn_once_when_no_font_has_them():
     else:
         assert len(ours) == 1 and "fonts-noto-cjk" in ours[0] and "中" in ours[0]
     assert not any("missing from font" in m for m in _draw(fig))  # no per-glyph warning
+
+
+CJK_FONT = __import__("pathlib").Path(__file__).parent / "data" / "fonts" / "NotoSansCJKjp-subset.otf"
+
+
+@pytest.fixture
+def cjk_font():
+    """A subset of Noto Sans CJK JP (tests/data/fonts, OFL) registered with matplotlib's font manager for one test,
+    so the CJK path runs on any machine; the font manager and the fallback list are restored afterwards."""
+    from matplotlib import font_manager
+
+    from rashomon.plotting._layout import _fonts
+
+    fm = font_manager.fontManager
+    saved = list(fm.ttflist)
+    fm.addfont(str(CJK_FONT))
+    _fonts.cache_clear()
+    yield CJK_FONT
+    fm.ttflist[:] = saved
+    fm._findfont_cached.cache_clear()
+    _fonts.cache_clear()
+
+
+def _ink(fig, text):
+    """``text``'s window extent and the figure's grey image (Agg)."""
+    fig.canvas.draw()
+    return text.get_window_extent(), np.asarray(fig.canvas.buffer_rgba())[..., :3].mean(axis=2)
+
+
+def test_cjk_labels_are_drawn_with_an_installed_cjk_font(cjk_font):
+    """With a CJK font installed, CJK labels are drawn with it: no warning of ours, no per-glyph warning, a
+    non-empty extent, and the very pixels of the same text drawn with that font's file named explicitly (the
+    figure's own font, DejaVu Sans, has none of these glyphs; without the fallback they are placeholder boxes)."""
+    from matplotlib.font_manager import FontProperties
+
+    from rashomon.plotting._layout import _fonts
+
+    assert "Noto Sans CJK JP" in _fonts()[0]  # the product's fallback list finds the registered font by name
+    label = "中文日本語"
+    fig, ax = plt.subplots()
+    ax.set_yticks([0, 1], [label, "b"])
+    ax.set_title(label)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        plain_text(ax)
+    assert [str(x.message) for x in w if issubclass(x.category, rsh.RashomonWarning)] == []
+    assert not any("missing from font" in m for m in _draw(fig))  # no per-glyph warning (PNG and SVG)
+    # the pixels: the label alone, through plain_text, against the same text drawn with the font file named
+    figs, texts = [], []
+    for explicit in (False, True):
+        f = plt.figure(figsize=(4, 1), dpi=100)
+        props = {"fontproperties": FontProperties(fname=cjk_font, size=20)} if explicit else {"fontsize": 20}
+        texts.append(f.text(0.05, 0.3, label, va="baseline", ha="left", **props))
+        plain_text(f)
+        figs.append(f)
+    (bb, img), (rbb, rimg) = (_ink(f, t) for f, t in zip(figs, texts))
+    assert bb.width > 0 and bb.height > 0 and bb.width == rbb.width  # a non-empty extent, the CJK font's advance
+    assert (img < 128).sum() > 50  # ink: the glyphs are drawn
+    assert np.array_equal(img, rimg)  # the very pixels of the CJK font's glyphs (the same baseline)
+    for f in figs:
+        plt.close(f)

@@ -311,3 +311,58 @@ def test_epsilon_max_is_respected():
         lin.reliance_order(["a", "d"], epsilon_max=0.5 * lin.epsilon_abs_)
     o = lin.reliance_order(["a", "d"], epsilon_max=lin.epsilon_abs_ * 1.001)
     assert (o.relations.critical_epsilon_abs_lower <= o.epsilon_max).all()
+
+
+def _mcr_at(rs, group, eps, **opts):
+    from rashomon.sets.margin import margin_mcr
+
+    kw = dict(e_ref=rs.e_ref_, epsilon_abs=eps, reference_theta=rs.reference_theta_, kind="ratio", tol=2.0**-20)
+    kw |= dict(max_iter=100, n_starts=5, random_state=0, func="f")
+    return margin_mcr(rs._margin, rs._columns, group, **(kw | opts))
+
+
+@pytest.mark.usefixtures("small_budget")
+def test_one_sided_mcr_is_the_full_search_at_its_end_and_valid_at_the_other():
+    """``margin_mcr(ends=...)``: the end searched has the full call's bound and member (same bits); the end left out
+    keeps a bound that 1,000 members sampled from the set respect; ``gap_tol=inf`` (members only) keeps the
+    ascent's best member; a gap target ``1 - m/T`` stops the slab search at a bound <= T (60 x 2 logistic set, at
+    a larger ε than the set's, as the critical-ε brackets use it)."""
+    from rashomon.sets.margin import MarginTerms
+
+    X, y = _sixty_by_two()
+    rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)
+    eps = rs.e_min_ + 3.0 * (rs.epsilon_abs_ - rs.e_min_)
+    big = RashomonSet(LogisticModelClass(), eps, epsilon_kind="absolute").fit(X, y)
+    ms = big._margin
+    thetas = big.sample(1000, random_state=0).thetas
+    for j in (0, 1):  # x0: the lower end at γ >= 0; x1: below γ = 0 (descent and slab bound)
+        T = MarginTerms(ms.D, ms.y, np.array([j]) + ms.o)
+        mr = np.array([T.e_switch(t, ms.loss) / T.e_orig(t, ms.loss) for t in thetas])
+        full = _mcr_at(rs, [j], eps)
+        low = _mcr_at(rs, [j], eps, ends=("lower",), gap_tol=np.inf)
+        up = _mcr_at(rs, [j], eps, ends=("upper",))
+        mem = _mcr_at(rs, [j], eps, ends=("upper",), gap_tol=np.inf)
+        assert low.lower == full.lower and np.array_equal(low.lower_model.theta, full.lower_model.theta)
+        assert up.upper == full.upper and np.array_equal(up.upper_model.theta, full.upper_model.theta)
+        assert np.array_equal(mem.upper_model.theta, full.upper_model.theta)
+        for r in (low, up, mem):  # every bound valid (the sampled MRs: exact losses; rounding 1e-12 relative)
+            assert mr.min() >= r.lower - 1e-12 * abs(r.lower) and mr.max() <= r.upper + 1e-12 * abs(r.upper)
+        m = mem.upper_model.mr
+        target = full.upper + 0.25 * (mem.upper - full.upper)  # between the full search's bound and the surrogate
+        tgt = _mcr_at(rs, [j], eps, ends=("upper",), gap_tol=1.0 - m / target)
+        assert tgt.upper <= target * (1 + 1e-12) and mr.max() <= tgt.upper + 1e-12 * abs(tgt.upper)
+
+
+@pytest.mark.usefixtures("small_budget")
+def test_classifier_critical_epsilon_difference_kind():
+    """kind="difference" (MR+ of the weaker feature near 0, so the slab search's gap target falls back to its
+    default when the best member is <= 0): certified at the bracket's lower end (a refit there: the outer lower end
+    is > 0), refuted at its upper end by a member of the refitted set."""
+    X, y = _sixty_by_two()
+    rs = RashomonSet(LogisticModelClass(), 0.05).fit(X, y)
+    r = rs.reliance_order([0, 1], kind="difference").relations.iloc[0]
+    lo, hi = r.critical_epsilon_abs_lower, r.critical_epsilon_abs_upper
+    assert rs.epsilon_abs_ < lo < hi < np.inf and bool(r.critical_refuted)
+    at = {e: RashomonSet(LogisticModelClass(), e, epsilon_kind="absolute").fit(X, y) for e in (lo, hi)}
+    assert at[lo].reliance_difference(0, 1, kind="difference").lower > 0
+    assert at[hi].reliance_difference(0, 1, kind="difference").lower_attained <= 0

@@ -256,9 +256,9 @@ class FairnessQueries:
         kind : {"ratio", "difference"}, default="ratio"
         critical : bool, default=True
             Bracket each relation's critical ε (the largest ε_abs at which it still holds) by bisection over ε:
-            to ``rtol`` for the quadratic classes; for the classifiers, by regula falsi over ε with at most 8 ε
-            probed per relation, each two MCRs shared with the other pairs (certified below the bracket, refuted
-            above it only when ``critical_refuted``).
+            to ``rtol`` for the quadratic classes; for the classifiers, by secant steps over ε with at most 5 ε
+            probed per relation, each searching only the ends it needs, shared with the other pairs (certified below
+            the bracket, refuted above it only when ``critical_refuted``).
         epsilon_max : float, default=None
             Largest ε_abs searched, at least the set's ``epsilon_abs_`` (None: e_min + 4096·(ε_abs - e_min)).
         rtol : float, default=1e-3

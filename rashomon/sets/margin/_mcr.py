@@ -114,7 +114,8 @@ class MarginSet:
 def margin_mcr(*args, **kwargs) -> MCRResult:
     """MCR of ``group`` (feature indices) over the fitted classifier set ``ms`` (see the module docstring), with
     one BLAS thread: no loss at these sizes (n x d products), and the bits then do not depend on the process's
-    thread count (a joblib worker has one)."""
+    thread count (a joblib worker has one). ``ends``: the ends whose members and tight bound are searched (an end left
+    out keeps the γ = 0 or surrogate bound); ``gap_tol=inf``: no slab search and no set row ranges for the upper end."""
     return single_blas_thread(lambda: _margin_mcr(*args, **kwargs))
 
 
@@ -134,6 +135,7 @@ def _margin_mcr(
     func,
     max_time=None,
     gap_tol=0.01,
+    ends=("lower", "upper"),
 ) -> MCRResult:
     deadline = (clock := Clock(max_time)).deadline  # the whole call's limit; its notes say what it cut short
     eps = float(epsilon_abs)
@@ -222,7 +224,7 @@ def _margin_mcr(
     notes = clock.notes
     coarse0 = 1e-4 if loss.name == "hinge" else 0.0  # refined below when the γ = 0 bound is the one that counts
     s0 = step(0.0, ms.theta_min, coarse=coarse0)
-    if s0.e_orig > eps:
+    if s0.e_orig > eps and "lower" in ends:
         g_lo, g_hi, x = 0.0, None, s0.theta
         g = max(s0.e_switch / max(s0.e_orig, 1e-300), 1e-3)
         for _ in range(60):
@@ -255,9 +257,11 @@ def _margin_mcr(
                     f_hi = f_hi * 0.5 if last == "lo" else f_hi
                     last = "lo"
     ranges = ScoreRanges(ms.D, ms.y, B, r, lo, hi, _bound_loss(loss), _bound_loss(loss).offset, eps, ms.theta_min)
-    tighten_ranges(ms, ranges, loss, eps, lo, hi, quick=max_time is not None and max_time < 5.0)  # (._lp_ranges)
+    quick = max_time is not None and max_time < 5.0  # or no end needs them (members only, or the γ >= 0 lower end)
+    quick = quick or (gap_tol == math.inf and ("lower" not in ends or s0.e_orig > eps))
+    tighten_ranges(ms, ranges, loss, eps, lo, hi, quick=quick)  # (._lp_ranges)
     lower = lower_bound()
-    if s0.e_orig <= eps and not clock.late("the lower end's search below γ = 0"):
+    if s0.e_orig <= eps and "lower" in ends and not clock.late("the lower end's search below γ = 0"):
         notes.append(
             "lower end: the e_switch minimiser lies in the set, so the tight bound needs γ < 0 (non-convex); "
             + (
@@ -292,13 +296,13 @@ def _margin_mcr(
     # ---------------------------------------------------------------- upper end
     from ._ascent import ascend_upper
 
-    if not clock.late("the ascent of the upper end"):
+    if "upper" in ends and not clock.late("the ascent of the upper end"):
         for th in ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extremes):
             add(th)
     uth, umr = best("upper")
     # the hinge's surrogate outer bound is useless where the slab bound applies (Pima: 42-159 vs 1.7-2.5), so
     # for one feature it is the fallback only
-    slab_first = loss.name == "hinge" and uth is not None and len(gi) == 1
+    slab_first = loss.name == "hinge" and uth is not None and len(gi) == 1 and gap_tol < math.inf
     upper = (
         math.inf if slab_first else min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
     )
