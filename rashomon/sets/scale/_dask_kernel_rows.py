@@ -132,6 +132,11 @@ def switch_pass(par: KernelParametrization, rows: DaskKernelRows, group: tuple, 
         res = np.asarray(yb, dtype=float).reshape(-1) - mu
         wb = np.asarray(rest[0], dtype=float).reshape(-1) if wd is not None else np.ones(len(res))
         codes = None if levels is None else np.asarray(rest[-1], dtype=float).reshape(-1).astype(np.intp)
+        if codes is not None and len(codes) != len(res):
+            raise RashomonInputError(
+                f"The 'strata' parameter of {func} must have one label per row of X in every partition (the same "
+                f"length as X). Got {len(codes)} labels for a partition of {len(res)} rows instead."
+            )
         return kernel_switch_block(par, xb, res, wb, group, codes, n_lev).reshape(1, -1)
 
     args = [Xd, "ij", yd, "i"] + ([] if wd is None else [wd, "i"]) + ([] if strata is None else [strata, "i"])
