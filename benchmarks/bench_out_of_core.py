@@ -163,7 +163,7 @@ def kernel_run(directory: str, rows: int, scheduler: str, m: int) -> None:
         from distributed import Client, LocalCluster
 
         client = Client(
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, memory_limit="2GB")
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", memory_limit="2GB")
         )
     else:
         dask.config.set(scheduler="threads")

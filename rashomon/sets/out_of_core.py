@@ -10,8 +10,10 @@ from .scale import (
     any_dask,
     dask_row_statistics,
     dask_split_statistics,
+    dask_unique_rows,
     fit_statistics,
     is_dask,
+    kernel_member_loss,
     linear_model_losses,
     reference_from_statistics,
     ridge_loo_statistics,
@@ -29,4 +31,6 @@ __all__ = [
     "transform_statistics",
     "ridge_loo_statistics",
     "reference_from_statistics",
+    "dask_unique_rows",
+    "kernel_member_loss",
 ]
