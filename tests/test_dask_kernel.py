@@ -98,6 +98,21 @@ def test_dictionary_draw_with_repeated_rows_and_fixed_penalty():
     _close(out.model_class_reliance(1), mem.model_class_reliance(1))
 
 
+@pytest.mark.parametrize("range_bytes", [64 * 2**20, 3000])
+@pytest.mark.parametrize("decimals", [None, 0])
+def test_dictionary_draw_is_the_in_memory_one_with_bounded_ranges(monkeypatch, range_bytes, decimals):
+    from rashomon.sets.scale import _dask_draw
+
+    monkeypatch.setattr(_dask_draw, "_RANGE_BYTES", range_bytes)  # 3000 bytes: about 60 lexicographic ranges
+    X, y = _data(n=2000, seed=6, decimals=decimals)
+    Xd = da.from_array(X, chunks=(170, 3))
+    for m, seed in ((1, 0), (40, 3), (len(np.unique(X, axis=0)), 5)):
+        mc = KernelModelClass(dictionary=m, random_state=seed)
+        sample = _dask_draw.partition_sample(Xd).compute()
+        D = _dask_draw.draw_dictionary(Xd, sample, m, seed, len(X))
+        np.testing.assert_array_equal(D, mc.dictionary_points(X))
+
+
 def test_reference_member_from_other_rows():
     X, y = _data(n=500, seed=4)
     member = KernelModelClass(dictionary=20, alphas=ALPHAS, gammas=GAMMAS).fit_reference(X[:200], y[:200])

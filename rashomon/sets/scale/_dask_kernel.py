@@ -31,6 +31,7 @@ import numpy as np
 from ...model_classes import ClassMember, KernelModelClass, KernelParametrization
 from ...utils.validation import RashomonInputError, check_norm_bound
 from .._row_statistics import RowStatistics, block_statistics, loo_block, packed_size
+from ._dask_draw import draw_dictionary, partition_sample
 from ._dask_inputs import _as_arrays, _as_columns, _per_block
 from ._dask_kernel_rows import (
     DaskKernelParametrization,
@@ -166,10 +167,17 @@ def _select(mc, st, fst, grid, maps, data, D, mu, free) -> dict:
     return best
 
 
-def _parametrize(mc: KernelModelClass, st: DaskKernelRows, U: Any, st0: Any, func: str):
-    """``KernelModelClass.parametrize`` from the statistics (and the drawn dictionary's unique rows ``U``)."""
+def _dictionary(mc: KernelModelClass, st: DaskKernelRows, out: dict) -> np.ndarray:
+    """The dictionary: every unique row (None), the seeded draw (an int; ``_dask_draw.py``) or the given points."""
     p = st.shape[1]
-    D = mc.dictionary_points(U if U is not None else np.empty((0, p)))
+    if "S" in out:
+        return draw_dictionary(st.data[0], np.asarray(out["S"]), int(mc.dictionary), mc.random_state, st.n_rows)
+    return mc.dictionary_points(np.asarray(out["U"]) if "U" in out else np.empty((0, p)))
+
+
+def _parametrize(mc: KernelModelClass, st: DaskKernelRows, D: np.ndarray, st0: Any, func: str):
+    """``KernelModelClass.parametrize`` from the statistics and the dictionary D."""
+    p = st.shape[1]
     if mc.intercept == "mean":
         mu, free = float(st.mean[-1]), False
     elif mc.intercept == "free":
@@ -220,8 +228,10 @@ def fit_dask_kernel(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> A
     p = Xd.shape[1]
     own = not isinstance(ref, ClassMember)
     lazy: dict = {"st": _reduce(_per_block(block_statistics, Xd, yd, wd, packed_size(p)))}
-    if own and (mc.dictionary is None or isinstance(mc.dictionary, (int, np.integer))):
+    if own and mc.dictionary is None:  # every unique row: merged up a tree (held on one worker)
         lazy["U"] = _unique_rows(Xd)
+    elif own and isinstance(mc.dictionary, (int, np.integer)):  # a seeded draw: two more passes, bounded memory
+        lazy["S"] = partition_sample(Xd)
     if own and wd is not None and mc.gamma is None and mc.gammas is None:
         lazy["st0"] = _reduce(_per_block(block_statistics, Xd, yd, None, packed_size(p)))
     (out,) = dask.compute(lazy)
@@ -241,7 +251,7 @@ def fit_dask_kernel(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> A
         rs.feature_names_in_ = np.asarray(columns, dtype=object)
     if own:
         st0 = RowStatistics(np.asarray(out["st0"])[0], func) if "st0" in out else st
-        par = _parametrize(mc, st, out.get("U"), st0, func)
+        par = _parametrize(mc, st, _dictionary(mc, st, out), st0, func)
     else:
         if ref.parametrization_.n_features != p:
             raise RashomonInputError(
