@@ -113,6 +113,23 @@ def test_dictionary_draw_is_the_in_memory_one_with_bounded_ranges(monkeypatch, r
         np.testing.assert_array_equal(D, mc.dictionary_points(X))
 
 
+def test_capped_dictionary_of_masked_rows(monkeypatch):
+    from rashomon.sets.out_of_core import dask_dictionary
+    from rashomon.sets.scale import _dask_draw
+
+    monkeypatch.setattr(_dask_draw, "_RANGE_BYTES", 2000)
+    X, _ = _data(n=900, seed=8, decimals=0)
+    mask = (np.arange(900) % 3 == 0).astype(float)
+    df = dd.from_pandas(pd.DataFrame(X, columns=list("abc")).assign(m=mask), npartitions=4)
+    U = np.unique(X[mask > 0], axis=0)
+    Ub = np.unique(X[mask > 0][:, [0, 2]], axis=0)
+    every, part = dask_dictionary(df[list("abc")], df["m"], len(U), columns=[[0, 1, 2], [0, 2]], n_rows=900)
+    np.testing.assert_array_equal(every, U)
+    np.testing.assert_array_equal(part, Ub)
+    (drawn,) = dask_dictionary(df[list("abc")], df["m"], 10, random_state=4, n_rows=900)
+    np.testing.assert_array_equal(drawn, KernelModelClass(dictionary=10, random_state=4).dictionary_points(U))
+
+
 def test_reference_member_from_other_rows():
     X, y = _data(n=500, seed=4)
     member = KernelModelClass(dictionary=20, alphas=ALPHAS, gammas=GAMMAS).fit_reference(X[:200], y[:200])

@@ -155,7 +155,7 @@ def audit_dask(
     if model_class == "kernel":  # the kernel class: _dask_audit_kernel.py
         pieces = kernel_audit_dask(
             enc, features, TARGET, MASK, st_tr, st_te, shift, scale, gidx, keeps, epsilon=epsilon,
-            epsilon_kind=epsilon_kind, seed=seed, progress=progress, func=func,
+            epsilon_kind=epsilon_kind, seed=seed, n=n, progress=progress, func=func,
         )  # fmt: skip
         timings.update(pieces["timings"])
         return kernel_result(

@@ -3,9 +3,9 @@
 After the checks and the train/held-out statistics of :func:`~._dask_audit.audit_dask` (the same split
 rule and standardisation as the linear audit on Dask):
 
-1. the dictionary: the unique standardised training rows (one pass; all of them, as in memory, up to
-   ``KERNEL_DICTIONARY`` rows, else a seeded subset of that many), for the full design and for every
-   group's refit without it;
+1. the dictionary: the unique standardised training rows (all of them, as in memory, up to
+   ``KERNEL_DICTIONARY`` rows, else a seeded subset of that many; three passes with memory bounded per task,
+   ``dask_dictionary``), for the full design and for every group's refit without it;
 2. the reference: RBF kernel ridge with intercept the training mean, bandwidth ``1/p`` × ``KERNEL_GAMMA_FACTORS``
    and penalty ``KERNEL_ALPHAS`` (the in-memory grids), chosen by the exact leave-one-out MSE on the training
    rows in place of k-fold cross-validation (``KernelModelClass`` fitted on Dask input with the training
@@ -23,7 +23,7 @@ import numpy as np
 
 from ..model_classes import KernelModelClass
 from ..sets import RashomonSet
-from ..sets.out_of_core import dask_unique_rows, kernel_member_loss
+from ..sets.out_of_core import dask_dictionary, kernel_member_loss
 from . import _fit
 from ._fit import MCR_TOL
 from ._results import AuditResult, GroupAudit, audit_meta
@@ -59,12 +59,6 @@ def _reference(Z: Any, y: Any, mask: Any, D: np.ndarray, ybar: float, seed: int,
     }
 
 
-def _dictionary(U: np.ndarray, seed: int) -> np.ndarray:
-    if len(U) <= KERNEL_DICTIONARY:
-        return U
-    return KernelModelClass(dictionary=KERNEL_DICTIONARY, random_state=seed).dictionary_points(U)
-
-
 def kernel_audit_dask(
     enc: Any,
     features: list,
@@ -80,6 +74,7 @@ def kernel_audit_dask(
     epsilon: float,
     epsilon_kind: str,
     seed: int,
+    n: int,
     progress: Any,
     func: str,
 ) -> dict:
@@ -92,8 +87,8 @@ def kernel_audit_dask(
     ybar = float(st_tr.mean[p])
     t0 = time.perf_counter()
     sets = [list(range(p))] + [k for k in keeps.values() if k]
-    with progress.phase("dictionaries: unique training rows (pass 3)") as tick:
-        dicts = [_dictionary(U, seed) for U in dask_unique_rows(Z, m_tr, columns=sets, func=func)]
+    with progress.phase("dictionaries: unique training rows (3 passes)") as tick:
+        dicts = dask_dictionary(Z, m_tr, KERNEL_DICTIONARY, columns=sets, random_state=seed, n_rows=n, func=func)
         tick(1)
     with progress.phase("kernel ridge reference, leave-one-out (3 passes)") as tick:
         reference, ref_info = _reference(Z, y, m_tr, dicts[0], ybar, seed, func)
@@ -149,7 +144,7 @@ def kernel_audit_dask(
         "hyper": hyper,
         "cv_loss": cv_loss,
         "timings": timings,
-        "passes": 3 + 1 + 3 * len(sets) + len(gidx) + 2 * (len(sets) - 1),
+        "passes": 2 + 6 * len(sets) + 2 + len(gidx) + (len(sets) - 1),  # checks, split statistics: 2
     }
 
 

@@ -8,9 +8,9 @@
 from ._row_statistics import RowStatistics
 from .scale import (
     any_dask,
+    dask_dictionary,
     dask_row_statistics,
     dask_split_statistics,
-    dask_unique_rows,
     fit_statistics,
     is_dask,
     kernel_member_loss,
@@ -31,6 +31,6 @@ __all__ = [
     "transform_statistics",
     "ridge_loo_statistics",
     "reference_from_statistics",
-    "dask_unique_rows",
+    "dask_dictionary",
     "kernel_member_loss",
 ]

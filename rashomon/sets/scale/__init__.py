@@ -20,7 +20,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "BootstrapMCR": "._bootstrap",
         "dask_row_statistics": "._dask",
         "dask_strata": "._dask_kernel_rows",
-        "dask_unique_rows": "._dask_kernel",
+        "dask_dictionary": "._dask_kernel",
         "kernel_member_loss": "._dask_kernel",
         "DaskKernelRows": "._dask_kernel_rows",
         "dask_split_statistics": "._dask_ridge",

@@ -26,7 +26,7 @@ import numpy as np
 
 from ...utils.validation import RashomonInputError
 
-__all__ = ["partition_sample", "draw_dictionary"]
+__all__ = ["partition_sample", "draw_dictionary", "capped_dictionary"]
 
 _RANGE_BYTES = 64 * 2**20
 _SAMPLE = 64
@@ -42,30 +42,40 @@ def _unique(*parts: Any) -> np.ndarray:
     return np.unique(np.concatenate([np.asarray(b, dtype=float) for b in parts]), axis=0)
 
 
-def _sample(xb: Any) -> np.ndarray:
-    u = np.unique(np.asarray(xb, dtype=float), axis=0)
+def _rows(xb: Any, mb: Any = None) -> np.ndarray:
+    xb = np.asarray(xb, dtype=float)
+    return xb if mb is None else xb[np.asarray(mb, dtype=float).reshape(-1) > 0.5]
+
+
+def _blocks(Xd: Any, mask: Any) -> list:
+    xs = list(Xd.to_delayed().ravel())
+    return [(x, None) for x in xs] if mask is None else list(zip(xs, mask.to_delayed().ravel()))
+
+
+def _sample(xb: Any, mb: Any = None) -> np.ndarray:
+    u = np.unique(_rows(xb, mb), axis=0)
     return u[np.unique(np.linspace(0, len(u) - 1, min(_SAMPLE, len(u))).astype(int))] if len(u) else u
 
 
-def partition_sample(Xd: Any) -> Any:
-    """A delayed array of up to 64 unique rows of every partition (sorted, unique)."""
+def partition_sample(Xd: Any, mask: Any = None) -> Any:
+    """A delayed array of up to 64 unique rows of every partition (sorted, unique; rows with mask 1 when given)."""
     import dask
 
-    return dask.delayed(_unique)(*[dask.delayed(_sample)(b) for b in Xd.to_delayed().ravel()])
+    return dask.delayed(_unique)(*[dask.delayed(_sample)(x, mb) for x, mb in _blocks(Xd, mask)])
 
 
-def _cut(xb: Any, splitters: np.ndarray) -> tuple:
-    u = np.unique(np.asarray(xb, dtype=float), axis=0)
+def _cut(xb: Any, splitters: np.ndarray, mb: Any = None) -> tuple:
+    u = np.unique(_rows(xb, mb), axis=0)
     k = np.searchsorted(_struct(splitters), _struct(u), side="right") if len(splitters) else np.zeros(len(u), int)
     cuts = np.searchsorted(k, np.arange(len(splitters) + 2))  # u is sorted, so k does not decrease
     return tuple(u[cuts[i] : cuts[i + 1]] for i in range(len(splitters) + 1))
 
 
-def _trees(Xd: Any, splitters: np.ndarray, split_every: int = 8) -> list:
+def _trees(Xd: Any, splitters: np.ndarray, mask: Any = None, split_every: int = 8) -> list:
     import dask
 
     n_ranges = len(splitters) + 1
-    pieces = [dask.delayed(_cut, nout=n_ranges)(b, splitters) for b in Xd.to_delayed().ravel()]
+    pieces = [dask.delayed(_cut, nout=n_ranges)(x, splitters, mb) for x, mb in _blocks(Xd, mask)]
     out = []
     for r in range(n_ranges):
         parts = [pc[r] for pc in pieces]
@@ -79,15 +89,34 @@ def _rows_at(u: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return u[pos]
 
 
-def draw_dictionary(Xd: Any, sample: np.ndarray, m: int, random_state: Any, n_rows: int) -> np.ndarray:
+def _counted_trees(Xd: Any, sample: np.ndarray, n_rows: int, mask: Any) -> tuple:
+    import dask
+
+    n_ranges = max(1, min(len(sample), math.ceil(n_rows * Xd.shape[1] * 8 / _RANGE_BYTES)))
+    splitters = sample[np.linspace(0, len(sample), n_ranges + 1)[1:-1].astype(int)]
+    trees = _trees(Xd, splitters, mask)
+    return trees, np.asarray(dask.compute(*[dask.delayed(len)(t) for t in trees]), dtype=int)
+
+
+def capped_dictionary(Xd: Any, mask: Any, cap: int, random_state: Any, n_rows: int) -> np.ndarray:
+    """Every unique row of ``Xd`` where ``mask`` is 1 when there are at most ``cap`` of them (sorted, as
+    ``np.unique``), else the seeded draw of ``cap`` of them: three passes, bounded memory."""
+    import dask
+
+    (sample,) = dask.compute(partition_sample(Xd, mask))
+    trees, counts = _counted_trees(Xd, np.asarray(sample), n_rows, mask)
+    if counts.sum() > cap:
+        return draw_dictionary(Xd, np.asarray(sample), cap, random_state, n_rows, mask, (trees, counts))
+    return np.vstack(dask.compute(*[t for t, c in zip(trees, counts) if c]))
+
+
+def draw_dictionary(
+    Xd: Any, sample: np.ndarray, m: int, random_state: Any, n_rows: int, mask: Any = None, counted: Any = None
+) -> np.ndarray:
     """``KernelModelClass(dictionary=m, random_state=...).dictionary_points(X)`` of the Dask rows ``Xd``."""
     import dask
 
-    p = Xd.shape[1]
-    n_ranges = max(1, min(len(sample), math.ceil(n_rows * p * 8 / _RANGE_BYTES)))
-    splitters = sample[np.linspace(0, len(sample), n_ranges + 1)[1:-1].astype(int)]
-    trees = _trees(Xd, splitters)
-    counts = np.asarray(dask.compute(*[dask.delayed(len)(t) for t in trees]), dtype=int)
+    trees, counts = _counted_trees(Xd, sample, n_rows, mask) if counted is None else counted
     total = int(counts.sum())
     if not 1 <= m <= total:
         raise RashomonInputError(

@@ -31,8 +31,8 @@ import numpy as np
 from ...model_classes import ClassMember, KernelModelClass, KernelParametrization
 from ...utils.validation import RashomonInputError, check_norm_bound
 from .._row_statistics import RowStatistics, block_statistics, loo_block, packed_size
-from ._dask_draw import draw_dictionary, partition_sample
-from ._dask_inputs import _as_arrays, _as_columns, _per_block
+from ._dask_draw import capped_dictionary, draw_dictionary, partition_sample
+from ._dask_inputs import _as_arrays, _per_block
 from ._dask_kernel_rows import (
     DaskKernelParametrization,
     DaskKernelRows,
@@ -43,7 +43,7 @@ from ._dask_kernel_rows import (
     orig_form,
 )
 
-__all__ = ["fit_dask_kernel", "dask_unique_rows", "kernel_member_loss"]
+__all__ = ["fit_dask_kernel", "dask_dictionary", "kernel_member_loss"]
 
 
 def _check_kernel_fit(rs: Any, func: str) -> None:
@@ -79,19 +79,11 @@ def _unique(*parts: Any) -> np.ndarray:
     return np.unique(np.concatenate([np.asarray(b, dtype=float) for b in parts]), axis=0)
 
 
-def _unique_where(xb: Any, mb: Any) -> np.ndarray:
-    return _unique(np.asarray(xb, dtype=float)[np.asarray(mb, dtype=float).reshape(-1) > 0.5])
-
-
-def _unique_rows(Xd: Any, split_every: int = 8, mask: Any = None) -> Any:
-    """The sorted unique rows of X (``np.unique(X, axis=0)``; of the rows with mask 1 when given), merged up a tree
-    of delayed tasks."""
+def _unique_rows(Xd: Any, split_every: int = 8) -> Any:
+    """The sorted unique rows of X (``np.unique(X, axis=0)``), merged up a tree of delayed tasks."""
     import dask
 
-    if mask is None:
-        parts = [dask.delayed(_unique)(b) for b in Xd.to_delayed().ravel()]
-    else:
-        parts = [dask.delayed(_unique_where)(b, m) for b, m in zip(Xd.to_delayed().ravel(), mask.to_delayed().ravel())]
+    parts = [dask.delayed(_unique)(b) for b in Xd.to_delayed().ravel()]
     while len(parts) > 1:
         parts = [dask.delayed(_unique)(*parts[i : i + split_every]) for i in range(0, len(parts), split_every)]
     return parts[0]
@@ -266,19 +258,25 @@ def fit_dask_kernel(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> A
     return rs
 
 
-def dask_unique_rows(X: Any, mask: Any = None, *, columns: list | None = None, func: str = "audit") -> list:
-    """The sorted unique rows (``np.unique(·, axis=0)``) of Dask ``X`` (of the rows where the 0/1 ``mask`` is 1),
-    for each list of column positions in ``columns`` (default: all columns): one pass, a tree of merges that
-    holds the distinct rows on one worker."""
-    import dask
-
-    if mask is None:
-        Xd, md = _as_columns(X, func)[0], None
-    else:  # the mask read with X as one frame (its partitions are X's)
-        Xd, md, _, _ = _as_arrays(X, mask, None, func)
+def dask_dictionary(
+    X: Any,
+    mask: Any,
+    cap: int,
+    *,
+    columns: list | None = None,
+    random_state: Any = 0,
+    n_rows: int | None = None,
+    func: str = "audit",
+) -> list:
+    """The kernel dictionary of the rows of Dask ``X`` where the 0/1 ``mask`` is 1, for each list of column
+    positions in ``columns`` (default: all): every unique row (sorted, as ``np.unique``) when there are at most
+    ``cap``, else the seeded draw of ``cap`` of them (``KernelModelClass(dictionary=cap)``); memory bounded per
+    task (``_dask_draw.py``); ``n_rows`` (the rows of X, when known) sizes the ranges."""
+    Xd, md, _, _ = _as_arrays(X, mask, None, func)  # the mask read with X as one frame (its partitions are X's)
+    if n_rows is None:  # sizes the lexicographic ranges only (memory per task), never the result
+        n_rows = int(Xd.shape[0]) if not np.isnan(Xd.shape[0]) else 10**6
     cols = [list(range(Xd.shape[1]))] if columns is None else [list(c) for c in columns]
-    trees = [_unique_rows(Xd[:, c], mask=md) for c in cols]
-    return [np.asarray(u) for u in dask.compute(*trees)]
+    return [capped_dictionary(Xd[:, c], md, cap, random_state, n_rows) for c in cols]
 
 
 def kernel_member_loss(member: ClassMember, X: Any, y: Any, sample_weight: Any = None, *, func: str = "audit") -> float:
