@@ -3,11 +3,10 @@
 The set is the in-memory set, built from passes over the partitions (whatever scheduler is active):
 
 1. one pass gives the row statistics of ``[X, y, w]`` (checks, the mean of y for μ, the mean
-   variance of X for the default bandwidth grid) and, when the dictionary is drawn (``dictionary``
-   an int or None), the sorted unique rows by a tree of ``np.unique`` merges; the dictionary is then
-   ``KernelModelClass.dictionary_points`` of them: the same seeded subset as in memory. That merge
-   holds the distinct rows (O(#distinct rows · p) on one worker); give the dictionary as an array
-   to skip it;
+   variance of X for the default bandwidth grid) and a sample of every partition's unique rows; with
+   ``dictionary`` an int, two more passes draw the seeded subset of the sorted unique rows range by range
+   (``_dask_draw.py``): the same dictionary as in memory, with memory bounded per task. ``dictionary=None``
+   (every unique row) merges them all on one worker; points given as an array need no pass;
 2. one pass gives, for every bandwidth of the grid, the statistics of ``[Φ, y]`` with
    ``Φ = k(X, D)W`` the class's features (Σw, means, centred co-moments merged exactly);
 3. when the penalty is chosen by leave-one-out error, one more pass sums the leave-one-out errors of
