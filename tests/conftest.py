@@ -23,7 +23,7 @@ def client():
     distributed = pytest.importorskip("distributed")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no third-party warning may leak
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
         cl = distributed.Client(cluster)
     yield cl
     cl.close()

@@ -391,6 +391,11 @@ def _dask_set():
     return RashomonSet(LMC, 0.1).fit(d[["a", "b", "c"]], d["t"])
 
 
+def _dask_kernel_set():
+    d = _dask_frame(DF.assign(t=Y))
+    return RashomonSet(KernelModelClass(dictionary=8, gamma=0.5, norm_bound=2.0), 0.1).fit(d[["a", "b", "c"]], d["t"])
+
+
 def _issue27_cases():
     cases = []
 
@@ -581,6 +586,32 @@ def _issue27_cases():
                 _dask_frame(DF.mask(DF > 2.0))[["a", "b"]], _dask_frame(DF.assign(t=Y))["t"]
             ),
             "X",
+        ),
+        "kernel class on Dask with a callable kernel": (
+            lambda: RashomonSet(KernelModelClass(kernel=lambda A, B: A @ B.T, dictionary=5), 0.1).fit(
+                _dask_frame(DF)[["a", "b"]], _dask_frame(DF.assign(t=Y))["t"]
+            ),
+            "kernel",
+        ),
+        "kernel class on Dask with a dictionary larger than the unique rows": (
+            lambda: RashomonSet(KernelModelClass(dictionary=10**6), 0.1).fit(
+                _dask_frame(DF)[["a", "b"]], _dask_frame(DF.assign(t=Y))["t"]
+            ),
+            "dictionary",
+        ),
+        "Dask strata of another length": (
+            lambda: _dask_kernel_set().model_class_reliance(
+                "a", conditional=True, strata=_dask_frame(DF.assign(t=Y)).to_dask_array(lengths=True)[:-3, 0]
+            ),
+            "strata",
+        ),
+        "Dask strata as a DataFrame": (
+            lambda: _dask_kernel_set().model_class_reliance("a", conditional=True, strata=_dask_frame(DF)),
+            "strata",
+        ),
+        "Dask strata for a linear set": (
+            lambda: _dask_set().model_class_reliance("a", conditional=True, strata=_dask_frame(DF)["a"]),
+            "strata",
         ),
         "Dask frame with a string target": (
             lambda: RashomonSet(LMC, 0.1).fit(

@@ -257,7 +257,7 @@ def audit(
     ):
         raise RashomonInputError(
             f"The 'data' parameter of {func} is a Dask DataFrame, which is audited out of core with "
-            "model_class='linear' only (no classifier class, positive_label, estimator or "
+            "model_class='linear' or 'kernel' only (no classifier class, positive_label, estimator or "
             "sensitive). Got "
             f"model_class={model_class!r} instead."
         )

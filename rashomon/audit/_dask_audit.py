@@ -37,6 +37,7 @@ from ..sets.out_of_core import (
 from ..utils.validation import RashomonInputError, seed_from
 from . import _fit
 from ._checks import _check_train_size, check_split_train_size
+from ._dask_audit_kernel import kernel_audit_dask, kernel_result
 from ._dask_table import MASK, TARGET, check_table, encode_partition
 from ._fit import MCR_TOL
 from ._results import AuditResult, GroupAudit, audit_meta
@@ -45,13 +46,12 @@ __all__ = ["audit_dask"]
 
 
 def _check_supported(model_class: str, bootstrap: int, func: str) -> None:
-    if model_class != "linear":
+    if model_class not in ("linear", "kernel"):
         raise RashomonInputError(
-            f"The 'model_class' parameter of {func} must be 'linear' when data is a Dask DataFrame (or a Parquet path "
-            f"read through Dask): out of core, only the linear class reduces to sums over rows; the kernel class needs "
-            f"every pair of training rows in memory. Got {model_class!r} instead; pass model_class='linear' "
-            "(--model-class linear), or sample the table into memory (data.sample(frac=...).compute()) for a kernel "
-            "audit."
+            f"The 'model_class' parameter of {func} must be 'linear' or 'kernel' when data is a Dask DataFrame (or a "
+            f"Parquet path read through Dask): out of core, these classes reduce to sums over rows. Got "
+            f"{model_class!r} instead; pass model_class='linear' (--model-class linear), or sample the table into "
+            "memory (data.sample(frac=...).compute())."
         )
     if bootstrap:
         raise RashomonInputError(
@@ -145,6 +145,23 @@ def audit_dask(
     gidx = {name: tuple(sorted(features.index(c) for c in cols)) for name, cols in gidx_names.items()}
     keeps = {name: [j for j in range(p) if j not in g] for name, g in gidx.items()}
     sets = [list(range(p))] + [k for k in keeps.values() if k]
+    rule = (
+        f"a row fits the reference iff the column {split!r} is True (or 1)"
+        if split is not None
+        else f"a row fits the reference iff u < {fraction:.6g}, u in [0, 1) a 64-bit hash of its values (numeric "
+        f"columns as float64, categorical ones as strings) mixed with the seed {seed} (SplitMix64): the same "
+        f"seed gives the same split whatever the partitioning or row order, identical rows fall on the same side"
+    )
+    if model_class == "kernel":  # the kernel class: _dask_audit_kernel.py
+        pieces = kernel_audit_dask(
+            enc, features, TARGET, MASK, st_tr, st_te, shift, scale, gidx, keeps, epsilon=epsilon,
+            epsilon_kind=epsilon_kind, seed=seed, n=n, progress=progress, func=func,
+        )  # fmt: skip
+        timings.update(pieces["timings"])
+        return kernel_result(
+            pieces, tab, scaled, rule, split, target, features, n, epsilon, epsilon_kind, digest, input_name,
+            random_state, confidence_level, provenance, timings, t_start,
+        )  # fmt: skip
     with progress.phase("ridge leave-one-out (pass 3 of 3)") as tick:
         alphas = _fit.RIDGE_ALPHAS
         fits = ridge_loo_statistics(data, st_tr, sets, alphas, shift=shift, scale=scale)
@@ -210,13 +227,6 @@ def audit_dask(
         "dictionary_size": None,
         "norm_bound": norm,
     }
-    rule = (
-        f"a row fits the reference iff the column {split!r} is True (or 1)"
-        if split is not None
-        else f"a row fits the reference iff u < {fraction:.6g}, u in [0, 1) a 64-bit hash of its values (numeric "
-        f"columns as float64, categorical ones as strings) mixed with the seed {seed} (SplitMix64): the same "
-        f"seed gives the same split whatever the partitioning or row order, identical rows fall on the same side"
-    )
     meta = audit_meta(
         epsilon,
         epsilon_kind,
@@ -244,10 +254,7 @@ def audit_dask(
                 "leave-one-out MSE on the training part (each row its own "
                 "leave-out unit), in place of k-fold cross-validation; that MSE is the CV loss of the ε rule"
             ),
-            "skipped": [
-                "bootstrap intervals (they resample held-out rows in memory)",
-                "the kernel class (it needs all pairs of training rows)",
-            ],
+            "skipped": ["bootstrap intervals (they resample held-out rows in memory)"],
         }
     )
     return AuditResult(

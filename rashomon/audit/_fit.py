@@ -14,6 +14,11 @@ MCR_TOL = 2.0**-20  # MCR search tolerance, as model_class_reliance's default
 RIDGE_ALPHAS = np.logspace(-3, 3, 25)  # the linear reference's penalties (k-fold CV in memory, leave-one-out on Dask)
 
 
+#: the kernel reference's grids: bandwidths (1/p) × these factors, and penalties (KernelRidge's alpha)
+KERNEL_GAMMA_FACTORS = (0.03, 0.1, 0.3, 1.0, 3.0)
+KERNEL_ALPHAS = np.logspace(-3, 2, 11)
+
+
 def class_set(mc, reference, epsilon: float, epsilon_kind: str, cv_loss: float, Xte, yte, features: list):
     """One set for all groups: the class parametrised once (on the training rows, through the reference),
     e_orig built and e_min solved once on the held-out rows; ε = ``epsilon`` × the CV loss above the
@@ -76,8 +81,8 @@ def _fit_reference(Xtr, ytr, model_class, cv, seed, n_jobs=None):
     folds = KFold(n_splits=cv, shuffle=True, random_state=seed)
     if model_class == "kernel":
         base = 1.0 / Xtr.shape[1]
-        gammas = [base * f for f in (0.03, 0.1, 0.3, 1.0, 3.0)]
-        alphas = list(np.logspace(-3, 2, 11))
+        gammas = [base * f for f in KERNEL_GAMMA_FACTORS]
+        alphas = list(KERNEL_ALPHAS)
         ybar = float(ytr.mean())
         mse = kernel_ridge_grid_cv(Xtr, ytr - ybar, gammas, alphas, folds)
         i, j = np.unravel_index(int(np.argmin(mse)), mse.shape)

@@ -32,7 +32,7 @@ import numpy as np
 
 from .quadratics import Quadratic
 
-__all__ = ["KernelStatistics"]
+__all__ = ["KernelStatistics", "kernel_switch_block", "kernel_switch_from_sums", "kernel_switch_size"]
 
 _BLOCK_BYTES = 64 * 2**20
 _PAIR_BYTES = 256 * 2**20  # largest pair-feature matrix kept
@@ -272,3 +272,74 @@ class KernelStatistics:
         cnt = float(ws.sum())
         Fw = F * ws[:, None]
         return Quadratic(F.T @ Fw / cnt, Fw.T @ rs / cnt, float(ws @ (rs * rs)) / cnt)
+
+
+# ---------------------------------------------------------------------- block reductions (rows never held at once)
+def kernel_switch_size(m: int, d: int) -> int:
+    """Length of one stratum's packed :func:`kernel_switch_block` sums (``m`` dictionary points, ``d`` = θ's dimension)."""
+    return 3 + 2 * m * m + 3 * m + d * d + d
+
+
+def kernel_switch_block(par, X: np.ndarray, res: np.ndarray, w: np.ndarray, group, codes=None, n_levels: int = 1):
+    """The additive pieces of the exact e_switch of ``group`` on one block of rows, per stratum.
+
+    For a kernel that factorises, ``k = k₁(x1, d₁)·k₂(x2, d₂)``, with ``a_i = k₁(x1_i, D₁)`` and
+    ``b_i = k₂(x2_i, D₂)`` every piece of the Hadamard route is a weighted row sum: ``Σ w a a'``,
+    ``Σ w b b'``, ``Σ w a``, ``Σ w b``, ``Σ w r b``, and the diagonal ``Σ w φφ'``, ``Σ w r φ``, with Σw,
+    Σ w r, Σ w r² (r = y - μ). Blocks of rows add, so a sum over partitions (a Dask reduction) gives
+    the whole rows' pieces; :func:`kernel_switch_from_sums` turns them into the quadratic. Shape
+    ``(n_levels, kernel_switch_size(m, d))``; ``codes`` (integers in ``[0, n_levels)``) splits the rows by
+    stratum. Memory O(block·m + m²) (rows taken in sub-blocks).
+    """
+    D, gamma, m, d = par.D, par.gamma, par.D.shape[0], par.dim
+    g = np.asarray(group, dtype=int)
+    rest = np.setdiff1d(np.arange(D.shape[1]), g)
+    k = par.mc._k
+    out = np.zeros((n_levels, kernel_switch_size(m, d)))
+    step = max(1, int(_BLOCK_BYTES // (8 * max(m, 1) * 4)))
+    for s in range(0, len(res), step):
+        sl = slice(s, s + step)
+        xb, rb, wb = X[sl], res[sl], w[sl]
+        A = k(xb[:, g], D[:, g], gamma)
+        B = k(xb[:, rest], D[:, rest], gamma) if rest.size else np.ones((len(xb), m))
+        K = par.kernel_matrix(xb)
+        F = np.hstack([np.ones((len(xb), 1)), K]) @ par.T if par.free else K @ par.W
+        cb = np.zeros(len(xb), dtype=np.intp) if codes is None else np.asarray(codes[sl], dtype=np.intp)
+        for lev in np.unique(cb):
+            ws = np.where(cb == lev, wb, 0.0)
+            wr = ws * rb
+            out[lev] += np.concatenate(
+                [
+                    [ws.sum(), wr.sum(), wr @ rb],
+                    (A.T @ (A * ws[:, None])).ravel(),
+                    (B.T @ (B * ws[:, None])).ravel(),
+                    A.T @ ws,
+                    B.T @ ws,
+                    B.T @ wr,
+                    (F.T @ (F * ws[:, None])).ravel(),
+                    F.T @ wr,
+                ]
+            )
+    return out
+
+
+def kernel_switch_from_sums(par, sums: np.ndarray) -> tuple[float, Quadratic | None]:
+    """``(Σw, e_switch)`` of one stratum from its summed :func:`kernel_switch_block` pieces (None below two rows)."""
+    m, d, W, free = par.D.shape[0], par.dim, par.W, par.free
+    nw, swr, swr2 = (float(v) for v in sums[:3])
+    if nw < 2:
+        return nw, None
+    o = 3
+    AA = sums[o : o + m * m].reshape(m, m)
+    BB = sums[o + m * m : o + 2 * m * m].reshape(m, m)
+    o += 2 * m * m
+    a1, b1, bs = sums[o : o + m], sums[o + m : o + 2 * m], sums[o + 2 * m : o + 3 * m]
+    o += 3 * m
+    G0, g0 = sums[o : o + d * d].reshape(d, d), sums[o + d * d : o + d * d + d]
+    G, g = W.T @ (AA * BB) @ W, W.T @ (a1 * bs)
+    if free:
+        h1 = W.T @ (a1 * b1)
+        G = np.block([[np.full((1, 1), nw * nw), h1[None]], [h1[:, None], G]])
+        g = np.r_[nw * swr, g]
+    nn = nw * (nw - 1)
+    return nw, Quadratic((G - G0) / nn, (g - g0) / nn, (nw - 1) * swr2 / nn)

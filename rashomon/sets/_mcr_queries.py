@@ -13,6 +13,7 @@ from ._epsilon import epsilon_threshold
 from ._results import MCREnvelope
 from ._set_inputs import check_epsilons
 from .quadratic import GammaSearch, search_result
+from .scale import any_dask, dask_strata
 
 __all__ = ["MCRQueries"]
 
@@ -148,7 +149,10 @@ def problem_of(rs, features, conditional, strata, func):
             f"uses loss={rs.loss_!r}. Use model_class_reliance / envelope for its MCR."
         )
     group = rs._group(features, func)
-    codes = rs._strata(conditional, strata, group, func)
+    if conditional and strata is not None and any_dask(strata):  # a Dask column: stratified block sums, one pass
+        codes = dask_strata(strata, rs.X_, func)
+    else:
+        codes = rs._strata(conditional, strata, group, func)
     es = rs.parametrization_.e_switch(
         rs.X_, rs.y_, rs.sample_weight_, group, codes, cache=rs._cache if codes is None else None
     )

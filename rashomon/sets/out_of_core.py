@@ -8,10 +8,12 @@
 from ._row_statistics import RowStatistics
 from .scale import (
     any_dask,
+    dask_dictionary,
     dask_row_statistics,
     dask_split_statistics,
     fit_statistics,
     is_dask,
+    kernel_member_loss,
     linear_model_losses,
     reference_from_statistics,
     ridge_loo_statistics,
@@ -29,4 +31,6 @@ __all__ = [
     "transform_statistics",
     "ridge_loo_statistics",
     "reference_from_statistics",
+    "dask_dictionary",
+    "kernel_member_loss",
 ]

@@ -1,6 +1,7 @@
 """Scale: Dask arrays and DataFrames through sufficient statistics, and the bootstrap over resamples.
 
 - ``_dask``: the out-of-core fit of a set (row statistics in one pass);
+- ``_dask_kernel``, ``_dask_kernel_rows``: the kernel class on Dask (dictionary features, block sums);
 - ``_dask_ridge``: a train / held-out analysis on one Dask table (used by the audit);
 - ``_bootstrap``: MR and MCR over resamples as row weights, warm-started.
 
@@ -14,14 +15,18 @@ from ...utils.lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "any_dask": "._dask",
+        "any_dask": "._dask_inputs",
         "bootstrap_mcr": "._bootstrap",
         "BootstrapMCR": "._bootstrap",
         "dask_row_statistics": "._dask",
+        "dask_strata": "._dask_kernel_rows",
+        "dask_dictionary": "._dask_kernel",
+        "kernel_member_loss": "._dask_kernel",
+        "DaskKernelRows": "._dask_kernel_rows",
         "dask_split_statistics": "._dask_ridge",
         "fit_dask": "._dask",
         "fit_statistics": "._dask",
-        "is_dask": "._dask",
+        "is_dask": "._dask_inputs",
         "linear_model_losses": "._dask",
         "reference_from_statistics": "._dask_ridge",
         "ridge_loo_statistics": "._dask_ridge",

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ...model_classes import ClassMember, LinearModelClass, LinearParametrization
+from ...model_classes import ClassMember, KernelModelClass, LinearModelClass, LinearParametrization
 from ...utils.validation import RashomonInputError
 from .._row_statistics import (
     RowStatistics,
@@ -34,186 +34,9 @@ from .._row_statistics import (
     packed_size,
     statistics_parametrization,
 )
+from ._dask_inputs import _as_arrays, _as_columns, _as_vector, _frame_columns, _per_block, any_dask, is_dask  # noqa: F401
 
 __all__ = ["is_dask", "any_dask", "dask_row_statistics", "fit_dask", "linear_model_losses"]
-
-
-def is_dask(obj: Any) -> bool:
-    """True for a Dask collection (checked through the collection protocol, without importing dask)."""
-    return callable(getattr(obj, "__dask_graph__", None))
-
-
-def any_dask(*objs: Any) -> bool:
-    return any(is_dask(o) for o in objs)
-
-
-def _frame_columns(X: Any, func: str) -> list[str]:
-    """Column names of a Dask DataFrame X, checked numeric (from its metadata: no pass over the rows)."""
-    import pandas as pd
-
-    bad = [
-        str(c)
-        for c, dt in X.dtypes.items()
-        if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))
-    ]
-    if bad:
-        raise RashomonInputError(
-            f"The 'X' parameter of {func} must be numeric (encode categorical columns first). "
-            f"Got non-numeric columns {bad} instead."
-        )
-    if len(X.columns) < 1:
-        raise RashomonInputError(
-            f"The 'X' parameter of {func} must be an array with at least one column. Got 0 columns instead."
-        )
-    return [str(c) for c in X.columns]
-
-
-def _as_columns(X: Any, func: str) -> tuple[Any, list[str] | None]:
-    """X as a 2-D dask array (one chunk across columns) and its column names."""
-    import dask.array as da
-    import dask.dataframe as dd
-
-    if isinstance(X, dd.DataFrame):
-        columns = _frame_columns(X, func)
-        arr = X.to_dask_array()
-    elif isinstance(X, da.Array):
-        columns, arr = None, X
-    else:
-        raise RashomonInputError(
-            f"The 'X' parameter of {func} must be a Dask array or DataFrame when any input is a "
-            f"Dask collection. Got {type(X).__name__} instead."
-        )
-    if arr.ndim != 2:
-        raise RashomonInputError(
-            f"The 'X' parameter of {func} must be 2-D, of shape (n_samples, n_features). Got an "
-            f"array with {arr.ndim} dimension(s) instead."
-        )
-    if arr.shape[1] < 1:
-        raise RashomonInputError(
-            f"The 'X' parameter of {func} must be an array with at least one column. Got 0 columns instead."
-        )
-    if arr.numblocks[1] > 1:
-        arr = arr.rechunk({1: -1})
-    return arr, columns
-
-
-def _as_vector(v: Any, X: Any, param: str, func: str) -> Any:
-    """A 1-D dask array with X's row blocks (a numpy vector is chunked like X when X's chunks are known)."""
-    import dask.array as da
-    import dask.dataframe as dd
-
-    if v is None:
-        return None
-    if isinstance(v, dd.DataFrame):
-        if len(v.columns) != 1:
-            raise RashomonInputError(
-                f"The '{param}' parameter of {func} must be 1-D. Got a DataFrame with {len(v.columns)} columns instead."
-            )
-        v = v[v.columns[0]]
-    if isinstance(v, dd.Series):
-        v = v.to_dask_array()
-    elif not isinstance(v, da.Array):
-        if any(np.isnan(c) for c in X.chunks[0]):
-            raise RashomonInputError(
-                f"The '{param}' parameter of {func} must be a Dask Series or array from the same "
-                f"collection as X (X's partition lengths are unknown). Got {type(v).__name__} "
-                "instead."
-            )
-        v = np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v)
-        v = da.from_array(
-            v.reshape(len(v), -1)[:, 0] if v.ndim == 2 and v.shape[1] == 1 else v,
-            chunks=(X.chunks[0],) + ((-1,) * (v.ndim - 1)),
-        )
-    if v.ndim == 2 and v.shape[1] == 1:
-        v = v[:, 0]
-    if v.ndim != 1:
-        raise RashomonInputError(
-            f"The '{param}' parameter of {func} must be 1-D. Got an array of shape {v.shape} instead."
-        )
-    known = not any(np.isnan(c) for c in X.chunks[0] + v.chunks[0])
-    if known and v.shape[0] != X.shape[0]:
-        raise RashomonInputError(
-            f"The '{param}' parameter of {func} must be of the same length as X ({X.shape[0]} "
-            f"rows). Got length {v.shape[0]} instead."
-        )
-    if known and v.chunks[0] != X.chunks[0]:
-        v = v.rechunk((X.chunks[0],))
-    if v.numblocks[0] != X.numblocks[0]:
-        raise RashomonInputError(
-            f"The '{param}' parameter of {func} must be partitioned like X ({X.numblocks[0]} "
-            f"partitions). Got {v.numblocks[0]} instead; take X and {param} from the same "
-            "DataFrame."
-        )
-    return v
-
-
-def _as_arrays(X: Any, y: Any, w: Any, func: str):
-    """``(X, y, w, columns)`` as dask arrays with matching row blocks.
-
-    A DataFrame X with y (and w) Series of a Dask DataFrame is read as one frame
-    (``X.assign(...)``), so a Parquet reader yields the same partitions for all of them (it may
-    otherwise fuse the partitions of a single column differently).
-    """
-    import dask.dataframe as dd
-    import pandas as pd
-
-    for name, v in (("y", y), ("sample_weight", w)):  # from the metadata: no pass over the rows
-        dtypes = [] if v is None else list(v.dtypes) if isinstance(v, dd.DataFrame) else [getattr(v, "dtype", None)]
-        bad = [
-            dt
-            for dt in dtypes
-            if dt is not None and not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))
-        ]
-        if bad or any(getattr(dt, "kind", "") == "c" for dt in dtypes):
-            raise RashomonInputError(
-                f"The '{name}' parameter of {func} must be numeric (real-valued). Got values of "
-                f"type {(bad or dtypes)[0]} instead."
-            )
-    frames = isinstance(X, dd.DataFrame) and all(v is None or isinstance(v, (dd.Series, dd.DataFrame)) for v in (y, w))
-    if not frames:
-        Xd, columns = _as_columns(X, func)
-        return Xd, _as_vector(y, Xd, "y", func), _as_vector(w, Xd, "sample_weight", func), columns
-    columns = _frame_columns(X, func)
-    extra = {}
-    for name, v in (("y", y), ("sample_weight", w)):
-        if v is None:
-            continue
-        if isinstance(v, dd.DataFrame):
-            if len(v.columns) != 1:
-                raise RashomonInputError(
-                    f"The '{name}' parameter of {func} must be 1-D. Got a DataFrame with "
-                    f"{len(v.columns)} columns instead."
-                )
-            v = v[v.columns[0]]
-        extra[f"__rashomon_{name}__"] = v
-    try:
-        arr = X.assign(**extra).to_dask_array()
-    except (ValueError, TypeError, NotImplementedError) as exc:
-        raise RashomonInputError(
-            f"The 'y' and 'sample_weight' parameters of {func} must be columns of the same Dask "
-            f"DataFrame as X (partitioned alike). Got {exc} instead."
-        ) from None
-    p = len(columns)
-    return arr[:, :p], arr[:, p], (arr[:, p + 1] if w is not None else None), columns
-
-
-def _per_block(fn, X, y, w, size: int, **kwargs):
-    """One row of ``size`` values per row block of (X, y, w) (blocks matched by position)."""
-    import dask.array as da
-
-    args = [X, "ij", y, "i"] + ([] if w is None else [w, "i"])
-    return da.blockwise(
-        fn,
-        "ik",
-        *args,
-        new_axes={"k": size},
-        adjust_chunks={"i": 1},
-        concatenate=True,
-        align_arrays=False,
-        dtype=float,
-        meta=np.empty((0, 0)),
-        **kwargs,
-    )
 
 
 def dask_row_statistics(
@@ -279,7 +102,15 @@ def _loo_pass(data, st: RowStatistics):
 
 
 def fit_dask(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> Any:
-    """The body of :meth:`RashomonSet.fit` for Dask input (squared loss, :class:`LinearModelClass`)."""
+    """The body of :meth:`RashomonSet.fit` for Dask input: one branch per model class.
+
+    :class:`KernelModelClass`: ``_dask_kernel.py``; :class:`LinearModelClass` (squared loss): the
+    row statistics below.
+    """
+    if isinstance(rs.model_class, KernelModelClass):  # kernel class: dictionary features, block sums
+        from ._dask_kernel import fit_dask_kernel
+
+        return fit_dask_kernel(rs, X, y, sample_weight, func)
     _check_statistics_fit(rs, func)
     st, data, columns = dask_row_statistics(X, y, sample_weight, func=func)
     return fit_statistics(rs, st, columns, func, data)
@@ -295,9 +126,9 @@ def _check_statistics_fit(rs: Any, func: str) -> None:
         )
     if not isinstance(rs.model_class, LinearModelClass):
         raise RashomonInputError(
-            f"The 'model_class' parameter of {func} must be a LinearModelClass when X is a Dask "
-            f"collection. Got {type(rs.model_class).__name__} instead; compute X first "
-            "(X.compute()) for a kernel class."
+            f"The 'model_class' parameter of {func} must be a LinearModelClass or a KernelModelClass "
+            f"when X is a Dask collection. Got {type(rs.model_class).__name__} instead; compute X "
+            "first (X.compute()) for this class."
         )
     ref = rs.reference
     if ref is not None and not isinstance(ref, ClassMember):
