@@ -94,6 +94,14 @@ def _kkt_tau(ms, T, loss, theta, t, k=None):
     return min(max(mu, 0.0), t)
 
 
+def _abs_dev(G, cnt, g):
+    """``Σ_v cnt_v |G_v - g_j|`` for every g_j (G sorted), by prefix sums: O((V + n) log V), not V·n."""
+    c0 = np.concatenate([[0.0], np.cumsum(cnt)])
+    s0 = np.concatenate([[0.0], np.cumsum(cnt * G)])
+    i = np.searchsorted(G, g, side="right")
+    return (g * c0[i] - s0[i]) + ((s0[-1] - s0[i]) - g * (c0[-1] - c0[i]))
+
+
 class _Slabs:
     """The per-slab relaxation of the module docstring for one feature and one t."""
 
@@ -113,7 +121,8 @@ class _Slabs:
         self.rlo, self.rhi = np.maximum(ranges.lo_o, slo)[first], np.minimum(ranges.hi_o, shi)[first]
         self.lo, self.hi, self.t = lo, hi, float(t)
         # Lip(R_j) <= Σ_v cnt_v |G_v - g_j| max ℓ''/(n - 1)
-        self.lip = np.abs(self.G[None, :] - self.g[:, None]) @ self.cnt / (4.0 * (self.n - 1.0))
+        self.lip = _abs_dev(self.G, self.cnt, self.g) / (4.0 * (self.n - 1.0))
+        self.pairs = T  # the pair sums of _kkt_tau (the caller may give cell terms, ._binned)
         self.ell = ranges.ellipsoid
         self.hinge = loss.name == "hinge"
         # the e_orig term of the programme: the hinge smoothed (>= it; its offset is paid in the bound)
@@ -263,7 +272,7 @@ class _Slabs:
             return (math.inf, a, b, x, None)
         xs = x.copy()
         xs[self.k] = min(max(xs[self.k], a), b)
-        cand = [_kkt_tau(self.ms, self.T, self.loss, xs, self.t, self.k if self.d > 3 else None)]
+        cand = [_kkt_tau(self.ms, self.pairs, self.loss, xs, self.t, self.k if self.d > 3 else None)]
         for tau in taus:
             if tau is not None and all(abs(tau - c) > 0.02 * self.t for c in cand):
                 cand.append(tau)
@@ -306,6 +315,7 @@ def lower_slab_bound(
     max_slabs=None,
     max_time=None,
     floor=-math.inf,
+    terms=None,
 ):
     """Certified lower bound on MCR- of one feature (logistic loss; see the module docstring) and the slab
     programmes' minimisers (starts for the members' local search); ``(-inf, [])`` when it does not apply.
@@ -315,6 +325,7 @@ def lower_slab_bound(
     :func:`_slab_budget`, on the distinct rows): a deterministic budget; ``max_time`` (seconds, optional) also stops the splitting
     (the bound is then valid but depends on the machine). ``floor``: a bound the caller already has; when the
     slab of zero width at the best member's coefficient does not beat it, the search stops there (``-inf``).
+    ``terms``: the pair sums of the τ guesses (default T; any terms: τ only steers the search).
     """
     if len(T.gi) != 1 or theta_best is None or ranges.ellipsoid is None:
         return -math.inf, []
@@ -325,6 +336,7 @@ def lower_slab_bound(
     t = 1.0 if kind == "difference" else float(mr_best)
     # the set's row ranges cost up to a few seconds once per set: not under a short time limit
     sl = _Slabs(ms, T, ranges, loss, eps, e_lo, lo, hi, t, set_ranges=max_time is None or max_time >= _RANGES_TIME)
+    sl.pairs = T if terms is None else terms
     budget = _slab_budget(sl.nr, len(T.G)) if max_slabs is None else int(max_slabs)
     k = sl.k
     e = np.zeros((1, ms.D.shape[1]))
@@ -364,10 +376,12 @@ def lower_slab_bound(
     return cells[0][0], [c[3] for c in cells if c[3] is not None]
 
 
-def lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=None):
+def lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=None, terms=None):
     """The lower end's slab step of :func:`._mcr._margin_mcr`: the slab bound (one feature; for the hinge only on
     sets small enough for the slabs it needs) when the gap between the best member (``best("lower")``) and ``lower``
-    is above 1%, its slab minimisers polished into members (``add``); returns the better bound."""
+    is above 1%, its slab minimisers polished into members (``add``); returns the better bound. ``terms``: the pair
+    sums of the searches (τ guesses, the polish; default T, the exact ones: the bound itself always uses T's
+    values and counts)."""
     from ._descent import polish_lower
 
     th, mr = best("lower")
@@ -381,7 +395,9 @@ def lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add,
         # within the budget (Pima, Insulin: 0.853 with 24 slabs, 0.920 with 64; γ = 0 gives 0.910, a member 0.968)
         return lower
     lim = extremes().coef_range(int(T.gi[0]))
-    b, pts = lower_slab_bound(ms, T, ranges, loss, eps, lo, hi, kind, th, mr, lim, max_time=max_time, floor=lower)
-    for p in polish_lower(ms, T, loss, eps, kind, pts[:2], n_starts=2):
+    b, pts = lower_slab_bound(
+        ms, T, ranges, loss, eps, lo, hi, kind, th, mr, lim, max_time=max_time, floor=lower, terms=terms
+    )
+    for p in polish_lower(ms, T if terms is None else terms, loss, eps, kind, pts[:2], n_starts=2):
         add(p)
     return max(lower, b)
