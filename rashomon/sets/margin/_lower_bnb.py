@@ -54,6 +54,7 @@ import time
 import numpy as np
 
 from ...solvers import SmoothBallProgram
+from ._bnb import stalled
 from ._lower_faces import face_pieces, faces_objective
 from ._lower_hinge import hinge_slab
 from ._lower_ranges import set_row_ranges
@@ -316,6 +317,7 @@ def lower_slab_bound(
     max_time=None,
     floor=-math.inf,
     terms=None,
+    info=None,
 ):
     """Certified lower bound on MCR- of one feature (logistic loss; see the module docstring) and the slab
     programmes' minimisers (starts for the members' local search); ``(-inf, [])`` when it does not apply.
@@ -325,7 +327,9 @@ def lower_slab_bound(
     :func:`_slab_budget`, on the distinct rows): a deterministic budget; ``max_time`` (seconds, optional) also stops the splitting
     (the bound is then valid but depends on the machine). ``floor``: a bound the caller already has; when the
     slab of zero width at the best member's coefficient does not beat it, the search stops there (``-inf``).
-    ``terms``: the pair sums of the τ guesses (default T; any terms: τ only steers the search).
+    ``terms``: the pair sums of the τ guesses (default T; any terms: τ only steers the search). The search also
+    stops when its bound stalls (:func:`._bnb.stalled` on the slabs used: the rest of the budget, at the bound's
+    rate, would close neither the gap to the target nor half of it); ``info`` (a dict) then gets ``stalled=True``.
     """
     if len(T.gi) != 1 or theta_best is None or ranges.ellipsoid is None:
         return -math.inf, []
@@ -358,11 +362,17 @@ def lower_slab_bound(
     # a cell is (bound, a, b, minimiser, τ, its parent's bound or None once its τ has been searched)
     cells = [sl.cell(a, b, theta_best, kind, first) + (-math.inf,) for a, b in zip(edges[:-1], edges[1:])]
     used = 2 * len(cells) + len(_TAUS) // 2
+    hist: list = []  # (slabs used, -bound) before each step: the stall rule (on the negated bound)
     while used + 2 <= budget and (max_time is None or time.perf_counter() - t_start < max_time):
         cells.sort(key=lambda c: c[0])
         v, a, b, xc, tc, pv = cells[0]
         if v >= target:
             break
+        if stalled(hist, used, -v, -target, -mr_best, budget):
+            if info is not None:
+                info["stalled"] = True
+            break
+        hist.append((used, -v))
         cells.pop(0)
         if _STALL is not None and pv is not None and v <= pv + _STALL * max(abs(v), 1e-12):
             # halving did not help: the relaxation at this τ is the limit, so search τ on this cell first
@@ -376,12 +386,14 @@ def lower_slab_bound(
     return cells[0][0], [c[3] for c in cells if c[3] is not None]
 
 
-def lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=None, terms=None):
+def lower_end_slabs(
+    ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=None, terms=None, notes=None
+):
     """The lower end's slab step of :func:`._mcr._margin_mcr`: the slab bound (one feature; for the hinge only on
     sets small enough for the slabs it needs) when the gap between the best member (``best("lower")``) and ``lower``
     is above 1%, its slab minimisers polished into members (``add``); returns the better bound. ``terms``: the pair
     sums of the searches (τ guesses, the polish; default T, the exact ones: the bound itself always uses T's
-    values and counts)."""
+    values and counts). ``notes`` (a list) gets a note when the slab search stopped because its bound stalled."""
     from ._descent import polish_lower
 
     th, mr = best("lower")
@@ -395,9 +407,12 @@ def lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add,
         # within the budget (Pima, Insulin: 0.853 with 24 slabs, 0.920 with 64; γ = 0 gives 0.910, a member 0.968)
         return lower
     lim = extremes().coef_range(int(T.gi[0]))
+    info: dict = {}
     b, pts = lower_slab_bound(
-        ms, T, ranges, loss, eps, lo, hi, kind, th, mr, lim, max_time=max_time, floor=lower, terms=terms
+        ms, T, ranges, loss, eps, lo, hi, kind, th, mr, lim, max_time=max_time, floor=lower, terms=terms, info=info
     )
+    if info.get("stalled") and notes is not None:
+        notes.append("lower end: the slab search stopped when its bound stalled (the rest of its budget would not pay)")
     for p in polish_lower(ms, T if terms is None else terms, loss, eps, kind, pts[:2], n_starts=2):
         add(p)
     return max(lower, b)

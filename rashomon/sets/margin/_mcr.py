@@ -303,7 +303,7 @@ def _margin_mcr(
                 lower = max(lower, bl - sp.l_shift)
         left = None if deadline is None else max(0.0, (deadline - time.monotonic()) / 2)  # half for the lower end
         lower = lower_end_slabs(
-            ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=left, terms=TL
+            ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=left, terms=TL, notes=notes
         )
     lth, lmr = best("lower")
     if coarse0 and s0.e_orig <= eps and lmr - lower <= 100 * coarse0:
@@ -340,8 +340,9 @@ def _margin_mcr(
     lower = min(lower, lmr)
     lgap, ugap = max(lmr - lower, 0.0), max(upper - umr, 0.0)
     if rep and rep[0].exhausted and upper == rep[0].bound and ugap > gap_tol * max(abs(upper), 1e-300):
-        why = "the time limit (max_time)" if rep[0].timed_out else "the work budget"
-        notes.append(f"upper end: {why} ran out with the gap at {ugap / abs(upper):.1%} (target gap_tol = {gap_tol:g})")
+        why = "the time limit (max_time) ran out" if rep[0].timed_out else "the work budget ran out"
+        why = "the bound stalled (at its rate the work budget would not reach gap_tol)" if rep[0].stalled else why
+        notes.append(f"upper end: {why} with the gap at {ugap / abs(upper):.1%} (target gap_tol = {gap_tol:g})")
     if np.isfinite(upper) and ugap > 0.05 * max(abs(upper), 1e-300):
         notes.append(
             f"upper end: the outer bound is {ugap / abs(upper):.1%} above the best member found (gap above 5%)"

@@ -55,7 +55,17 @@ def upper_hull(X, F):
     """
     n, K = X.shape
     F = _equal_x_max(X, F)
-    stack, top = _rounds(X, F) if n <= _ROUNDS_ROWS else _monotone_chain(X, F)
+    # rows strictly concave already (every point above the chord of its two neighbours) are their own hull: on the
+    # slab bounds' grids about half the rows, often all of them; the others go to a vertex search
+    stack, top = np.tile(np.arange(K), (n, 1)), np.full(n, K - 1)
+    if K > 2:
+        xp, fp = X[:, :-2], F[:, :-2]
+        need = np.flatnonzero(
+            np.any((F[:, 1:-1] - fp) * (X[:, 2:] - xp) <= (F[:, 2:] - fp) * (X[:, 1:-1] - xp), axis=1)
+        )
+        if need.size:
+            Xs, Fs = X[need], F[need]
+            stack[need], top[need] = _rounds(Xs, Fs) if need.size <= _ROUNDS_ROWS else _monotone_chain(Xs, Fs)
     cols = np.minimum(np.arange(K - 1)[None, :], np.maximum(top - 1, 0)[:, None])
     left = np.take_along_axis(stack, cols, axis=1)
     right = np.take_along_axis(stack, cols + 1, axis=1)
