@@ -60,7 +60,7 @@ from ._lower_hinge import hinge_slab
 from ._lower_ranges import set_row_ranges
 from ._secant import slab_ranges
 
-__all__ = ["lower_slab_bound", "lower_end_slabs", "LOWER_SLABS"]
+__all__ = ["lower_slab_bound", "LOWER_SLABS"]
 
 LOWER_SLABS = 24  # slabs of one bound at the reference size (Pima: n = 768); see _slab_budget
 _LOWER_WORK = 5.4e7  # work of one bound (units of _slab_budget: rows x grid x programme evaluations, tables)
@@ -68,7 +68,9 @@ _MIN_SLABS, _MAX_SLABS = 8, 64
 _INITIAL = 4  # slabs of the first cover of the b-range
 _GRID = 64  # grid points per row (logistic: up to 800 distinct rows; fewer for more rows, see _grid)
 HINGE_GRID = 64  # grid nodes per row for the hinge (three points per cell)
-_FINE = 1024  # fine grid of the tabulated per-label functions
+_FINE = 1024  # fine grid of the tabulated per-label functions (at most; V·grid <= _FINE_PAIRS, at least 64 points)
+_FINE_PAIRS = 1 << 23  # Pima, COMPAS: the full 1,024 points; 10^5 distinct values: 83 (the error terms grow as h²)
+_SKIP = 2.0  # the slab bound is skipped when fewer slabs than this fit its work (10^5 rows: 0.6)
 _TEMP = 1e-4  # soft-max temperature
 _MU_STEPS = 2  # solves of the multiplier search on one slab
 _L3 = 1.0 / (6.0 * math.sqrt(3.0))  # max |third derivative| of the logistic loss
@@ -147,7 +149,7 @@ class _Slabs:
 
     def _tables(self, b0, zlo, zhi, s):
         """The fine grid of label s and F_s (lowered by its interpolation error), H0_s, H1_s and their errors."""
-        zf = np.linspace(zlo, zhi, _FINE) if zhi > zlo else np.array([zlo, zlo + 1.0])
+        zf = np.linspace(zlo, zhi, _fine(len(self.G))) if zhi > zlo else np.array([zlo, zlo + 1.0])
         hf = float(zf[1] - zf[0])
         arg = zf[None, :] + (s * b0) * self.G[:, None]
         d1 = -1.0 / (1.0 + np.exp(np.clip(arg, -700.0, 700.0)))  # ℓ'(m) = -σ(-m)
@@ -295,10 +297,19 @@ def _grid(n):
 
 def _slab_budget(n, V):
     """Slabs of one bound: a fixed amount of work (deterministic, no clock) divided by the work of one slab, about
-    ``n·grid·(1 + 12·_MU_STEPS)`` (hull and programme evaluations) plus ``V·_FINE`` (tables); within
+    ``n·grid·(1 + 12·_MU_STEPS)`` (hull and programme evaluations) plus ``V·fine`` (tables); within
     [_MIN_SLABS, _MAX_SLABS]. About 31 slabs for Pima (768 rows), 20 for COMPAS (3,300 distinct rows, grid 32)."""
-    cost = n * _grid(n) * (1.0 + 12.0 * _MU_STEPS) + V * _FINE
-    return int(min(max(_LOWER_WORK / cost, _MIN_SLABS), _MAX_SLABS))
+    return int(min(max(_LOWER_WORK / _slab_cost(n, V), _MIN_SLABS), _MAX_SLABS))
+
+
+def _fine(V):
+    """Points of the fine grid of the tables for V distinct values (``V·fine <= _FINE_PAIRS``, 64 to ``_FINE``)."""
+    return int(min(_FINE, max(64, _FINE_PAIRS // max(V, 1))))
+
+
+def _slab_cost(n, V):
+    """The work of one slab (units of :func:`_slab_budget`) for n distinct rows and V values."""
+    return n * _grid(n) * (1.0 + 12.0 * _MU_STEPS) + V * _fine(V)
 
 
 def lower_slab_bound(
@@ -384,35 +395,3 @@ def lower_slab_bound(
         used += 2
     cells.sort(key=lambda c: c[0])
     return cells[0][0], [c[3] for c in cells if c[3] is not None]
-
-
-def lower_end_slabs(
-    ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=None, terms=None, notes=None
-):
-    """The lower end's slab step of :func:`._mcr._margin_mcr`: the slab bound (one feature; for the hinge only on
-    sets small enough for the slabs it needs) when the gap between the best member (``best("lower")``) and ``lower``
-    is above 1%, its slab minimisers polished into members (``add``); returns the better bound. ``terms``: the pair
-    sums of the searches (τ guesses, the polish; default T, the exact ones: the bound itself always uses T's
-    values and counts). ``notes`` (a list) gets a note when the slab search stopped because its bound stalled."""
-    from ._descent import polish_lower
-
-    th, mr = best("lower")
-    if th is None or len(T.gi) != 1 or mr - lower <= 0.01 * max(abs(mr), 1e-300):
-        return lower
-    if (
-        loss.name == "hinge"
-        and _slab_budget(len(np.unique(np.column_stack([ms.D, ms.y]), axis=0)), len(T.G)) < _MAX_SLABS
-    ):
-        # the hinge's slabs need to be narrow (its b-subgradient jumps): only small sets get enough of them
-        # within the budget (Pima, Insulin: 0.853 with 24 slabs, 0.920 with 64; γ = 0 gives 0.910, a member 0.968)
-        return lower
-    lim = extremes().coef_range(int(T.gi[0]))
-    info: dict = {}
-    b, pts = lower_slab_bound(
-        ms, T, ranges, loss, eps, lo, hi, kind, th, mr, lim, max_time=max_time, floor=lower, terms=terms, info=info
-    )
-    if info.get("stalled") and notes is not None:
-        notes.append("lower end: the slab search stopped when its bound stalled (the rest of its budget would not pay)")
-    for p in polish_lower(ms, T if terms is None else terms, loss, eps, kind, pts[:2], n_starts=2):
-        add(p)
-    return max(lower, b)

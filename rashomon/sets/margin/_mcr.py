@@ -286,7 +286,7 @@ def _margin_mcr(
             + ", the member is found by a local descent"
         )
         from ._descent import descend_lower, polish_lower
-        from ._lower_bnb import lower_end_slabs
+        from ._lower_end import lower_end_slabs
 
         th_0 = best("lower")[0]
         for th in descend_lower(ms, TL, loss, eps, lo, hi, kind, cand, extremes, (n_starts, random_state)):
