@@ -145,6 +145,8 @@ def test_stall_rule():
     assert stalled(hist, 90.0, 1.8, 1.2, 1.0, budget=100.0)
     assert not stalled(hist[:2], 90.0, 1.8, 1.2, 1.0, budget=100.0)  # before the window
     assert not stalled(hist, 90.0, 1.8, 1.2, 1.0, budget=math.inf)  # a time limit, no work budget
+    assert not stalled([(0.0, 2.0), (1.0, 2.0), (2.0, 2.0)], 3.0, 2.0, 1.2, 1.0, budget=100.0)  # flat but early
+    assert stalled([(0.0, 2.0), (1.0, 2.0), (2.0, 2.0)], 30.0, 2.0, 1.2, 1.0, budget=100.0)  # flat, settled
 
 
 @pytest.mark.usefixtures("small_budget")

@@ -46,15 +46,17 @@ _PROBE = 2  # splits tried along both axes before the record of bound decreases 
 _PAIRS = ((0.5, 0.25), (0.0, 0.25), (0.5, 0.0))  # multiplier pairs (τ₁, τ₂) tried per slab, in this order
 _WINDOW = 3  # splits over which the stall rule measures the bound's rate of decrease
 _CLOSE = 0.5  # share of the gap the rest of the budget must be predicted to close for the search to go on
+_SETTLE = 0.25  # share of the budget spent before the stall rule applies (early splits often leave the top bound flat)
 
 
 def stalled(history, work, value, target, inner, budget, window=_WINDOW) -> bool:
     """The stall rule of a best-first search for a bound ``value`` above the best member ``inner``: ``history`` holds
     ``(work, bound)`` before each of its steps. True when the bound's decrease per unit of work over the last
     ``window`` steps, continued over the rest of the ``budget``, would bring it neither down to ``target`` nor
-    ``_CLOSE`` of the way to ``inner`` (never with an infinite budget, or before ``window`` steps). Work units,
-    not seconds: the same inputs stop at the same step."""
-    if len(history) < window or not math.isfinite(budget):
+    ``_CLOSE`` of the way to ``inner`` (never with an infinite budget, before ``window`` steps, or before
+    ``_SETTLE`` of the budget is spent: a best-first search's top bound is often flat over its first splits, as when
+    two cells share it). Work units, not seconds: the same inputs stop at the same step."""
+    if len(history) < window or not math.isfinite(budget) or work < _SETTLE * budget:
         return False
     w0, v0 = history[-window]
     rate = (v0 - value) / max(work - w0, 1e-300)
