@@ -22,7 +22,8 @@ first: the cell with the largest bound is split until
   operations, so the same inputs give the same bits on any machine), or
 * the bound stalls: at the rate it fell over the last ``_WINDOW`` splits (per unit of work), the rest of the
   budget would close neither the gap down to ``gap_tol`` nor half of it (:func:`stalled`; more work no longer
-  pays), or
+  pays; logistic loss only: the hinge's bound falls in steps, and a 2-parameter hinge set stopped 2.4% above a
+  brute-force grid's maximum, against 1% at the full budget), or
 * the deadline passes (``time.monotonic()``; only when a time limit was given: the result then depends on the
   machine's speed and load), or ``max_slabs`` cells exist.
 
@@ -208,7 +209,7 @@ def slab_search(
             break
         # the target in MR: v - inner <= gap_tol·v, i.e. v <= inner/(1 - gap_tol) (v > 0; else the gap itself)
         target = inner / (1.0 - gap_tol) if v > 0 and gap_tol < 1 else inner + gap_tol * abs(v)
-        if stalled(hist, sb.work, v, target, inner, budget):
+        if not sb.hinge and stalled(hist, sb.work, v, target, inner, budget):
             stall = True
             break
         hist.append((sb.work, v))

@@ -339,8 +339,9 @@ def lower_slab_bound(
     (the bound is then valid but depends on the machine). ``floor``: a bound the caller already has; when the
     slab of zero width at the best member's coefficient does not beat it, the search stops there (``-inf``).
     ``terms``: the pair sums of the τ guesses (default T; any terms: τ only steers the search). The search also
-    stops when its bound stalls (:func:`._bnb.stalled` on the slabs used: the rest of the budget, at the bound's
-    rate, would close neither the gap to the target nor half of it); ``info`` (a dict) then gets ``stalled=True``.
+    stops when its bound stalls (logistic loss: :func:`._bnb.stalled` on the slabs used: the rest of the budget, at
+    the bound's rate, would close neither the gap to the target nor half of it); ``info`` (a dict) then gets
+    ``stalled=True``.
     """
     if len(T.gi) != 1 or theta_best is None or ranges.ellipsoid is None:
         return -math.inf, []
@@ -379,7 +380,7 @@ def lower_slab_bound(
         v, a, b, xc, tc, pv = cells[0]
         if v >= target:
             break
-        if stalled(hist, used, -v, -target, -mr_best, budget):
+        if not sl.hinge and stalled(hist, used, -v, -target, -mr_best, budget):
             if info is not None:
                 info["stalled"] = True
             break
