@@ -115,14 +115,38 @@ def test_max_time_stops_the_search_and_says_so():
     assert "time limit (max_time) ran out" in res.notes and np.isfinite(res.upper) and res.upper_certified
 
 
-def test_gap_tol_stops_early_and_budget_note():
+def test_gap_tol_stops_early_and_budget_note(monkeypatch):
     """A loose gap target stops the search with the gap within it (no budget note); a tight one spends the work
-    budget and the notes say so, with the gap reached."""
+    budget and the notes say so, with the gap reached (the stall rule off); with the stall rule (the default) the
+    tight one stops when the bound stalls, says so, and spends less work for a bound as valid."""
+    from rashomon.sets.margin import _bnb
+
     rs = _two_d(LogisticModelClass)
     loose = rs.model_class_reliance(0, gap_tol=0.2)
     assert loose.upper_gap <= 0.2 * loose.upper and "ran out" not in loose.notes
+    stall = rs.model_class_reliance(0, gap_tol=1e-6)
+    assert stall.upper <= loose.upper and "the bound stalled" in stall.notes
+    assert stall.upper >= _grid_max(rs, "ratio") - TOL
+    monkeypatch.setattr(_bnb, "_CLOSE", 0.0)  # the stall rule off
     tight = rs.model_class_reliance(0, gap_tol=1e-6)
     assert tight.upper <= loose.upper and "the work budget ran out with the gap at" in tight.notes
+    assert tight.upper <= stall.upper
+
+
+def test_stall_rule():
+    """:func:`_bnb.stalled`: the bound's rate over the last steps, continued over the rest of the budget, must
+    reach the target or half the gap to the best member; never before the window, never with no budget limit."""
+    from rashomon.sets.margin._bnb import stalled
+
+    hist = [(0.0, 2.0), (10.0, 1.9), (20.0, 1.85)]
+    # rate (2.0 - 1.8)/30 per unit; 70 units left: 0.467 more, enough to reach the target 1.2
+    assert not stalled(hist, 30.0, 1.8, 1.2, 1.0, budget=100.0)
+    # 10 units left: 0.067 more, neither to 1.2 nor half of the gap to 1.0 (0.4)
+    assert stalled(hist, 90.0, 1.8, 1.2, 1.0, budget=100.0)
+    assert not stalled(hist[:2], 90.0, 1.8, 1.2, 1.0, budget=100.0)  # before the window
+    assert not stalled(hist, 90.0, 1.8, 1.2, 1.0, budget=math.inf)  # a time limit, no work budget
+    assert not stalled([(0.0, 2.0), (1.0, 2.0), (2.0, 2.0)], 3.0, 2.0, 1.2, 1.0, budget=100.0)  # flat but early
+    assert stalled([(0.0, 2.0), (1.0, 2.0), (2.0, 2.0)], 30.0, 2.0, 1.2, 1.0, budget=100.0)  # flat, settled
 
 
 @pytest.mark.usefixtures("small_budget")

@@ -310,3 +310,25 @@ def test_row_envelopes_majorise_the_switched_rows(cls):
                 phi = np.mean(_loss(name, m + c * bb)) - lam * _loss(name, np.array([m]))[0]
                 worst = max(worst, phi - psi)
     assert worst <= 1e-12
+
+
+def test_upper_hull_rounds_equal_monotone_chain():
+    """The two vertex searches behind ``upper_hull`` (removal rounds for few rows, the monotone chain for many)
+    find the same vertices, ties and one-point rows included."""
+    from rashomon.sets.margin._slabs import _equal_x_max, _monotone_chain, _rounds
+
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        n, K = int(rng.integers(1, 40)), int(rng.integers(2, 30))
+        X = np.sort(rng.uniform(-3, 3, size=(n, K)), axis=1)
+        if trial % 2:
+            X = np.sort(np.round(X), axis=1)  # many ties
+        F = rng.normal(size=(n, K)) if trial % 3 else -(X**2) + 1e-3 * rng.normal(size=(n, K))
+        F = _equal_x_max(X, F)
+        (sa, ta), (sb, tb) = _monotone_chain(X, F), _rounds(X, F)
+        for j in range(n):
+            # the same vertices, one per abscissa (the chain may keep two points of a tie: equal x and F)
+            va, vb = sa[j, : ta[j] + 1], sb[j, : tb[j] + 1]
+            xa, ia = np.unique(X[j, va], return_index=True)
+            xb, ib = np.unique(X[j, vb], return_index=True)
+            assert np.array_equal(xa, xb) and np.array_equal(F[j, va][ia], F[j, vb][ib])

@@ -5,8 +5,9 @@ one- and two-constraint QCQPs. The margin classes run convex steps for what is c
 norm ball, ranges of linear functionals) and certified relaxations for what is not (the switched loss
 of MCR). Modules:
 
-- ``_mcr``: fitting the set's pieces (:class:`MarginSet`) and MCR at both ends;
-- ``_terms``: exact all-pairs switched sums over row classes;
+- ``_mcr``: the set's pieces (:class:`MarginSet`) and MCR at both ends; ``_fit``: fitting a set;
+- ``_terms``: exact all-pairs switched sums over row classes; ``_binned``: certified sums on cells of a feature's
+  values (large sets);
 - ``_solve``: certified solves of the smoothed problems; ``_ascent`` / ``_descent``: inner members;
 - ``_bounds``, ``_secant``: outer bounds (γ = 0, surrogates, the slab bound);
 - ``_ranges``: ranges of linear functionals (predictions, coefficients, PD band); ``_batch``, ``_polish``: all
@@ -27,7 +28,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "MarginFunctionalRange": "._ranges",
         "MarginSet": "._mcr",
         "MarginTerms": "._terms",
-        "fit_margin_set": "._mcr",
+        "fit_margin_set": "._fit",
         "margin_envelope": "._envelope",
         "margin_mcr": "._mcr",
         "margin_set": "._access",

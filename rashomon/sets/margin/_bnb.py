@@ -20,6 +20,10 @@ first: the cell with the largest bound is split until
   bound, within the target of the best member), or
 * the work budget is spent (units of :meth:`._secant.SecantBound.slab_cost`: a deterministic count of
   operations, so the same inputs give the same bits on any machine), or
+* the bound stalls: at the rate it fell over the last ``_WINDOW`` splits (per unit of work), the rest of the
+  budget would close neither the gap down to ``gap_tol`` nor half of it (:func:`stalled`; more work no longer
+  pays; logistic loss only: the hinge's bound falls in steps, and a 2-parameter hinge set stopped 2.4% above a
+  brute-force grid's maximum, against 1% at the full budget), or
 * the deadline passes (``time.monotonic()``; only when a time limit was given: the result then depends on the
   machine's speed and load), or ``max_slabs`` cells exist.
 
@@ -41,6 +45,23 @@ _DINKELBACH = 2  # Λ-updates of a cell's ratio bound when U(inner) > 0
 _ENDS = True  # logistic: form (ii'), one programme per end (the hinge, and else: form (ii); see below)
 _PROBE = 2  # splits tried along both axes before the record of bound decreases decides
 _PAIRS = ((0.5, 0.25), (0.0, 0.25), (0.5, 0.0))  # multiplier pairs (τ₁, τ₂) tried per slab, in this order
+_WINDOW = 3  # splits over which the stall rule measures the bound's rate of decrease
+_CLOSE = 0.5  # share of the gap the rest of the budget must be predicted to close for the search to go on
+_SETTLE = 0.25  # share of the budget spent before the stall rule applies (early splits often leave the top bound flat)
+
+
+def stalled(history, work, value, target, inner, budget, window=_WINDOW) -> bool:
+    """The stall rule of a best-first search for a bound ``value`` above the best member ``inner``: ``history`` holds
+    ``(work, bound)`` before each of its steps. True when the bound's decrease per unit of work over the last
+    ``window`` steps, continued over the rest of the ``budget``, would bring it neither down to ``target`` nor
+    ``_CLOSE`` of the way to ``inner`` (never with an infinite budget, before ``window`` steps, or before
+    ``_SETTLE`` of the budget is spent: a best-first search's top bound is often flat over its first splits, as when
+    two cells share it). Work units, not seconds: the same inputs stop at the same step."""
+    if len(history) < window or not math.isfinite(budget) or work < _SETTLE * budget:
+        return False
+    w0, v0 = history[-window]
+    rate = (v0 - value) / max(work - w0, 1e-300)
+    return rate * max(budget - work, 0.0) < min(value - target, _CLOSE * (value - inner))
 
 
 def _mean(g):
@@ -55,6 +76,7 @@ class SearchReport(NamedTuple):
     n_slabs: int  # slabs covering the b-range at the end
     work: float  # work spent (units of SecantBound.slab_cost)
     timed_out: bool = False  # the deadline (max_time) stopped it
+    stalled: bool = False  # the stall rule stopped it (the budget would not reach gap_tol at the bound's rate)
 
 
 def _halves(a, b, ilo, ihi, axis):
@@ -176,14 +198,21 @@ def slab_search(
         slabs.append((min(v, v_root), cell, x))
         if last == edges[-1]:
             break
-    done = False
+    done = stall = False
     gain = [[0.0, 0], [0.0, 0]]  # per axis: total bound decrease of its splits, number of splits
+    hist: list = []  # (work, bound) before each split: the stall rule
     while len(slabs) < max_slabs and fits(2):
         slabs.sort(key=lambda s: s[0])
         v, (a, b, ilo, ihi), x = slabs[-1]
         if not np.isfinite(v) or v - inner <= gap_tol * max(abs(v), 1e-300):
             done = True
             break
+        # the target in MR: v - inner <= gap_tol·v, i.e. v <= inner/(1 - gap_tol) (v > 0; else the gap itself)
+        target = inner / (1.0 - gap_tol) if v > 0 and gap_tol < 1 else inner + gap_tol * abs(v)
+        if not sb.hinge and stalled(hist, sb.work, v, target, inner, budget):
+            stall = True
+            break
+        hist.append((sb.work, v))
         slabs.pop()
         # the axis: b, or (with an intercept) the one whose splits have lowered the bound most on average; both are
         # tried on the first splits (and while one has no record), the better pair of halves is kept
@@ -203,4 +232,4 @@ def slab_search(
         slabs.extend(best_kids)
     top = max(s[0] for s in slabs)
     done = done or not np.isfinite(top) or top - inner <= gap_tol * max(abs(top), 1e-300)
-    return SearchReport(top, not done, len(slabs), sb.work, late[0] and not done)
+    return SearchReport(top, not done, len(slabs), sb.work, late[0] and not done, stall and not done)

@@ -38,7 +38,7 @@ from ...solvers import QCQPSequence, SolverStatus
 from .._steps import MCRStep, step_bound
 from ._terms import orig_quadratic
 
-__all__ = ["intercept_interval", "ScoreRanges", "surrogate_bound"]
+__all__ = ["bound_loss", "intercept_interval", "ScoreRanges", "surrogate_bound", "surrogate_list"]
 
 
 def intercept_interval(D, y, o, B, r, loss, eps):
@@ -202,3 +202,18 @@ def surrogate_bound(terms, ranges: ScoreRanges, loss, offset, theta_x, eps, kind
     best = min(cache, key=cache.__getitem__)
     v = cache[best]
     return (v if up else -v), -math.exp(best)
+
+
+def bound_loss(loss):
+    """The loss the surrogates are built on: logistic itself; for the hinge a smoothing wide enough to carry
+    curvature (its offset τ log 2 is paid in the minorant)."""
+    return loss.smoothed(0.05)  # the logistic loss is its own smoothing
+
+
+def surrogate_list(T, ranges, loss, theta_x, eps, kind, side, B, r):
+    """``[bound]`` of :func:`surrogate_bound` on :func:`bound_loss` expanded at θ_x, or ``[]`` (none, or no θ_x)."""
+    if theta_x is None:
+        return []
+    bl = bound_loss(loss)
+    b, _ = surrogate_bound(T, ranges, bl, bl.offset, theta_x, eps, kind, side, B, r)
+    return [b] if np.isfinite(b) else []

@@ -54,12 +54,13 @@ import time
 import numpy as np
 
 from ...solvers import SmoothBallProgram
+from ._bnb import stalled
 from ._lower_faces import face_pieces, faces_objective
 from ._lower_hinge import hinge_slab
 from ._lower_ranges import set_row_ranges
 from ._secant import slab_ranges
 
-__all__ = ["lower_slab_bound", "lower_end_slabs", "LOWER_SLABS"]
+__all__ = ["lower_slab_bound", "LOWER_SLABS"]
 
 LOWER_SLABS = 24  # slabs of one bound at the reference size (Pima: n = 768); see _slab_budget
 _LOWER_WORK = 5.4e7  # work of one bound (units of _slab_budget: rows x grid x programme evaluations, tables)
@@ -67,7 +68,9 @@ _MIN_SLABS, _MAX_SLABS = 8, 64
 _INITIAL = 4  # slabs of the first cover of the b-range
 _GRID = 64  # grid points per row (logistic: up to 800 distinct rows; fewer for more rows, see _grid)
 HINGE_GRID = 64  # grid nodes per row for the hinge (three points per cell)
-_FINE = 1024  # fine grid of the tabulated per-label functions
+_FINE = 1024  # fine grid of the tabulated per-label functions (at most; V·grid <= _FINE_PAIRS, at least 64 points)
+_FINE_PAIRS = 1 << 23  # Pima, COMPAS: the full 1,024 points; 10^5 distinct values: 83 (the error terms grow as h²)
+_SKIP = 2.0  # the slab bound is skipped when fewer slabs than this fit its work (10^5 rows: 0.6)
 _TEMP = 1e-4  # soft-max temperature
 _MU_STEPS = 2  # solves of the multiplier search on one slab
 _L3 = 1.0 / (6.0 * math.sqrt(3.0))  # max |third derivative| of the logistic loss
@@ -94,6 +97,14 @@ def _kkt_tau(ms, T, loss, theta, t, k=None):
     return min(max(mu, 0.0), t)
 
 
+def _abs_dev(G, cnt, g):
+    """``Σ_v cnt_v |G_v - g_j|`` for every g_j (G sorted), by prefix sums: O((V + n) log V), not V·n."""
+    c0 = np.concatenate([[0.0], np.cumsum(cnt)])
+    s0 = np.concatenate([[0.0], np.cumsum(cnt * G)])
+    i = np.searchsorted(G, g, side="right")
+    return (g * c0[i] - s0[i]) + ((s0[-1] - s0[i]) - g * (c0[-1] - c0[i]))
+
+
 class _Slabs:
     """The per-slab relaxation of the module docstring for one feature and one t."""
 
@@ -113,7 +124,8 @@ class _Slabs:
         self.rlo, self.rhi = np.maximum(ranges.lo_o, slo)[first], np.minimum(ranges.hi_o, shi)[first]
         self.lo, self.hi, self.t = lo, hi, float(t)
         # Lip(R_j) <= Σ_v cnt_v |G_v - g_j| max ℓ''/(n - 1)
-        self.lip = np.abs(self.G[None, :] - self.g[:, None]) @ self.cnt / (4.0 * (self.n - 1.0))
+        self.lip = _abs_dev(self.G, self.cnt, self.g) / (4.0 * (self.n - 1.0))
+        self.pairs = T  # the pair sums of _kkt_tau (the caller may give cell terms, ._binned)
         self.ell = ranges.ellipsoid
         self.hinge = loss.name == "hinge"
         # the e_orig term of the programme: the hinge smoothed (>= it; its offset is paid in the bound)
@@ -137,7 +149,7 @@ class _Slabs:
 
     def _tables(self, b0, zlo, zhi, s):
         """The fine grid of label s and F_s (lowered by its interpolation error), H0_s, H1_s and their errors."""
-        zf = np.linspace(zlo, zhi, _FINE) if zhi > zlo else np.array([zlo, zlo + 1.0])
+        zf = np.linspace(zlo, zhi, _fine(len(self.G))) if zhi > zlo else np.array([zlo, zlo + 1.0])
         hf = float(zf[1] - zf[0])
         arg = zf[None, :] + (s * b0) * self.G[:, None]
         d1 = -1.0 / (1.0 + np.exp(np.clip(arg, -700.0, 700.0)))  # ℓ'(m) = -σ(-m)
@@ -263,7 +275,7 @@ class _Slabs:
             return (math.inf, a, b, x, None)
         xs = x.copy()
         xs[self.k] = min(max(xs[self.k], a), b)
-        cand = [_kkt_tau(self.ms, self.T, self.loss, xs, self.t, self.k if self.d > 3 else None)]
+        cand = [_kkt_tau(self.ms, self.pairs, self.loss, xs, self.t, self.k if self.d > 3 else None)]
         for tau in taus:
             if tau is not None and all(abs(tau - c) > 0.02 * self.t for c in cand):
                 cand.append(tau)
@@ -285,10 +297,19 @@ def _grid(n):
 
 def _slab_budget(n, V):
     """Slabs of one bound: a fixed amount of work (deterministic, no clock) divided by the work of one slab, about
-    ``n·grid·(1 + 12·_MU_STEPS)`` (hull and programme evaluations) plus ``V·_FINE`` (tables); within
+    ``n·grid·(1 + 12·_MU_STEPS)`` (hull and programme evaluations) plus ``V·fine`` (tables); within
     [_MIN_SLABS, _MAX_SLABS]. About 31 slabs for Pima (768 rows), 20 for COMPAS (3,300 distinct rows, grid 32)."""
-    cost = n * _grid(n) * (1.0 + 12.0 * _MU_STEPS) + V * _FINE
-    return int(min(max(_LOWER_WORK / cost, _MIN_SLABS), _MAX_SLABS))
+    return int(min(max(_LOWER_WORK / _slab_cost(n, V), _MIN_SLABS), _MAX_SLABS))
+
+
+def _fine(V):
+    """Points of the fine grid of the tables for V distinct values (``V·fine <= _FINE_PAIRS``, 64 to ``_FINE``)."""
+    return int(min(_FINE, max(64, _FINE_PAIRS // max(V, 1))))
+
+
+def _slab_cost(n, V):
+    """The work of one slab (units of :func:`_slab_budget`) for n distinct rows and V values."""
+    return n * _grid(n) * (1.0 + 12.0 * _MU_STEPS) + V * _fine(V)
 
 
 def lower_slab_bound(
@@ -306,6 +327,8 @@ def lower_slab_bound(
     max_slabs=None,
     max_time=None,
     floor=-math.inf,
+    terms=None,
+    info=None,
 ):
     """Certified lower bound on MCR- of one feature (logistic loss; see the module docstring) and the slab
     programmes' minimisers (starts for the members' local search); ``(-inf, [])`` when it does not apply.
@@ -315,6 +338,10 @@ def lower_slab_bound(
     :func:`_slab_budget`, on the distinct rows): a deterministic budget; ``max_time`` (seconds, optional) also stops the splitting
     (the bound is then valid but depends on the machine). ``floor``: a bound the caller already has; when the
     slab of zero width at the best member's coefficient does not beat it, the search stops there (``-inf``).
+    ``terms``: the pair sums of the τ guesses (default T; any terms: τ only steers the search). The search also
+    stops when its bound stalls (logistic loss: :func:`._bnb.stalled` on the slabs used: the rest of the budget, at
+    the bound's rate, would close neither the gap to the target nor half of it); ``info`` (a dict) then gets
+    ``stalled=True``.
     """
     if len(T.gi) != 1 or theta_best is None or ranges.ellipsoid is None:
         return -math.inf, []
@@ -325,6 +352,7 @@ def lower_slab_bound(
     t = 1.0 if kind == "difference" else float(mr_best)
     # the set's row ranges cost up to a few seconds once per set: not under a short time limit
     sl = _Slabs(ms, T, ranges, loss, eps, e_lo, lo, hi, t, set_ranges=max_time is None or max_time >= _RANGES_TIME)
+    sl.pairs = T if terms is None else terms
     budget = _slab_budget(sl.nr, len(T.G)) if max_slabs is None else int(max_slabs)
     k = sl.k
     e = np.zeros((1, ms.D.shape[1]))
@@ -346,11 +374,17 @@ def lower_slab_bound(
     # a cell is (bound, a, b, minimiser, τ, its parent's bound or None once its τ has been searched)
     cells = [sl.cell(a, b, theta_best, kind, first) + (-math.inf,) for a, b in zip(edges[:-1], edges[1:])]
     used = 2 * len(cells) + len(_TAUS) // 2
+    hist: list = []  # (slabs used, -bound) before each step: the stall rule (on the negated bound)
     while used + 2 <= budget and (max_time is None or time.perf_counter() - t_start < max_time):
         cells.sort(key=lambda c: c[0])
         v, a, b, xc, tc, pv = cells[0]
         if v >= target:
             break
+        if not sl.hinge and stalled(hist, used, -v, -target, -mr_best, budget):
+            if info is not None:
+                info["stalled"] = True
+            break
+        hist.append((used, -v))
         cells.pop(0)
         if _STALL is not None and pv is not None and v <= pv + _STALL * max(abs(v), 1e-12):
             # halving did not help: the relaxation at this τ is the limit, so search τ on this cell first
@@ -362,26 +396,3 @@ def lower_slab_bound(
         used += 2
     cells.sort(key=lambda c: c[0])
     return cells[0][0], [c[3] for c in cells if c[3] is not None]
-
-
-def lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=None):
-    """The lower end's slab step of :func:`._mcr._margin_mcr`: the slab bound (one feature; for the hinge only on
-    sets small enough for the slabs it needs) when the gap between the best member (``best("lower")``) and ``lower``
-    is above 1%, its slab minimisers polished into members (``add``); returns the better bound."""
-    from ._descent import polish_lower
-
-    th, mr = best("lower")
-    if th is None or len(T.gi) != 1 or mr - lower <= 0.01 * max(abs(mr), 1e-300):
-        return lower
-    if (
-        loss.name == "hinge"
-        and _slab_budget(len(np.unique(np.column_stack([ms.D, ms.y]), axis=0)), len(T.G)) < _MAX_SLABS
-    ):
-        # the hinge's slabs need to be narrow (its b-subgradient jumps): only small sets get enough of them
-        # within the budget (Pima, Insulin: 0.853 with 24 slabs, 0.920 with 64; γ = 0 gives 0.910, a member 0.968)
-        return lower
-    lim = extremes().coef_range(int(T.gi[0]))
-    b, pts = lower_slab_bound(ms, T, ranges, loss, eps, lo, hi, kind, th, mr, lim, max_time=max_time, floor=lower)
-    for p in polish_lower(ms, T, loss, eps, kind, pts[:2], n_starts=2):
-        add(p)
-    return max(lower, b)

@@ -25,6 +25,12 @@ feature, :func:`._secant.secant_upper_bound` (row envelopes on slabs of the swit
 coefficient, searched by the branch and bound of :mod:`._bnb`; proofs in their modules; a budget of work, or
 ``max_time`` seconds from the start of the call, and skipped when the surrogate bound is already within
 ``gap_tol`` of the best member). The result reports both, the gap, and flags gaps above 5%.
+
+**Large sets.** Above about 4·10^6 (value, row class) pairs (a continuous feature at 10^4+ rows) the searches and
+the γ-steps and surrogates run on cells of the feature's values (:mod:`._binned`): a certified minorant of e_switch
+for the lower end, a certified majorant for the upper end's surrogate (the slab bounds use the exact values and
+counts); members are ranked by a certified interval of their e_switch, and the final members are evaluated exactly
+(up to 2·10^8 pairs; beyond, the conservative end of that interval, as the notes say).
 """
 
 from __future__ import annotations
@@ -38,15 +44,18 @@ from ...utils import single_blas_thread
 from ...utils.losses import canonical_loss_name
 from .._results import MCRResult
 from .._steps import MCRStep, level_point, mr_value, step_bound
-from ._bounds import ScoreRanges, intercept_interval, surrogate_bound
+from ._binned import SwitchPlan
+from ._bounds import ScoreRanges, intercept_interval
+from ._bounds import bound_loss as _bound_loss
+from ._bounds import surrogate_list as _surrogate
 from ._clock import Clock
-from ._closed_results import _collapsed_result, _factorial_result, _member
+from ._closed_results import _collapsed_result, _factorial_result
 from ._lp_ranges import tighten_ranges
 from ._secant import secant_upper_bound
 from ._solve import solve_margin
 from ._terms import MarginTerms
 
-__all__ = ["MarginSet", "margin_mcr", "fit_margin_set"]
+__all__ = ["MarginSet", "margin_mcr"]
 
 
 class MarginSet:
@@ -160,9 +169,11 @@ def _margin_mcr(
             return _collapsed_result(ms, T, columns, group, eps, e_ref, reference_theta, kind, tol, loss, flat)
     lo, hi = ms.intercept_range(eps)
     e_o = lambda th: T.e_orig(th, loss)  # noqa: E731
-    e_s = lambda th: T.e_switch(th, loss)  # noqa: E731
     if T.switch_is_orig():
         return _factorial_result(ms, T, columns, group, eps, e_ref, reference_theta, kind, tol, loss)
+    # the pairs exact, or (many: 10^4+ rows) cells of the feature's values: minorant TL, majorant TU (._binned)
+    sp = SwitchPlan(T, eps, kind)
+    TL, TU = sp.TL, sp.TU
     cand: list = []
     memo: list = []
 
@@ -171,14 +182,16 @@ def _margin_mcr(
         if not memo:
             from ._ascent import coordinate_extremes
 
-            memo.append(coordinate_extremes(ms, T, loss, eps, lo, hi))
+            memo.append(coordinate_extremes(ms, TL, loss, eps, lo, hi))
         return memo[0]
 
     def add(th):
         if th is not None and th @ B @ th <= r * (1 + 1e-9):
             eo = e_o(th)
             if eo <= eps:
-                cand.append((th, eo, e_s(th)))
+                cand.append((th, eo, *sp.interval(th, loss)))  # lower end: ranked by the upper value, and vice versa
+                return cand[-1]
+        return None
 
     add(ms.theta_min)
     if reference_theta is not None:
@@ -198,11 +211,12 @@ def _margin_mcr(
         lb0 = lower_bound()
         scale = abs(lb0) if math.isfinite(lb0) else abs(best("lower")[1])
         scale = max(1.0, scale if math.isfinite(scale) else 1.0)
-        th, lb, ok = ms.solve(g, 1.0, T, lo, hi, x0, atol=(eps if eps > 0 else 1.0) * max(tol * scale, coarse) / 8)
-        st = MCRStep("lower", float(g), lb, th, e_o(th), e_s(th), bool(ok))
+        th, lb, ok = ms.solve(g, 1.0, TL, lo, hi, x0, atol=(eps if eps > 0 else 1.0) * max(tol * scale, coarse) / 8)
+        c = add(th)
+        es = 0.5 * (c[2] + c[3]) if c is not None else float(np.mean(sp.interval(th, loss)))
+        st = MCRStep("lower", float(g) + sp.g_shift, lb, th, e_o(th), es, bool(ok))
         steps.append(st)
         cache[g] = st
-        add(th)
         return st
 
     def lower_bound():
@@ -213,7 +227,7 @@ def _margin_mcr(
     def best(side):
         if not cand:
             return None, (math.inf if side == "lower" else -math.inf)
-        mrs = [mr_value(eo, es, kind) for _, eo, es in cand]
+        mrs = [mr_value(c[1], c[3] if side == "lower" else c[2], kind) for c in cand]
         i = int(np.argmin(mrs) if side == "lower" else np.argmax(mrs))
         return cand[i][0], mrs[i]
 
@@ -272,23 +286,25 @@ def _margin_mcr(
             + ", the member is found by a local descent"
         )
         from ._descent import descend_lower, polish_lower
-        from ._lower_bnb import lower_end_slabs
+        from ._lower_end import lower_end_slabs
 
         th_0 = best("lower")[0]
-        for th in descend_lower(ms, T, loss, eps, lo, hi, kind, cand, extremes, (n_starts, random_state)):
+        for th in descend_lower(ms, TL, loss, eps, lo, hi, kind, cand, extremes, (n_starts, random_state)):
             add(th)
         for th in polish_lower(
-            ms, T, loss, eps, kind, [c[0] for c in sorted(cand, key=lambda c: mr_value(c[1], c[2], kind))]
+            ms, TL, loss, eps, kind, [c[0] for c in sorted(cand, key=lambda c: mr_value(c[1], c[3], kind))]
         ):
             add(th)
         th_x = best("lower")[0]
         # each expansion point gives a valid bound; not for the hinge, whose surrogates (the 0.05-smoothing's
         # curvature: 5 near the kink, 0 elsewhere) never beat the γ = 0 bound (Pima: 0.60-0.90 vs 0.91-0.96)
         for th in ((th_0, th_x) if th_x is not th_0 else (th_0,)) if loss.name == "logistic" else ():
-            for bl in _surrogate(T, ranges, loss, th, eps, kind, "lower", B, r):
-                lower = max(lower, bl)
+            for bl in _surrogate(TL, ranges, loss, th, eps, kind, "lower", B, r):
+                lower = max(lower, bl - sp.l_shift)
         left = None if deadline is None else max(0.0, (deadline - time.monotonic()) / 2)  # half for the lower end
-        lower = lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=left)
+        lower = lower_end_slabs(
+            ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=left, terms=TL, notes=notes
+        )
     lth, lmr = best("lower")
     if coarse0 and s0.e_orig <= eps and lmr - lower <= 100 * coarse0:
         lower = max(lower, step_bound(step(0.0, s0.theta, coarse=0.0, again=True), eps, kind))
@@ -297,14 +313,14 @@ def _margin_mcr(
     from ._ascent import ascend_upper
 
     if "upper" in ends and not clock.late("the ascent of the upper end"):
-        for th in ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extremes):
+        for th in ascend_upper(ms, TL, loss, eps, lo, hi, kind, n_starts, random_state, extremes):
             add(th)
     uth, umr = best("upper")
     # the hinge's surrogate outer bound is useless where the slab bound applies (Pima: 42-159 vs 1.7-2.5), so
     # for one feature it is the fallback only
     slab_first = loss.name == "hinge" and uth is not None and len(gi) == 1 and gap_tol < math.inf
     upper = (
-        math.inf if slab_first else min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
+        math.inf if slab_first else min(_surrogate(TU, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
     )
     # row envelopes on slabs of the switched coefficient (._secant; a deterministic work budget), only
     # where it can tighten
@@ -315,15 +331,18 @@ def _margin_mcr(
         sec = secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, umr, b_limits=b_lim, report=rep, **opts)
         upper = min(upper, sec) if np.isfinite(sec) else upper
     if slab_first and not np.isfinite(upper):
-        upper = min(_surrogate(T, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
+        upper = min(_surrogate(TU, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
     if flat is not None:  # the minimiser set's box (a hinge set at ε = e_min) bounds both ends too
         lower, upper = max(lower, flat[0]), min(upper, flat[1])
+    lmod, umod, ref, ref_lo = sp.members(ms, kind, lth, uth, reference_theta, notes)  # each evaluated once
+    lmr, umr = (lmr if lmod is None else lmod.mr), (umr if umod is None else umod.mr)
     upper = max(upper, umr)  # rounding guard: the outer bound is never below an attained value
     lower = min(lower, lmr)
     lgap, ugap = max(lmr - lower, 0.0), max(upper - umr, 0.0)
     if rep and rep[0].exhausted and upper == rep[0].bound and ugap > gap_tol * max(abs(upper), 1e-300):
-        why = "the time limit (max_time)" if rep[0].timed_out else "the work budget"
-        notes.append(f"upper end: {why} ran out with the gap at {ugap / abs(upper):.1%} (target gap_tol = {gap_tol:g})")
+        why = "the time limit (max_time) ran out" if rep[0].timed_out else "the work budget ran out"
+        why = "the bound stalled (at its rate the work budget would not reach gap_tol)" if rep[0].stalled else why
+        notes.append(f"upper end: {why} with the gap at {ugap / abs(upper):.1%} (target gap_tol = {gap_tol:g})")
     if np.isfinite(upper) and ugap > 0.05 * max(abs(upper), 1e-300):
         notes.append(
             f"upper end: the outer bound is {ugap / abs(upper):.1%} above the best member found (gap above 5%)"
@@ -333,10 +352,14 @@ def _margin_mcr(
             f"lower end: the bound is {lgap / max(abs(lower), 1e-300):.1%} below the best member found (gap above 5%)"
         )
 
-    ref = _member(ms, T, reference_theta, kind)
     lo_ok = up_ok = all(s.certified for s in steps)
     slack = 4 * tol * max(1.0, abs(lower), abs(upper))
-    if ref is not None and ref.e_orig <= eps * (1 + 1e-12) and not (lower - slack <= ref.mr <= upper + slack):
+    if (
+        ref is not None
+        and ref_lo is not None
+        and ref.e_orig <= eps * (1 + 1e-12)
+        and not (lower - slack <= ref.mr and ref_lo.mr <= upper + slack)
+    ):
         lo_ok = up_ok = False
         notes.append(f"consistency check failed: MR(reference) = {ref.mr:.10g} outside [{lower:.10g}, {upper:.10g}]")
     up_ok = up_ok and np.isfinite(upper)
@@ -344,8 +367,8 @@ def _margin_mcr(
     return MCRResult(
         lower=float(lower),
         upper=float(upper),
-        lower_model=_member(ms, T, lth, kind),
-        upper_model=_member(ms, T, uth, kind),
+        lower_model=lmod,
+        upper_model=umod,
         lower_gap=float(lgap),
         upper_gap=float(ugap),
         lower_tight=bool(lgap <= tol * max(1.0, abs(lower)) and lo_ok),
@@ -367,54 +390,3 @@ def _margin_mcr(
         loss=canonical_loss_name(loss.name),
         notes="; ".join(notes),
     )
-
-
-def _bound_loss(loss):
-    """The loss the surrogates are built on: logistic itself; for the hinge a smoothing wide enough to carry
-    curvature (its offset τ log 2 is paid in the minorant)."""
-    return loss.smoothed(0.05)  # the logistic loss is its own smoothing
-
-
-def _surrogate(T, ranges, loss, theta_x, eps, kind, side, B, r):
-    if theta_x is None:
-        return []
-    bl = _bound_loss(loss)
-    b, _ = surrogate_bound(T, ranges, bl, bl.offset, theta_x, eps, kind, side, B, r)
-    return [b] if np.isfinite(b) else []
-
-
-def fit_margin_set(rs, mc, Xa, ya, columns, func) -> None:
-    """RashomonSet.fit for a classifier class ``mc`` (logistic or hinge): parametrise, θ_min, reference, e_ref and
-    ε_abs (set on ``rs``), with one BLAS thread (see :func:`margin_mcr`)."""
-    single_blas_thread(_fit_margin_set, rs, mc, Xa, ya, columns, func)
-
-
-def _fit_margin_set(rs, mc, Xa, ya, columns, func) -> None:
-    from ...model_classes import ClassMember, encode_margin_labels
-    from ...utils.validation import RashomonInputError
-    from .._epsilon import set_threshold
-
-    ye = encode_margin_labels(ya, func)
-    ref = rs.reference
-    if isinstance(ref, ClassMember) and "margin_loss" in ref.parametrization_.info:
-        par = ref.parametrization_
-        if par.n_features != Xa.shape[1]:
-            raise RashomonInputError(
-                f"The 'reference' parameter of {func} was fitted on {par.n_features} features; X has {Xa.shape[1]}."
-            )
-    else:
-        if ref is not None and not hasattr(ref, "predict") and not hasattr(ref, "decision_function"):
-            raise RashomonInputError(
-                f"The 'reference' parameter of {func} must be None or a fitted model with "
-                f"predict or decision_function. Got {ref!r} instead."
-            )
-        par = mc.parametrize(Xa, ye, None, columns=columns, func=func)
-    ms = MarginSet(par, Xa, ye)
-    theta_min, e_min = ms.fit()
-    rs.parametrization_, rs._y_encoded, rs._margin = par, ye, ms
-    rs.theta_min_, rs.e_min_ = theta_min, e_min
-    theta_ref = theta_min if ref is None else par.convex_reference(ref, Xa, mc.loss, func, columns)
-    rs.reference_theta_, rs.reference_ = theta_ref, par.estimator(theta_ref)
-    rs.e_ref_ = ms.orig.e_orig(theta_ref, ms.loss)
-    set_threshold(rs, ye, None, func)  # e_null_, ε_abs and the share of the explained loss kept
-    rs._degenerate = False

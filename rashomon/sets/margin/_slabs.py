@@ -9,6 +9,8 @@ import numpy as np
 
 __all__ = ["slab_ranges", "upper_hull"]
 
+_ROUNDS_ROWS = 300  # rows up to which the removal rounds beat the monotone chain (60 x 48 points: 0.7 ms vs 1.8 ms)
+
 
 def slab_ranges(C, centre, P, delta, k, a, b):
     """Range of each row c of C of ``c'θ`` on ``{(θ-centre)'P⁻¹(θ-centre) <= δ, a <= θ_k <= b}``.
@@ -53,6 +55,34 @@ def upper_hull(X, F):
     """
     n, K = X.shape
     F = _equal_x_max(X, F)
+    # rows strictly concave already (every point above the chord of its two neighbours) are their own hull: on the
+    # slab bounds' grids about half the rows, often all of them; the others go to a vertex search
+    stack, top = np.tile(np.arange(K), (n, 1)), np.full(n, K - 1)
+    if K > 2:
+        xp, fp = X[:, :-2], F[:, :-2]
+        need = np.flatnonzero(
+            np.any((F[:, 1:-1] - fp) * (X[:, 2:] - xp) <= (F[:, 2:] - fp) * (X[:, 1:-1] - xp), axis=1)
+        )
+        if need.size:
+            Xs, Fs = X[need], F[need]
+            stack[need], top[need] = _rounds(Xs, Fs) if need.size <= _ROUNDS_ROWS else _monotone_chain(Xs, Fs)
+    cols = np.minimum(np.arange(K - 1)[None, :], np.maximum(top - 1, 0)[:, None])
+    left = np.take_along_axis(stack, cols, axis=1)
+    right = np.take_along_axis(stack, cols + 1, axis=1)
+    right = np.where(top[:, None] >= 1, right, left)
+    xl, xr = np.take_along_axis(X, left, axis=1), np.take_along_axis(X, right, axis=1)
+    fl, fr = np.take_along_axis(F, left, axis=1), np.take_along_axis(F, right, axis=1)
+    dx = xr - xl
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.where(dx > 0, (fr - fl) / np.where(dx > 0, dx, 1.0), 0.0)
+    f0 = np.where(dx > 0, fl, np.maximum(fl, fr))
+    return xl, f0, slope
+
+
+def _monotone_chain(X, F):
+    """The vertices of each row's upper hull by Andrew's monotone chain, all rows in lock-step: ``(stack, top)``
+    with row j's vertices ``stack[j, :top[j] + 1]`` in order (K steps; the cheaper for many rows)."""
+    n, K = X.shape
     ar = np.arange(n)
     stack = np.zeros((n, K), dtype=int)
     top = np.zeros(n, dtype=int)
@@ -69,17 +99,45 @@ def upper_hull(X, F):
             act = act[top[act] >= 1]
         top += 1
         stack[ar, top] = i
-    cols = np.minimum(np.arange(K - 1)[None, :], np.maximum(top - 1, 0)[:, None])
-    left = np.take_along_axis(stack, cols, axis=1)
-    right = np.take_along_axis(stack, cols + 1, axis=1)
-    right = np.where(top[:, None] >= 1, right, left)
-    xl, xr = np.take_along_axis(X, left, axis=1), np.take_along_axis(X, right, axis=1)
-    fl, fr = np.take_along_axis(F, left, axis=1), np.take_along_axis(F, right, axis=1)
-    dx = xr - xl
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slope = np.where(dx > 0, (fr - fl) / np.where(dx > 0, dx, 1.0), 0.0)
-    f0 = np.where(dx > 0, fl, np.maximum(fl, fr))
-    return xl, f0, slope
+    return stack, top
+
+
+def _rounds(X, F):
+    """The vertices of each row's upper hull: ``(stack, top)`` with row j's vertices ``stack[j, :top[j] + 1]`` in
+    order. Rounds of removals, all rows and points at once: a point on or below the chord of its live neighbours is
+    not a vertex (the hull lies above that chord whatever else is removed), so every such point of a round goes;
+    the first and last points stay; when a round removes none, the live points are concave at every vertex: the
+    hull (the same vertices as :func:`_monotone_chain`). Only the neighbours of a removed point are tested again: a
+    few rounds typically, where the monotone chain takes K steps (for few rows, its interpreter cost)."""
+    n, K = X.shape
+    alive = np.ones((n, K), dtype=bool)
+    alive[:, 1:] = X[:, 1:] != X[:, :-1]  # one point per abscissa (F is the run's largest value at each)
+    idx = np.arange(K)
+    test = alive.copy()
+    test[:, 0] = test[:, -1] = False
+    while K > 2:
+        r, c = np.nonzero(test & alive)
+        if not r.size:
+            break
+        rows = np.unique(r)  # neighbours from the live points of the rows being tested
+        live = alive[rows]
+        prev = np.maximum.accumulate(np.where(live, idx, -1), axis=1)
+        nxt = np.minimum.accumulate(np.where(live, idx, K)[:, ::-1], axis=1)[:, ::-1]
+        k = np.searchsorted(rows, r)
+        p, q = prev[k, c - 1], nxt[k, c + 1]
+        ok = (p >= 0) & (q < K)  # a row's first and last live points stay
+        r, c, p, q = r[ok], c[ok], p[ok], q[ok]
+        xp, fp = X[r, p], F[r, p]
+        pop = (F[r, c] - fp) * (X[r, q] - xp) <= (F[r, q] - fp) * (X[r, c] - xp)
+        test[:] = False
+        if not pop.any():
+            break
+        r, c, p, q = r[pop], c[pop], p[pop], q[pop]
+        alive[r, c] = False
+        test[r, p] = test[r, q] = True  # a removal changes only the chords of its two neighbours
+        test[:, 0] = test[:, -1] = False
+    order = np.argsort(~alive, axis=1, kind="stable")  # the live indices first, in order
+    return order, alive.sum(axis=1) - 1
 
 
 def _equal_x_max(X, F):
