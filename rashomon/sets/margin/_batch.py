@@ -38,6 +38,7 @@ _ZZ_FLOATS = (
 _FAR = 1e4  # θ'B̃θ beyond this multiple of r: the iterate is too far outside K for its Frank–Wolfe bound
 _ROWS = 65536  # rows per block of outer products when they are not kept
 _MARGIN_FLOATS = 1 << 22  # margins of a block of functionals (k x n floats) up to 32 MB: fewer columns at large n
+_REUSE = 3e-3  # a row's Hessian is reused while its Newton steps are below this share of its largest coordinate
 _PARTS = 8  # a membership test sums the loss over this many strided shares of the rows, dropping columns over ε
 
 
@@ -204,10 +205,17 @@ class MarginBatch:
 
         res, F1, F2, F3, BT = residual(slice(None), T, lam, nu, ball, L, G)
         act = np.arange(m)
+        # a row's Hessian is kept while its steps are small (chord steps; a failed one recomputes it)
+        reuse = _REUSE if self._decide is not None or self._tol is not None else 0.0
+        Hs, fresh = np.empty((m, d, d)), np.ones(m, dtype=bool)
         for it in range(n_iter):  # noqa: B007  (it is read after the loop)
             if not act.size:
                 break
-            H = self.hessians(St[act].T)
+            need = act[fresh[act]]
+            if need.size:
+                Hs[need] = self.hessians(St[need].T)
+            H = Hs[act]
+            chord = ~fresh[act]
             la, na, ba = lam[act], nu[act], ball[act]
             k = len(act)
             J = np.zeros((k, d + 2, d + 2))
@@ -219,13 +227,16 @@ class MarginBatch:
             rhs = -np.concatenate([F1[:, act], F2[None, act], F3[None, act]], axis=0).T
             step = _solve_each(J, rhs)
             good = np.isfinite(step).all(1)
-            act = act[good]
-            step = step[good]
+            act, step, chord = act[good], step[good], chord[good]
+            fresh[act] = np.abs(step[:, :d]).max(1) > reuse * np.maximum(np.abs(T[:, act]).max(0), 1e-300)
             t = 1.0
-            todo, st = act, step
+            todo, st, retry = act, step, act[:0]
             for _bt in range(24):  # backtracking on the residual norm, only the rows not yet decreased
                 if _bt:  # rows at the rounding floor stop (the certificate judges them)
                     keep = res[todo] >= 1e-11
+                    if _bt == 1:  # a chord step that failed: again with the row's own Hessian
+                        retry = todo[keep & np.isin(todo, act[chord])]
+                        keep &= ~np.isin(todo, retry)
                     todo, st = todo[keep], st[keep]
                 if not todo.size:
                     break
@@ -243,6 +254,7 @@ class MarginBatch:
                 res[sel], F1[:, sel], F2[sel], F3[sel], BT[:, sel] = rn[ok], f1[:, ok], f2[ok], f3[ok], btn[:, ok]
                 todo, st, t = todo[~ok], st[~ok], 0.5 * t
             stuck = np.isin(act, todo)
+            fresh[retry] = True
             # active set: a negative ball multiplier releases the ball; the ball violated without it engages it
             q = 0.5 * (T[:, act] * BT[:, act]).sum(0)
             rel = ball[act] & (nu[act] < 0)
@@ -266,11 +278,11 @@ class MarginBatch:
         is above τ, or its member is at or below), or, without a question, that are certified within ``_tol``
         (:meth:`certify`: no loss evaluation, the logistic member's loss bounded by convexity)."""
         if self._decide is None:
-            corner = self.corners(C[:, act].T)[0]
             Ca = C[:, act].T
-            return self.certify(Ca, corner, T[:, act].copy(), lam[act], L[act], G[:, act], None, self._tol, cheap=True)[
-                3
-            ]
+            ok = self.certify(
+                Ca, self.corners(Ca)[0], T[:, act].copy(), lam[act], L[act], G[:, act], None, self._tol, cheap=True
+            )
+            return ok[3]
         corner, tau, strict = (z[act] for z in self._decide)
         b, _t, v, _ok, inside = self.certify(
             C[:, act].T, corner, T[:, act].copy(), lam[act], L[act], G[:, act], None, 0.0, full=True
