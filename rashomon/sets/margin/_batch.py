@@ -39,6 +39,7 @@ _FAR = 1e4  # θ'B̃θ beyond this multiple of r: the iterate is too far outside
 _ROWS = 65536  # rows per block of outer products when they are not kept
 _MARGIN_FLOATS = 1 << 22  # margins of a block of functionals (k x n floats) up to 32 MB: fewer columns at large n
 _REUSE = 3e-3  # a row's Hessian is reused while its Newton steps are below this share of its largest coordinate
+_CACHE_FLOATS = 1 << 18  # margins of the functionals evaluated together (2 MB: in cache for the elementwise passes)
 _PARTS = 8  # a membership test sums the loss over this many strided shares of the rows, dropping columns over ε
 
 
@@ -62,6 +63,7 @@ class MarginBatch:
         self.hinge = ms.loss.name == "hinge"
         self.lc = ms.loss.c
         self.cols = int(max(8, min(_COLS, _MARGIN_FLOATS // max(len(Z), 1))))
+        self._cache_rows = int(max(1, min(32, _CACHE_FLOATS // max(len(Z), 1))))
         # L at θ with the penalised part zeroed is at most log 2 + |θ_0|·Σw|z_0| (softplus(-x) <= log 2 + |x|)
         self.a0 = float(self.w @ np.abs(Z[:, 0])) if ms.o else 0.0
         if self.hinge:  # smoothings: the first within a quarter of the slack (S_τ ⊆ S not empty), down to the class's
@@ -101,12 +103,15 @@ class MarginBatch:
     def value_grad(self, T: np.ndarray):
         """``(L, ∇L, s)`` of the loss smoothed at τ (``τ·softplus((c - m)/τ)``; the logistic loss is τ = 1, c = 0)
         for the columns of T, with ``s = -ℓ'(m) = σ((c - m)/τ)``."""
-        X = T.T @ self.Zt  # k x n: a functional's margins contiguous (rows are selected and replaced)
-        self.n_eval += X.shape[0]
-        if self.hinge:
-            X -= self.lc
-            X /= self.tau
-        val, St = _softplus_sigmoid(X, self.w)
+        k = T.shape[1]
+        self.n_eval += k
+        St, val = np.empty((k, len(self.w))), np.empty(k)  # k x n: a functional's margins contiguous (selected
+        for a in range(0, k, self._cache_rows):  # and replaced by row); a few rows at a time stay in cache
+            X = T[:, a : a + self._cache_rows].T @ self.Zt
+            if self.hinge:
+                X -= self.lc
+                X /= self.tau
+            val[a : a + len(X)], St[a : a + len(X)] = _softplus_sigmoid(X, self.w)
         return self.tau * val, -(St @ self.Zw).T, St.T
 
     def hessians(self, s: np.ndarray) -> np.ndarray:
