@@ -25,20 +25,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch_kernels import _softplus_sigmoid, _solve_each
+from ._batch_kernels import _softplus_sigmoid, _solve_each, corners
 
 __all__ = ["MarginBatch"]
 
 _STAGES = 3  # smoothings of the hinge before the active-set polish (._polish)
 _CHUNK = 512  # functionals per block of Hessians (memory: _CHUNK x d(d+1)/2 floats)
 _COLS = 256  # functionals per block of margins (n x 256 floats; COMPAS: 15% faster than 1,024, cache)
-_ZZ_FLOATS = (
-    1 << 24
-)  # the rows' outer products are kept up to 128 MB (10^5 rows x 20 features: 185 MB, built per block)
+# the rows' outer products are kept up to 256 MB (10^5 rows x 20 features: 185 MB); above, those of every k-th row
+# (weights scaled): the Hessian only steers Newton (every row is certified), and a sampled one costs O(2^25) per row
+_ZZ_FLOATS = 1 << 25
 _FAR = 1e4  # θ'B̃θ beyond this multiple of r: the iterate is too far outside K for its Frank–Wolfe bound
 _ROWS = 65536  # rows per block of outer products when they are not kept
 _MARGIN_FLOATS = 1 << 22  # margins of a block of functionals (k x n floats) up to 32 MB: fewer columns at large n
-_REUSE = 3e-3  # a row's Hessian is reused while its Newton steps are below this share of its largest coordinate
+_REUSE = 1e-2  # a row's Hessian is reused while its Newton steps are below this share of its largest coordinate
 _CACHE_FLOATS = 1 << 18  # margins of the functionals evaluated together (2 MB: in cache for the elementwise passes)
 _PARTS = 8  # a membership test sums the loss over this many strided shares of the rows, dropping columns over ε
 
@@ -58,8 +58,12 @@ class MarginBatch:
         self.Bt = np.zeros((d, d))
         self.Bt[ms.o :, ms.o :] = 0.5 * (ms.B[ms.o :, ms.o :] + ms.B[ms.o :, ms.o :].T)
         self.iu = np.triu_indices(d)
-        # row-wise outer products (upper triangle), kept when they fit in _ZZ_FLOATS; else built per block of rows
+        # row-wise outer products (upper triangle), kept when they fit in _ZZ_FLOATS; else those of every k-th row
         self.ZZ = Z[:, self.iu[0]] * Z[:, self.iu[1]] if len(Z) * len(self.iu[0]) <= _ZZ_FLOATS else None
+        self.stride = 1 if self.ZZ is not None else -(-len(Z) * len(self.iu[0]) // max(_ZZ_FLOATS, 1))
+        if self.ZZ is None:
+            Zs, ws = Z[:: self.stride], self.w[:: self.stride]
+            self.ZZs, self.ws = Zs[:, self.iu[0]] * Zs[:, self.iu[1]], ws * (self.w.sum() / ws.sum())
         self.hinge = ms.loss.name == "hinge"
         self.lc = ms.loss.c
         self.cols = int(max(8, min(_COLS, _MARGIN_FLOATS // max(len(Z), 1))))
@@ -114,16 +118,20 @@ class MarginBatch:
             val[a : a + len(X)], St[a : a + len(X)] = _softplus_sigmoid(X, self.w)
         return self.tau * val, -(St @ self.Zw).T, St.T
 
-    def hessians(self, s: np.ndarray) -> np.ndarray:
-        """``Z'diag(w σ(m)σ(-m))Z`` per column of s (= σ(-m)): one product with the row-wise outer products."""
+    def hessians(self, s: np.ndarray, exact: bool = False) -> np.ndarray:
+        """``Z'diag(w σ(m)σ(-m))Z`` per column of s (= σ(-m)): one product with the row-wise outer products (those
+        of every ``stride``-th row when they are not all kept, unless ``exact``: then built a block at a time)."""
         St = s.T  # contiguous when s is the view :meth:`value_grad` returns
+        sampled = self.ZZ is None and not exact
+        if sampled:
+            St = St[:, :: self.stride]
         W = St * (1.0 - St)
-        W *= self.w / self.tau
+        W *= (self.ws if sampled else self.w) / self.tau
         k = s.shape[1]
         H = np.empty((k, self.d, self.d))
         for a in range(0, k, _CHUNK):
-            if self.ZZ is not None:
-                U = W[a : a + _CHUNK] @ self.ZZ
+            if self.ZZ is not None or sampled:
+                U = W[a : a + _CHUNK] @ (self.ZZs if sampled else self.ZZ)
             else:  # bounded memory: the outer products of _ROWS rows at a time
                 U = np.zeros((min(_CHUNK, k - a), len(self.iu[0])))
                 for b in range(0, len(self.Z), _ROWS):
@@ -298,20 +306,7 @@ class MarginBatch:
     # ------------------------------------------------------------------ certificate and member
     def corners(self, A: np.ndarray):
         """``(min_K a'θ, a minimiser)`` for every row a (see :meth:`MarginFunctionalRange.corner`), vectorised."""
-        eng, ms = self.eng, self.eng.ms
-        pen = eng.pen
-        Ap = A[:, pen]
-        W = Ap @ eng._Bp_inv  # B_p⁻¹ symmetric
-        q = np.maximum((W * Ap).sum(1), 0.0)
-        th = np.tile(ms.theta_min, (len(A), 1))
-        pos = q > 0
-        th[np.ix_(pos, pen)] = -(np.sqrt(ms.r / q[pos]) * (1 - 1e-15))[:, None] * W[pos]
-        val = -np.sqrt(ms.r * q)
-        if ms.o:
-            c0 = A[:, 0]
-            th[:, 0] = np.where(c0 > 0, eng.lo[0], np.where(c0 < 0, eng.hi[0], th[:, 0]))
-            val = val + c0 * th[:, 0]
-        return val, th
+        return corners(self.eng, A)
 
     def members(self, T: np.ndarray, L: np.ndarray | None = None) -> np.ndarray:
         """Rows of T (m x d) in S, each by a margin far above rounding, checked exactly where it is close (``L``: an

@@ -1,10 +1,10 @@
-"""Elementwise kernels of the batched KKT-Newton solver (:mod:`._batch`)."""
+"""Kernels of the batched KKT-Newton solver (:mod:`._batch`): elementwise loss terms, Newton steps, K's corners."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["_softplus_sigmoid", "_solve_each"]
+__all__ = ["_softplus_sigmoid", "_solve_each", "corners"]
 
 
 def _softplus_sigmoid(X: np.ndarray, w: np.ndarray, sigmoid: bool = True):
@@ -40,3 +40,21 @@ def _solve_each(J: np.ndarray, rhs: np.ndarray) -> np.ndarray:
             except np.linalg.LinAlgError:
                 pass
     return out
+
+
+def corners(eng, A: np.ndarray):
+    """``(min_K a'θ, a minimiser)`` for every row a (see :meth:`MarginFunctionalRange.corner`), vectorised."""
+    ms = eng.ms
+    pen = eng.pen
+    Ap = A[:, pen]
+    W = Ap @ eng._Bp_inv  # B_p⁻¹ symmetric
+    q = np.maximum((W * Ap).sum(1), 0.0)
+    th = np.tile(ms.theta_min, (len(A), 1))
+    pos = q > 0
+    th[np.ix_(pos, pen)] = -(np.sqrt(ms.r / q[pos]) * (1 - 1e-15))[:, None] * W[pos]
+    val = -np.sqrt(ms.r * q)
+    if ms.o:
+        c0 = A[:, 0]
+        th[:, 0] = np.where(c0 > 0, eng.lo[0], np.where(c0 < 0, eng.hi[0], th[:, 0]))
+        val = val + c0 * th[:, 0]
+    return val, th
