@@ -40,7 +40,7 @@ def test_softplus_sigmoid_equals_scipy():
 
 
 def _batch_of(rs):
-    from rashomon.sets._ranges import engine_of
+    from rashomon.sets.rows._ranges import engine_of
 
     return engine_of(rs, "test")._batch()
 
