@@ -123,7 +123,8 @@ def test_sampled_hessians_keep_the_ends_certified(monkeypatch):
     X, y = _data(600, 4, seed=4)
     rows = X[:40]
     a = RashomonSet(LogisticModelClass(), 0.1).fit(X, y).prediction_range(rows, scale="score")
-    monkeypatch.setattr(_batch, "_ZZ_FLOATS", 600 * 15 // 3)  # every 3rd row
+    monkeypatch.setattr(_batch, "_ZZ_FLOATS", 600 * 15 // 3)  # not all kept: every 3rd row's
+    monkeypatch.setattr(_batch, "_ZZ_SAMPLE", 600 * 15 // 3)
     rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, y)
     assert _batch_of(rs).stride == 3
     b = rs.prediction_range(rows, scale="score")

@@ -35,6 +35,7 @@ _COLS = 256  # functionals per block of margins (n x 256 floats; COMPAS: 15% fas
 # the rows' outer products are kept up to 256 MB (10^5 rows x 20 features: 185 MB); above, those of every k-th row
 # (weights scaled): the Hessian only steers Newton (every row is certified), and a sampled one costs O(2^25) per row
 _ZZ_FLOATS = 1 << 25
+_ZZ_SAMPLE = 1 << 24  # the sampled rows' outer products (128 MB)
 _FAR = 1e4  # θ'B̃θ beyond this multiple of r: the iterate is too far outside K for its Frank–Wolfe bound
 _ROWS = 65536  # rows per block of outer products when they are not kept
 _MARGIN_FLOATS = 1 << 22  # margins of a block of functionals (k x n floats) up to 32 MB: fewer columns at large n
@@ -50,9 +51,10 @@ class MarginBatch:
         ms = eng.ms
         self.eng, self.eps, self.e_min = eng, eng.eps, eng.e_min
         Z, cnt = np.unique(ms.y[:, None] * ms.D, axis=0, return_counts=True)
-        self.Z, self.w = Z, cnt.astype(float) / len(ms.y)
-        self.Zw = Z * self.w[:, None]
+        self.w = cnt.astype(float) / len(ms.y)
         self.Zt = np.ascontiguousarray(Z.T)  # margins of k functionals: (k x d)(d x n), rows contiguous
+        self.Z = Z = self.Zt.T  # a view: one copy of the rows kept (10^6 x 20: 168 MB each)
+        self.Zw = Z * self.w[:, None]
         d = Z.shape[1]
         self.d, self.o, self.r = d, ms.o, ms.r
         self.Bt = np.zeros((d, d))
@@ -60,7 +62,7 @@ class MarginBatch:
         self.iu = np.triu_indices(d)
         # row-wise outer products (upper triangle), kept when they fit in _ZZ_FLOATS; else those of every k-th row
         self.ZZ = Z[:, self.iu[0]] * Z[:, self.iu[1]] if len(Z) * len(self.iu[0]) <= _ZZ_FLOATS else None
-        self.stride = 1 if self.ZZ is not None else -(-len(Z) * len(self.iu[0]) // max(_ZZ_FLOATS, 1))
+        self.stride = 1 if self.ZZ is not None else -(-len(Z) * len(self.iu[0]) // max(_ZZ_SAMPLE, 1))
         if self.ZZ is None:
             Zs, ws = Z[:: self.stride], self.w[:: self.stride]
             self.ZZs, self.ws = Zs[:, self.iu[0]] * Zs[:, self.iu[1]], ws * (self.w.sum() / ws.sum())
