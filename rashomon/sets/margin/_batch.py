@@ -40,7 +40,6 @@ _FAR = 1e4  # θ'B̃θ beyond this multiple of r: the iterate is too far outside
 _ROWS = 65536  # rows per block of outer products when they are not kept
 _MARGIN_FLOATS = 1 << 22  # margins of a block of functionals (k x n floats) up to 32 MB: fewer columns at large n
 _REUSE = 1e-2  # a row's Hessian is reused while its Newton steps are below this share of its largest coordinate
-_CACHE_FLOATS = 1 << 18  # margins of the functionals evaluated together (2 MB: in cache for the elementwise passes)
 _PARTS = 8  # a membership test sums the loss over this many strided shares of the rows, dropping columns over ε
 
 
@@ -69,7 +68,7 @@ class MarginBatch:
         self.hinge = ms.loss.name == "hinge"
         self.lc = ms.loss.c
         self.cols = int(max(8, min(_COLS, _MARGIN_FLOATS // max(len(Z), 1))))
-        self._cache_rows = int(max(1, min(32, _CACHE_FLOATS // max(len(Z), 1))))
+        self._cache_rows = min(32, self.cols)  # in cache at 10^4 rows; at 10^5 fewer would reread Z per product
         # L at θ with the penalised part zeroed is at most log 2 + |θ_0|·Σw|z_0| (softplus(-x) <= log 2 + |x|)
         self.a0 = float(self.w @ np.abs(Z[:, 0])) if ms.o else 0.0
         if self.hinge:  # smoothings: the first within a quarter of the slack (S_τ ⊆ S not empty), down to the class's
