@@ -8,22 +8,59 @@ For synthetic logistic (and hinge) sets of n rows x p features, in CPU seconds o
 * ``multiplicity()`` of every row: screened (members, certified outer bounds, the undecided rows solved until
   decided) against the previous method, the exact range of every row (``prediction_range`` of all rows, then the
   flips; skipped above ``--exact-max`` rows), with the flips compared row by row;
+* 50 row ends (25 of the 1,000 rows, both ends) against cvxpy + CLARABEL (to 1e-6; up to ``--cvxpy-max`` rows);
+* the peer ``rashomon-py`` (its own ε-set: L2-penalised loss within ε of its minimum, intercept unpenalised): fit,
+  ``functional_range`` (both ends) and ``can_flip`` on ``--peer-rows`` rows, in a subprocess whose import path is
+  ``--peer DIR`` (a directory holding its ``rashomon`` package: it has this package's import name), CPU seconds of
+  that process, with the per-1,000-rows figure scaled from the rows timed;
 * the peak resident memory of the process.
 
     python benchmarks/bench_classifier_scale.py                 # 10^4 x 10 logistic and hinge, 3 x 10^4 x 20
     python benchmarks/bench_classifier_scale.py --sizes 100000x20 --exact-max 0
+    python benchmarks/bench_classifier_scale.py --peer /tmp/peer  # pip install --target /tmp/peer rashomon-py
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
+import subprocess
+import sys
 import time
+import warnings
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from rashomon import HingeModelClass, LogisticModelClass, RashomonSet
+
+PEER = r"""
+import json, sys, time
+import numpy as np
+from threadpoolctl import threadpool_limits
+import rashomon
+n, p, k, eps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+rng = np.random.default_rng(0)
+X = rng.normal(size=(n, p))
+beta = rng.normal(size=p) * 0.5
+y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ beta)))).astype(int)
+with threadpool_limits(1):
+    t = time.process_time()
+    rs = rashomon.RashomonSet(estimator="logistic", epsilon=eps, epsilon_mode="percent_loss", fit_intercept=True)
+    rs.fit(X, y)
+    t_fit = time.process_time() - t
+    t = time.process_time()
+    for i in range(k):
+        rs.functional_range(np.concatenate([[1.0], X[i]]))
+    t_range = time.process_time() - t
+    t = time.process_time()
+    flips = rs.can_flip(X[:k])
+    t_flip = time.process_time() - t
+print(json.dumps({"version": getattr(rashomon, "__version__", "?"), "fit": t_fit, "range": t_range,
+                  "flip": t_flip, "flips": int(flips.sum())}))
+"""
 
 
 def data(n: int, p: int, seed: int = 0):
@@ -40,19 +77,80 @@ def cpu(f):
     return out, time.process_time() - t
 
 
-def run(n: int, p: int, loss: str, exact_max: int, eps: float) -> None:
+def cvxpy_min(rs, a):
+    """min a'θ over the set by cvxpy + CLARABEL; None when CLARABEL fails or is inaccurate."""
+    import cvxpy as cp
+
+    ms = rs._margin
+    th = cp.Variable(ms.D.shape[1])
+    mg = cp.multiply(ms.y, ms.D @ th)
+    loss = cp.sum(cp.logistic(-mg)) if ms.loss.name == "logistic" else cp.sum(cp.pos(1 - mg))
+    Bp = ms.B[ms.o :, ms.o :]
+    L = np.linalg.cholesky(0.5 * (Bp + Bp.T))
+    cons = [loss <= len(ms.y) * rs.epsilon_abs_, cp.sum_squares(L.T @ th[ms.o :]) <= ms.r]
+    prob = cp.Problem(cp.Minimize(a @ th), cons)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            prob.solve(solver="CLARABEL")
+        except cp.error.SolverError:
+            return None
+    return float(prob.value) if prob.status == "optimal" else None
+
+
+def check_cvxpy(rs, X, pr, ends: int) -> str:
+    rows = np.random.default_rng(1).choice(len(pr.lower), size=ends // 2, replace=False)
+    P, p0 = rs.parametrization_.prediction_map(X[rows])
+    worst, compared, t0 = 0.0, 0, time.perf_counter()
+    for k, i in enumerate(rows):
+        for sign, end in ((1.0, pr.lower[i]), (-1.0, pr.upper[i])):
+            v = cvxpy_min(rs, sign * P[k])
+            if v is not None:
+                compared += 1
+                worst = max(worst, abs(sign * v + p0[k] - end) / max(1.0, abs(end)))
+    ok = worst <= 1e-6
+    line = (
+        f"{compared} of {ends} row ends against cvxpy: worst relative difference {worst:.1e} ({'ok' if ok else 'FAIL'})"
+    )
+    line += f", cvxpy {time.perf_counter() - t0:.0f} s wall"
+    assert ok, line
+    return line
+
+
+def peer(dir_: str, n: int, p: int, k: int, eps: float) -> str:
+    env = dict(os.environ, PYTHONPATH=dir_, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run(
+        [sys.executable, "-c", PEER, str(n), str(p), str(k), str(eps)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=dir_,
+    )
+    if out.returncode:
+        return f"peer failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    return (
+        f"peer rashomon-py {r['version']}: fit {r['fit']:.2f} s | functional_range of {k} rows {r['range']:.2f} s "
+        f"({r['range'] * 1000 / k:.1f} s per 1,000 rows) | can_flip of {k} rows {r['flip']:.2f} s "
+        f"({r['flip'] * n / k:.0f} s scaled to all {n} rows; {r['flips']} flips)"
+    )
+
+
+def run(n: int, p: int, loss: str, args) -> None:
     X, y = data(n, p)
     cls = LogisticModelClass if loss == "logistic" else HingeModelClass
-    rs, t_fit = cpu(lambda: RashomonSet(cls(), eps).fit(X, y))
+    rs, t_fit = cpu(lambda: RashomonSet(cls(), args.epsilon).fit(X, y))
     m = min(1000, n)
-    _, t_pr = cpu(lambda: rs.prediction_range(X[:m], scale="score"))
+    pr, t_pr = cpu(lambda: rs.prediction_range(X[:m], scale="score"))
     mult, t_mult = cpu(lambda: rs.multiplicity(threshold=0.0, scale="score"))
     line = (
-        f"{loss:8s} {n:>8d} x {p:<3d} fit {t_fit:7.2f} s | prediction_range({m}) {t_pr:7.2f} s | "
-        f"multiplicity {t_mult:7.2f} s (ambiguity {mult.ambiguity:.4f}; settled {mult.settled})"
+        f"{loss:8s} {n:>8d} x {p:<3d} fit {t_fit:7.2f} s | prediction_range({m}) {t_pr:7.2f} s "
+        f"(largest gap {float(np.max(pr.gap / np.maximum(1.0, np.abs([pr.lower, pr.upper])))):.1e}) | "
+        f"multiplicity {t_mult:7.2f} s (ambiguity {mult.ambiguity:.4f}; settled {mult.settled}) | "
+        f"peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
     )
     print(line, flush=True)
-    if n <= exact_max:
+    if n <= args.exact_max:
         ex, t_ex = cpu(lambda: rs.prediction_range(scale="score"))
         # rows where the exact ranges decide the flip (an attained end crosses 0, or a certified end does not):
         # there the flips must agree; elsewhere the exact method stopped with a gap across 0
@@ -67,6 +165,10 @@ def run(n: int, p: int, loss: str, exact_max: int, eps: float) -> None:
             flush=True,
         )
         assert same, "screened flips differ from the exact ranges"
+    if n <= args.cvxpy_max:
+        print(f"{'':8s} {check_cvxpy(rs, X, pr, 50)}", flush=True)
+    if args.peer and loss == "logistic":
+        print(f"{'':8s} {peer(args.peer, n, p, min(args.peer_rows, n), args.epsilon)}", flush=True)
 
 
 def main() -> None:
@@ -74,13 +176,16 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000x10,30000x20", help="comma-separated NxP (default: %(default)s)")
     ap.add_argument("--losses", default="logistic,hinge", help="default: %(default)s")
     ap.add_argument("--exact-max", type=int, default=10000, help="largest n timed by the exact method")
+    ap.add_argument("--cvxpy-max", type=int, default=10000, help="largest n whose row ends are checked by cvxpy")
     ap.add_argument("--epsilon", type=float, default=0.1, help="relative ε (default: %(default)s)")
+    ap.add_argument("--peer", default="", help="directory holding rashomon-py's package (timed in a subprocess)")
+    ap.add_argument("--peer-rows", type=int, default=100, help="rows the peer is timed on (default: %(default)s)")
     args = ap.parse_args()
     with threadpool_limits(1):
         for size in args.sizes.split(","):
             n, p = (int(v) for v in size.lower().split("x"))
             for loss in args.losses.split(","):
-                run(n, p, loss, args.exact_max, args.epsilon)
+                run(n, p, loss, args)
     print(f"peak resident memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 

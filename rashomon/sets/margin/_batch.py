@@ -24,41 +24,23 @@ member. A row whose gap exceeds the tolerance is left to the caller (the per-row
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_expit
+
+from ._batch_kernels import _softplus_sigmoid, _solve_each, corners
 
 __all__ = ["MarginBatch"]
 
 _STAGES = 3  # smoothings of the hinge before the active-set polish (._polish)
 _CHUNK = 512  # functionals per block of Hessians (memory: _CHUNK x d(d+1)/2 floats)
 _COLS = 256  # functionals per block of margins (n x 256 floats; COMPAS: 15% faster than 1,024, cache)
-_ZZ_FLOATS = (
-    1 << 24
-)  # the rows' outer products are kept up to 128 MB (10^5 rows x 20 features: 185 MB, built per block)
+# the rows' outer products are kept up to 256 MB (10^5 rows x 20 features: 185 MB); above, those of every k-th row
+# (weights scaled): the Hessian only steers Newton (every row is certified), and a sampled one costs O(2^25) per row
+_ZZ_FLOATS = 1 << 25
+_ZZ_SAMPLE = 1 << 24  # the sampled rows' outer products (128 MB)
 _FAR = 1e4  # θ'B̃θ beyond this multiple of r: the iterate is too far outside K for its Frank–Wolfe bound
 _ROWS = 65536  # rows per block of outer products when they are not kept
-
-
-def _log_expit_and_expit_neg(M: np.ndarray):
-    """``(log σ(M), σ(-M))`` from one exponential ``exp(-|M|)`` (half the time of scipy's two calls; both within
-    one rounding of them: log σ(M) = min(M, 0) - log1p(e), σ(-M) = e/(1 + e) for M >= 0, 1/(1 + e) below)."""
-    e = np.exp(-np.abs(M))
-    one_e = 1.0 + e
-    return np.minimum(M, 0.0) - np.log1p(e), np.where(M >= 0, e, 1.0) / one_e
-
-
-def _solve_each(J: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """Newton steps ``J⁻¹rhs`` per row; NaN where a system is singular or not finite (that row stops)."""
-    fin = np.isfinite(J).all((1, 2)) & np.isfinite(rhs).all(1)
-    out = np.full_like(rhs, np.nan)
-    try:
-        out[fin] = np.linalg.solve(J[fin], rhs[fin][..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        for i in np.where(fin)[0]:
-            try:
-                out[i] = np.linalg.solve(J[i], rhs[i])
-            except np.linalg.LinAlgError:
-                pass
-    return out
+_MARGIN_FLOATS = 1 << 22  # margins of a block of functionals (k x n floats) up to 32 MB: fewer columns at large n
+_REUSE = 1e-2  # a row's Hessian is reused while its Newton steps are below this share of its largest coordinate
+_PARTS = 8  # a membership test sums the loss over this many strided shares of the rows, dropping columns over ε
 
 
 class MarginBatch:
@@ -68,17 +50,27 @@ class MarginBatch:
         ms = eng.ms
         self.eng, self.eps, self.e_min = eng, eng.eps, eng.e_min
         Z, cnt = np.unique(ms.y[:, None] * ms.D, axis=0, return_counts=True)
-        self.Z, self.w = Z, cnt.astype(float) / len(ms.y)
+        self.w = cnt.astype(float) / len(ms.y)
+        self.Zt = np.ascontiguousarray(Z.T)  # margins of k functionals: (k x d)(d x n), rows contiguous
+        self.Z = Z = self.Zt.T  # a view: one copy of the rows kept (10^6 x 20: 168 MB each)
         self.Zw = Z * self.w[:, None]
         d = Z.shape[1]
         self.d, self.o, self.r = d, ms.o, ms.r
         self.Bt = np.zeros((d, d))
         self.Bt[ms.o :, ms.o :] = 0.5 * (ms.B[ms.o :, ms.o :] + ms.B[ms.o :, ms.o :].T)
         self.iu = np.triu_indices(d)
-        # row-wise outer products (upper triangle), kept when they fit in _ZZ_FLOATS; else built per block of rows
+        # row-wise outer products (upper triangle), kept when they fit in _ZZ_FLOATS; else those of every k-th row
         self.ZZ = Z[:, self.iu[0]] * Z[:, self.iu[1]] if len(Z) * len(self.iu[0]) <= _ZZ_FLOATS else None
+        self.stride = 1 if self.ZZ is not None else -(-len(Z) * len(self.iu[0]) // max(_ZZ_SAMPLE, 1))
+        if self.ZZ is None:
+            Zs, ws = Z[:: self.stride], self.w[:: self.stride]
+            self.ZZs, self.ws = Zs[:, self.iu[0]] * Zs[:, self.iu[1]], ws * (self.w.sum() / ws.sum())
         self.hinge = ms.loss.name == "hinge"
         self.lc = ms.loss.c
+        self.cols = int(max(8, min(_COLS, _MARGIN_FLOATS // max(len(Z), 1))))
+        self._cache_rows = min(32, self.cols)  # in cache at 10^4 rows; at 10^5 fewer would reread Z per product
+        # L at θ with the penalised part zeroed is at most log 2 + |θ_0|·Σw|z_0| (softplus(-x) <= log 2 + |x|)
+        self.a0 = float(self.w @ np.abs(Z[:, 0])) if ms.o else 0.0
         if self.hinge:  # smoothings: the first within a quarter of the slack (S_τ ⊆ S not empty), down to the class's
             t0 = min(0.1, 0.25 * max(self.eps - self.e_min, 0.0) / np.log(2.0))
             taus = [t0]
@@ -92,41 +84,60 @@ class MarginBatch:
         self.n_eval = 0
         self.tick = None  # progress callback (rows done), set by the caller
         self._decide = None  # (corner, τ, strict) of the block being solved, when rows stop once decided
+        self._tol = None  # logistic: rows stop once certified within this tolerance
 
     # ------------------------------------------------------------------ the loss, vectorised over columns
-    def loss(self, T: np.ndarray) -> np.ndarray:
-        """The exact L(θ) for every column θ of T (d x k), in blocks of columns (memory and cache)."""
-        out = np.empty(T.shape[1])
-        for a in range(0, T.shape[1], _COLS):
-            M = self.Z @ T[:, a : a + _COLS]
-            out[a : a + _COLS] = self.w @ np.maximum(0.0, 1.0 - M) if self.hinge else -self.w @ log_expit(M)
+    def loss(self, T: np.ndarray, cap: float | None = None) -> np.ndarray:
+        """The exact L(θ) for every column θ of T (d x k), in blocks of columns (memory and cache). ``cap``: the rows
+        are summed in _PARTS strided shares and a column stops once its partial sum (a lower bound: every term is
+        >= 0) exceeds cap; its value is then that partial sum."""
+        k = T.shape[1]
+        out = np.zeros(k)
+        parts = _PARTS if cap is not None and len(self.w) >= 256 * _PARTS else 1
+        live = np.arange(k)
+        for j in range(parts):
+            Zt, w = (self.Zt, self.w) if parts == 1 else (self.Zt[:, j::parts], self.w[j::parts])
+            for a in range(0, live.size, self.cols):
+                idx = live[a : a + self.cols]
+                X = T[:, idx].T @ Zt
+                out[idx] += np.maximum(0.0, 1.0 - X) @ w if self.hinge else _softplus_sigmoid(X, w, False)[0]
+            if cap is not None:
+                live = live[out[live] <= cap]
         return out
 
     def value_grad(self, T: np.ndarray):
         """``(L, ∇L, s)`` of the loss smoothed at τ (``τ·softplus((c - m)/τ)``; the logistic loss is τ = 1, c = 0)
         for the columns of T, with ``s = -ℓ'(m) = σ((c - m)/τ)``."""
-        M = self.Z @ T
-        self.n_eval += M.shape[1]
-        if not self.hinge:
-            lg, s = _log_expit_and_expit_neg(M)
-            return -(self.w @ lg), -(self.Zw.T @ s), s
-        tau = self.tau
-        lg, s = _log_expit_and_expit_neg((M - self.lc) / tau)
-        return -tau * (self.w @ lg), -(self.Zw.T @ s), s
+        k = T.shape[1]
+        self.n_eval += k
+        St, val = np.empty((k, len(self.w))), np.empty(k)  # k x n: a functional's margins contiguous (selected
+        for a in range(0, k, self._cache_rows):  # and replaced by row); a few rows at a time stay in cache
+            X = T[:, a : a + self._cache_rows].T @ self.Zt
+            if self.hinge:
+                X -= self.lc
+                X /= self.tau
+            val[a : a + len(X)], St[a : a + len(X)] = _softplus_sigmoid(X, self.w)
+        return self.tau * val, -(St @ self.Zw).T, St.T
 
-    def hessians(self, s: np.ndarray) -> np.ndarray:
-        """``Z'diag(w σ(m)σ(-m))Z`` per column of s (= σ(-m)): one product with the row-wise outer products."""
-        W = self.w[:, None] * s * (1.0 - s) / self.tau
+    def hessians(self, s: np.ndarray, exact: bool = False) -> np.ndarray:
+        """``Z'diag(w σ(m)σ(-m))Z`` per column of s (= σ(-m)): one product with the row-wise outer products (those
+        of every ``stride``-th row when they are not all kept, unless ``exact``: then built a block at a time)."""
+        St = s.T  # contiguous when s is the view :meth:`value_grad` returns
+        sampled = self.ZZ is None and not exact
+        if sampled:
+            St = St[:, :: self.stride]
+        W = St * (1.0 - St)
+        W *= (self.ws if sampled else self.w) / self.tau
         k = s.shape[1]
         H = np.empty((k, self.d, self.d))
         for a in range(0, k, _CHUNK):
-            if self.ZZ is not None:
-                U = W[:, a : a + _CHUNK].T @ self.ZZ
+            if self.ZZ is not None or sampled:
+                U = W[a : a + _CHUNK] @ (self.ZZs if sampled else self.ZZ)
             else:  # bounded memory: the outer products of _ROWS rows at a time
                 U = np.zeros((min(_CHUNK, k - a), len(self.iu[0])))
                 for b in range(0, len(self.Z), _ROWS):
                     Zb = self.Z[b : b + _ROWS]
-                    U += W[b : b + _ROWS, a : a + _CHUNK].T @ (Zb[:, self.iu[0]] * Zb[:, self.iu[1]])
+                    U += W[a : a + _CHUNK, b : b + _ROWS] @ (Zb[:, self.iu[0]] * Zb[:, self.iu[1]])
             Hc = H[a : a + _CHUNK]
             Hc[:, self.iu[0], self.iu[1]] = U
             Hc[:, self.iu[1], self.iu[0]] = U
@@ -152,12 +163,15 @@ class MarginBatch:
         return self._quad.minimize(A, tol=1e-8)[1]
 
     # ------------------------------------------------------------------ Newton
-    def solve(self, A: np.ndarray, n_iter: int = 40, block: int = _COLS, decide=None):
-        """``(θ, λ, ν)`` near the KKT points of ``min a'θ`` over S, one per row a of A (θ: d x m; λ, ν: (m,)),
-        in blocks of rows (memory: the margins of a block). ``decide = (corner, τ, strict)`` (logistic): a row
-        stops as soon as its certified bound or a member decides ``min a'θ <= τ`` (``< τ`` where strict)."""
+    def solve(self, A: np.ndarray, n_iter: int = 40, block: int = _COLS, decide=None, tol=None):
+        """``(θ, λ, L, ∇L, Σ_j w_j s_j, ν, ball)`` near the KKT points of ``min a'θ`` over S, one per row a of A
+        (θ: d x m; λ, ν: (m,); s = -ℓ'(m)), in blocks of rows (memory: the margins of a block). ``decide = (corner,
+        τ, strict)`` (logistic): a row stops as soon as its certified bound or a member decides ``min a'θ <= τ``
+        (``< τ`` where strict); ``tol`` (logistic): a row stops once certified within tol (:meth:`certify`)."""
         T0 = self._start(A).T.copy()
         out = []
+        block = min(block, self.cols)
+        self._tol = None if self.hinge else tol
         for a in range(0, len(A), block):
             C, T, lam, nu, ball = A[a : a + block].T, T0[:, a : a + block], None, None, None
             self._decide = None if decide is None else tuple(z[a : a + block] for z in decide)
@@ -168,16 +182,18 @@ class MarginBatch:
                     T, lam, nu, ball, L, G, S = self._solve_block(
                         C, T, its, lam, nu, ball, 1e-10 if self.hinge else 1e-14
                     )
-            out.append((T, lam, L, G, S, nu, ball))
+            out.append((T, lam, L, G, self.w @ S, nu, ball))
             self._decide = None
             if self.tick is not None:
                 self.tick(len(lam))  # type: ignore[arg-type]  # set: self.taus is never empty
+        self._tol = None
         return tuple(np.concatenate(z, axis=-1) for z in zip(*out))
 
     def _solve_block(self, C, T, n_iter, lam=None, nu=None, ball=None, rtol=1e-14):
         eps, Bt, r, d = self.eps, self.Bt, self.r, self.d
         m = C.shape[1]
         L, G, S = self.value_grad(T)
+        St = S.T  # k x n, rows contiguous (selected and replaced by row)
         BT = 2.0 * Bt @ T
         if lam is None:  # multipliers: least squares of c + λg + ν·2B̃θ = 0
             gg, gb, bb = (G * G).sum(0), (G * BT).sum(0), (BT * BT).sum(0)
@@ -203,10 +219,17 @@ class MarginBatch:
 
         res, F1, F2, F3, BT = residual(slice(None), T, lam, nu, ball, L, G)
         act = np.arange(m)
+        # a row's Hessian is kept while its steps are small (chord steps; a failed one recomputes it)
+        reuse = _REUSE if self._decide is not None or self._tol is not None else 0.0
+        Hs, fresh = np.empty((m, d, d)), np.ones(m, dtype=bool)
         for it in range(n_iter):  # noqa: B007  (it is read after the loop)
             if not act.size:
                 break
-            H = self.hessians(S[:, act])
+            need = act[fresh[act]]
+            if need.size:
+                Hs[need] = self.hessians(St[need].T)
+            H = Hs[act]
+            chord = ~fresh[act]
             la, na, ba = lam[act], nu[act], ball[act]
             k = len(act)
             J = np.zeros((k, d + 2, d + 2))
@@ -218,13 +241,16 @@ class MarginBatch:
             rhs = -np.concatenate([F1[:, act], F2[None, act], F3[None, act]], axis=0).T
             step = _solve_each(J, rhs)
             good = np.isfinite(step).all(1)
-            act = act[good]
-            step = step[good]
+            act, step, chord = act[good], step[good], chord[good]
+            fresh[act] = np.abs(step[:, :d]).max(1) > reuse * np.maximum(np.abs(T[:, act]).max(0), 1e-300)
             t = 1.0
-            todo, st = act, step
+            todo, st, retry = act, step, act[:0]
             for _bt in range(24):  # backtracking on the residual norm, only the rows not yet decreased
                 if _bt:  # rows at the rounding floor stop (the certificate judges them)
                     keep = res[todo] >= 1e-11
+                    if _bt == 1:  # a chord step that failed: again with the row's own Hessian
+                        retry = todo[keep & np.isin(todo, act[chord])]
+                        keep &= ~np.isin(todo, retry)
                     todo, st = todo[keep], st[keep]
                 if not todo.size:
                     break
@@ -238,10 +264,11 @@ class MarginBatch:
                 if _bt == 23:
                     ok = np.isfinite(rn) & (rn < res[todo])
                 sel = todo[ok]
-                T[:, sel], lam[sel], nu[sel], S[:, sel], G[:, sel] = Tn[:, ok], ln[ok], nn[ok], Sn[:, ok], Gn[:, ok]
+                T[:, sel], lam[sel], nu[sel], St[sel], G[:, sel] = Tn[:, ok], ln[ok], nn[ok], Sn.T[ok], Gn[:, ok]
                 res[sel], F1[:, sel], F2[sel], F3[sel], BT[:, sel] = rn[ok], f1[:, ok], f2[ok], f3[ok], btn[:, ok]
                 todo, st, t = todo[~ok], st[~ok], 0.5 * t
             stuck = np.isin(act, todo)
+            fresh[retry] = True
             # active set: a negative ball multiplier releases the ball; the ball violated without it engages it
             q = 0.5 * (T[:, act] * BT[:, act]).sum(0)
             rel = ball[act] & (nu[act] < 0)
@@ -255,18 +282,24 @@ class MarginBatch:
                 )
                 stuck &= ~(rel | eng)
             act = act[~stuck & (res[act] >= rtol)]
-            if self._decide is not None and act.size:
-                act = act[~self._decided(act, C, T, lam, F2 + eps, G, S)]
+            if (self._decide is not None or self._tol is not None) and act.size:
+                act = act[~self._decided(act, C, T, lam, F2 + eps, G)]
         self.n_iter = it
-        return T, lam, nu, ball, F2 + eps, G, S
+        return T, lam, nu, ball, F2 + eps, G, St.T
 
-    def _decided(self, act, C, T, lam, L, G, S) -> np.ndarray:
-        """Rows of ``act`` whose question ``min c'θ <= τ`` the current iterate already answers: its certified bound
-        is above τ, or its member (:meth:`certify`, no loss evaluation unless the ball moves it) is at or below."""
-        assert self._decide is not None  # the caller checks
+    def _decided(self, act, C, T, lam, L, G) -> np.ndarray:
+        """Rows of ``act`` whose question ``min c'θ <= τ`` the current iterate already answers (its certified bound
+        is above τ, or its member is at or below), or, without a question, that are certified within ``_tol``
+        (:meth:`certify`: no loss evaluation, the logistic member's loss bounded by convexity)."""
+        if self._decide is None:
+            Ca = C[:, act].T
+            ok = self.certify(
+                Ca, self.corners(Ca)[0], T[:, act].copy(), lam[act], L[act], G[:, act], None, self._tol, cheap=True
+            )
+            return ok[3]
         corner, tau, strict = (z[act] for z in self._decide)
         b, _t, v, _ok, inside = self.certify(
-            C[:, act].T, corner, T[:, act].copy(), lam[act], L[act], G[:, act], S[:, act], 0.0, full=True
+            C[:, act].T, corner, T[:, act].copy(), lam[act], L[act], G[:, act], None, 0.0, full=True
         )
         below = lambda x: np.where(strict, x < tau, x <= tau)  # noqa: E731
         return (inside & below(v)) | (np.isfinite(b) & ~below(b))  # certify: no bound from an iterate far outside K
@@ -274,20 +307,7 @@ class MarginBatch:
     # ------------------------------------------------------------------ certificate and member
     def corners(self, A: np.ndarray):
         """``(min_K a'θ, a minimiser)`` for every row a (see :meth:`MarginFunctionalRange.corner`), vectorised."""
-        eng, ms = self.eng, self.eng.ms
-        pen = eng.pen
-        Ap = A[:, pen]
-        W = Ap @ eng._Bp_inv  # B_p⁻¹ symmetric
-        q = np.maximum((W * Ap).sum(1), 0.0)
-        th = np.tile(ms.theta_min, (len(A), 1))
-        pos = q > 0
-        th[np.ix_(pos, pen)] = -(np.sqrt(ms.r / q[pos]) * (1 - 1e-15))[:, None] * W[pos]
-        val = -np.sqrt(ms.r * q)
-        if ms.o:
-            c0 = A[:, 0]
-            th[:, 0] = np.where(c0 > 0, eng.lo[0], np.where(c0 < 0, eng.hi[0], th[:, 0]))
-            val = val + c0 * th[:, 0]
-        return val, th
+        return corners(self.eng, A)
 
     def members(self, T: np.ndarray, L: np.ndarray | None = None) -> np.ndarray:
         """Rows of T (m x d) in S, each by a margin far above rounding, checked exactly where it is close (``L``: an
@@ -297,7 +317,7 @@ class MarginBatch:
         Bp = ms.B[np.ix_(pen, pen)]
         q = ((T[:, pen] @ Bp) * T[:, pen]).sum(1)
         band = max(1e-14 * (eps - self.e_min), 1e-15 * eps, 1e-300)
-        L = self.loss(T.T) if L is None else L
+        L = self.loss(T.T, cap=eps + band) if L is None else L  # a partial sum over eps + band: outside
         ok = (q <= ms.r * (1 - 1e-15)) & (L <= eps - band)
         for i in np.where(~ok & (q <= ms.r * (1 + 1e-11)) & (L <= eps + band))[0]:  # too close to call: exactly
             ok[i] = eng.in_set(T[i])
@@ -325,7 +345,7 @@ class MarginBatch:
         return bound, theta, value, done
 
     def _newton(self, A, corner, tol, decide=None):
-        T, lam, L, G, S, nu, ball = self.solve(A, decide=decide)
+        T, lam, L, G, S, nu, ball = self.solve(A, decide=decide, tol=tol)
         out = self.certify(A, corner, T.copy(), lam, L, G, S, tol)
         bad = np.arange(len(A))
         if self.hinge and bad.size:  # the exact hinge's active set, polished by Newton (._polish); the better kept
@@ -333,16 +353,19 @@ class MarginBatch:
 
             Tp, lp, Sp = polish_hinge(self, A[bad], T[:, bad], lam[bad], nu[bad], ball[bad])
             Gp = -self.Z.T @ (self.w[:, None] * Sp)
-            again = self.certify(A[bad], corner[bad], Tp, lp, None, Gp, Sp, tol)
+            again = self.certify(A[bad], corner[bad], Tp, lp, None, Gp, self.w @ Sp, tol)
             better = again[3] | (again[2] - again[0] < out[2][bad] - out[0][bad])
             for k in range(4):
                 out[k][bad[better]] = again[k][better]
         return out
 
-    def certify(self, A, corner, T, lam, L, G, S, tol, full=False):
+    def certify(self, A, corner, T, lam, L, G, S, tol, full=False, cheap=False):
         """``(bound, θ, value, ok)`` from the solver's θ (columns of T) and multipliers λ (see the module notes);
-        ``full``: also whether each member is in S. ``L`` (the exact loss at T, logistic) spares its evaluation
-        where the ball leaves θ in place."""
+        ``full``: also whether each member is in S. ``L`` (the exact loss at T, logistic) spares its evaluation:
+        where the ball moves θ by a factor f >= 1 - 1e-6 on the penalised part, L at fθ is at most ``fL + (1 -
+        f)(log 2 + |θ_0|Σw|z_0|)`` (convexity; the other end has the penalised part zeroed); ``cheap``: no loss
+        evaluated, a member moved further is not found (θ_min stands for it). ``S``: the hinge's
+        ``Σ_j w_j α_j`` per column (unused for the logistic loss)."""
         eng, eps = self.eng, self.eps
         ms = eng.ms
         mu = 1.0 / lam
@@ -355,7 +378,7 @@ class MarginBatch:
         if ms.o:
             supp += np.where(G[0] > 0, G[0] * eng.lo[0], G[0] * eng.hi[0])
         if self.hinge:  # weak duality of the exact hinge at α ∈ [0, 1]: h(μ) >= Σ w α + min_K g'z
-            lb = self.w @ S + supp
+            lb = S + supp
         else:  # Frank–Wolfe: h(μ) >= f(θ) + min_K g'(z - θ)
             lb = L + mu * (C * T).sum(0) - (G * T).sum(0) + supp
         bound = np.maximum((lb - eps) / mu, corner)
@@ -368,11 +391,16 @@ class MarginBatch:
         f = np.where(q > ms.r * (1 - 1e-14), np.sqrt(ms.r * (1 - 1e-14) / np.maximum(q, 1e-300)), 1.0)
         T[pen] *= f
         moved = f < 1.0
-        if self.hinge or L is None or moved.all():
+        if self.hinge or L is None:
             L = self.loss(T)
         elif moved.any():
+            near = moved & (f >= 1 - 1e-6)
+            far = moved & ~near
             L = L.copy()
-            L[moved] = self.loss(T[:, moved])
+            th0 = np.abs(T[0]) if ms.o else 0.0
+            L[near] = (f * L + (1.0 - f) * (np.log(2.0) + th0 * self.a0))[near] * (1 + 1e-15)
+            if far.any():
+                L[far] = np.inf if cheap else self.loss(T[:, far])
         t0 = ms.theta_min[:, None]
         slack = eps - self.e_min
         s = np.minimum(1.0, slack * (1 - 1e-13) / np.maximum(L - self.e_min, 1e-300))

@@ -32,6 +32,18 @@ __all__ = ["RowScreen", "ScreenedFlips"]
 
 _MARGIN = 1e-10  # relative safety subtracted from every outer bound (rounding of the closed forms)
 _CHUNK = 256  # rows solved exactly per round (one block of the batched Newton)
+_CELLS = 1 << 20  # rows x directions per block of the closed forms (memory: about 8 such arrays of 8 MB)
+
+
+def _by_rows(f, F: np.ndarray, k: int):
+    """``f`` applied to blocks of rows of F (k directions each: rows x k temporaries bounded by _CELLS), joined."""
+    step = max(1, _CELLS // max(k, 1))
+    if len(F) <= step:
+        return f(F)
+    parts = [f(F[a : a + step]) for a in range(0, len(F), step)]
+    if isinstance(parts[0], tuple):
+        return tuple(np.concatenate(z) for z in zip(*parts))
+    return np.concatenate(parts)
 
 
 @dataclass
@@ -77,7 +89,7 @@ class RowScreen:
         best = F @ self.mid - np.sqrt(self.r * np.maximum(np.einsum("ij,jk,ik->i", F, self.Pball, F), 0.0))
         best -= np.abs(F) @ self.fw
         if self.ell is not None:
-            best = np.maximum(best, self._halfspaces(F, self.C, self.b))
+            best = np.maximum(best, _by_rows(lambda Fb: self._halfspaces(Fb, self.C, self.b), F, len(self.C)))
         return best - _MARGIN * np.maximum(1.0, np.abs(best))
 
     def _halfspaces(self, F, C, b):
@@ -107,10 +119,14 @@ class RowScreen:
         return np.maximum(base, val.max(1))
 
     def attained(self, F: np.ndarray, Th: np.ndarray):
-        """``(min_k f'θ_k, argmin)`` over the members Th for each row f of F."""
-        V = F @ Th.T
-        k = np.argmin(V, axis=1)
-        return V[np.arange(len(F)), k], k
+        """``(min_k f'θ_k, argmin)`` over the members Th for each row f of F (in blocks of rows)."""
+
+        def one(Fb):
+            V = Fb @ Th.T
+            k = np.argmin(V, axis=1)
+            return V[np.arange(len(Fb)), k], k
+
+        return _by_rows(one, F, len(Th))
 
     def best_members(self, F: np.ndarray):
         """``(value, θ)``: for each row f of F the least f'θ over the members found and, for the logistic loss,
@@ -174,7 +190,11 @@ class RowScreen:
                 vr, kr = self.attained(F[rest], th)
                 better = vr < value[rest]
                 value[rest[better]], theta[rest[better]] = vr[better], th[kr[better]]
-                br = self._halfspaces(F[rest], F[pick], b) if self.ell is not None else bound[rest]
+                br = (
+                    _by_rows(lambda Fb, C=F[pick], bk=b: self._halfspaces(Fb, C, bk), F[rest], len(pick))
+                    if self.ell is not None
+                    else bound[rest]
+                )
                 bound[rest] = np.maximum(bound[rest], br - _MARGIN * np.maximum(1.0, np.abs(br)))
                 still = ~crosses(value[rest], tau[rest], strict[rest]) & crosses(bound[rest], tau[rest], strict[rest])
                 n_refined += int((~still).sum())
