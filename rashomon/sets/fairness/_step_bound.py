@@ -33,6 +33,8 @@ import numpy as np
 __all__ = ["step_max"]
 
 _ROUNDS = 8  # programmes solved (each adds the tangent cuts at its solution)
+_MAX_OPEN = 6000  # open rows (columns of the programme) beyond which the bound is not tried
+_TIME = 30.0  # seconds allowed to one programme (past it, the rounds stop; every bound found so far stands)
 _DEGENERATE = 1e-12  # a row range touching the threshold closer than this (relative): no ramp, the flat piece only
 
 
@@ -95,6 +97,8 @@ def step_max(rs, spec, coef, lo_s, hi_s, eps, func, t):
     ramp = open_ & np.where(pos, t - lr > _DEGENERATE * scale, ur - t > _DEGENERATE * scale)
     opn = np.flatnonzero(open_)
     m = len(opn)
+    if m > _MAX_OPEN:
+        return np.inf, []
     if m == 0:
         return certificate(rs, P, p0, c, lr, ur, t, np.zeros(len(c)), eps, func), []
     R = np.flatnonzero(ramp[opn])
@@ -124,7 +128,7 @@ def step_max(rs, spec, coef, lo_s, hi_s, eps, func, t):
             [A_ramp, A_poly] + ([sp.csr_matrix(np.array([cu[0] for cu in cuts]))] if cuts else []), format="csr"
         )
         b = np.r_[b_ramp, b_poly, [cu[1] for cu in cuts]]
-        res = linprog(cost, A_ub=A, b_ub=b, bounds=bounds, method="highs")
+        res = linprog(cost, A_ub=A, b_ub=b, bounds=bounds, method="highs", options={"time_limit": _TIME})
         if res.status != 0 or res.x is None:
             break
         pi = np.clip(-np.asarray(res.ineqlin.marginals[: len(R)]), 0.0, 1.0)
