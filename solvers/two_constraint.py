@@ -236,7 +236,9 @@ def solve_two_constraint(
     retried: list[float] = []
     model: list[tuple] = []  # solved fibres: (s, D, slope, minorant, Φ'')
     starts = [(math.inf, m_start)]
-    todo = [float(fib.u @ best["x"])]  # the fibre through the best member so far (then Kelley's, Newton's)
+    # the fibres through the best member so far and through both minimisers of the jump (the minimum may sit on the
+    # side the λ-search did not keep), then Kelley's and Newton's
+    todo = [float(fib.u @ best["x"]), float(fib.u @ a[0]), float(fib.u @ b[0])]
 
     def seen(s, where):
         return any(abs(s - t) <= 1e-12 * max(abs(s), abs(s_hi - s_lo)) for t in where)
