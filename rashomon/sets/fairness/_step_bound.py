@@ -56,7 +56,7 @@ def _row_max(c, gam, lr, ur, t):
     """``max_{s ∈ [lr, ur]} c·1[s > t] - γ s`` per row (the supremum just above t where the range crosses t)."""
     step = lambda s: np.where(s > t, c, 0.0)  # noqa: E731
     best = np.maximum(step(lr) - gam * lr, step(ur) - gam * ur)
-    cross = (lr <= t) & (t < ur)
+    cross = (lr <= t) & (t <= ur)  # a range ending at t: just above t counted too (decisions rounded at the threshold)
     at_t = np.maximum(-gam * t, c - gam * t)
     return np.where(cross, np.maximum(best, at_t), best)
 
