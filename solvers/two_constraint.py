@@ -237,44 +237,54 @@ def solve_two_constraint(
     model: list[tuple] = []  # solved fibres: (s, D, slope, minorant, Φ'')
     starts = [(math.inf, m_start)]
     todo = [float(fib.u @ best["x"])]  # the fibre through the best member so far (then Kelley's, Newton's)
+    # a second pass, only where the first leaves a gap: the fibres through both minimisers of the jump first (the
+    # minimum may sit on the side the first pass never visited), with a budget of its own
+    second = [float(fib.u @ a[0]), float(fib.u @ b[0])]
 
     def seen(s, where):
         return any(abs(s - t) <= 1e-12 * max(abs(s), abs(s_hi - s_lo)) for t in where)
 
-    for k in range(max_fibres):
-        lower, s_star = _min_max_quadratics(np.array(quads), s_lo, s_hi)
-        if best["f"] - lower <= atol:
-            break
-        queued = bool(todo)
-        s = todo.pop(0) if queued else _next_fibre(model, quads, s_star, best["f"], atol, s_lo, s_hi)
-        s = min(max(s, s_lo), s_hi)
-        if seen(s, tried) and not queued and not seen(s_star, tried):
-            s = s_star
-        if seen(s, tried):
-            if queued:
-                continue
-            if seen(s, retried):  # the minorants no longer move: the gap left is reported
+    used = 0
+    for pass_ in range(2):
+        if pass_:
+            if best["f"] - _min_max_quadratics(np.array(quads), s_lo, s_hi)[0] <= atol:
                 break
-            retried.append(s)  # the fibre's dual stalled from a warm start: once more from the root multipliers
-            near, iters = m_start, 400
-        else:
-            tried.append(s)
-            near, iters = min(starts, key=lambda e: abs(e[0] - s))[1], 60  # warm start: the nearest solved fibre
-        # a fibre is dropped once its dual passes the best value by half the gap (a minorant that also covers
-        # its neighbours), or solved to 0.25·atol
-        cut = best["f"] + 0.5 * (best["f"] - lower)
-        coef, m, x, fx, conv, phi2 = fib.solve(s, near, cut, 0.25 * atol, max_iter=iters)
-        info["fibres"] = k + 1
-        if coef is not None:
-            quads.append(coef)
-            lams.append(float(m[0]))
-            D = float(coef @ (s * s, s, 1.0))
-            if D < cut:  # not dropped: its multipliers are a sensible warm start
-                starts.append((s, m))
-            if conv:  # its slope is Φ's: a point of the model of the minimum
-                model.append((s, D, 2 * coef[0] * s + coef[1], coef, phi2))
-        if x is not None and fx < best["f"]:
-            best["x"], best["f"] = x, fx
+            todo = second
+        for _ in range(max_fibres):
+            lower, s_star = _min_max_quadratics(np.array(quads), s_lo, s_hi)
+            if best["f"] - lower <= atol:
+                break
+            queued = bool(todo)
+            s = todo.pop(0) if queued else _next_fibre(model, quads, s_star, best["f"], atol, s_lo, s_hi)
+            s = min(max(s, s_lo), s_hi)
+            if seen(s, tried) and not queued and not seen(s_star, tried):
+                s = s_star
+            if seen(s, tried):
+                if queued:
+                    continue
+                if seen(s, retried):  # the minorants no longer move: the gap left is reported
+                    break
+                retried.append(s)  # the fibre's dual stalled from a warm start: once more from the root multipliers
+                near, iters = m_start, 400
+            else:
+                tried.append(s)
+                near, iters = min(starts, key=lambda e: abs(e[0] - s))[1], 60  # warm start: the nearest solved fibre
+            # a fibre is dropped once its dual passes the best value by half the gap (a minorant that also covers
+            # its neighbours), or solved to 0.25·atol
+            cut = best["f"] + 0.5 * (best["f"] - lower)
+            coef, m, x, fx, conv, phi2 = fib.solve(s, near, cut, 0.25 * atol, max_iter=iters)
+            used += 1
+            info["fibres"] = used
+            if coef is not None:
+                quads.append(coef)
+                lams.append(float(m[0]))
+                D = float(coef @ (s * s, s, 1.0))
+                if D < cut:  # not dropped: its multipliers are a sensible warm start
+                    starts.append((s, m))
+                if conv:  # its slope is Φ's: a point of the model of the minimum
+                    model.append((s, D, 2 * coef[0] * s + coef[1], coef, phi2))
+            if x is not None and fx < best["f"]:
+                best["x"], best["f"] = x, fx
     lower = max(lower, _min_max_quadratics(np.array(quads), s_lo, s_hi)[0])
     lam_best["D"] = max(lam_best["D"], lower)
     cuts["fibres"] = (np.array(quads), np.array(lams), s_lo, s_hi)

@@ -17,9 +17,10 @@ A disparity compares a group metric (:mod:`._fair_metrics`) between two groups: 
   log / hinge loss): every row at its own certified extreme gives a certified *outer* bound; on classifier sets
   (difference kind, up to 50,000 rows) it is tightened by the joint bound of :mod:`._joint` (envelopes of the
   row functions maximised over the set as one convex programme; for logistic sets the loss constraint moved
-  into the rows, :mod:`._joint_lagrange`); members found by ascent (linearise the smoothed disparity, jump to
-  the exact extreme member of that linear functional, keep the best point on the segment) and by the joint
-  bound's iterations give *attained inner* values. Both are reported, with the gap.
+  into the rows, :mod:`._joint_lagrange`; for decisions also the dual of a linear programme,
+  :mod:`._step_bound`); members found by ascent (linearise the smoothed disparity, jump to the exact extreme
+  member of that linear functional, keep the best point on the segment) and by the joint bound's iterations
+  give *attained inner* values. Both are reported, with the gap.
 
 With more than two groups, each group is compared with the reference group, plus fairlearn's between-groups
 summary: ``max_g m_g - min_g m_g`` (difference) or ``min_g m_g / max_g m_g`` (ratio).
