@@ -30,8 +30,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 	$(VENV)/bin/mypy
 
+# the suite in TEST_WORKERS pytest-xdist processes (whole files per worker, so module fixtures are fitted
+# once), one BLAS thread each; TEST_WORKERS=0 runs it in this process
+TEST_WORKERS ?= 2
 test: $(STAMP) lint
-	MPLBACKEND=Agg $(PY) -m pytest -q
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 MPLBACKEND=Agg \
+		$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; MPLBACKEND=Agg $(PY) $$f || exit 1; done

@@ -1,9 +1,28 @@
-"""Shared pytest set-up: hypothesis profiles (``--hypothesis-profile=long`` in ``make repro``) and the
-2-worker ``LocalCluster`` of the Dask tests."""
+"""Shared pytest set-up: hypothesis profiles (``--hypothesis-profile=long`` in ``make repro``), the
+2-worker ``LocalCluster`` of the Dask tests, and one BLAS thread per pytest-xdist worker (``make test`` runs
+two workers)."""
 
+import os
 import warnings
 
 import pytest
+
+os.environ.setdefault("MPLBACKEND", "Agg")  # no window, whichever process draws first
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Each worker is one process on a shared machine: BLAS runs one thread in it (two workers on two cores
+    # would otherwise start four or more threads). Child processes (CLI runs, loky workers) inherit it.
+    for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
+
+
+def pytest_configure(config):
+    """Under pytest-xdist, cap the BLAS libraries already loaded at one thread (the environment variables
+    above only reach the libraries loaded after them)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        from threadpoolctl import threadpool_limits
+
+        config._blas_limit = threadpool_limits(limits=1)
+
 
 try:
     from hypothesis import HealthCheck, settings
