@@ -98,3 +98,25 @@ def test_clear_errors():
     ):
         with pytest.raises(RashomonInputError, match="compute|in memory"):
             query()
+
+
+def test_model_reliance_of_a_member_matches_in_memory():
+    from rashomon import model_reliance
+
+    X, y = _data(n=1501, seed=4)
+    X[:, 1] = np.round(X[:, 1])  # few distinct values: the exact U-statistic reduces over partitions
+    df = pd.DataFrame(X, columns=list("abcd")).assign(t=y)
+    ddf = dd.from_pandas(df, npartitions=4)
+    rs = RashomonSet(LogisticModelClass(norm_bound=2.0), 0.05).fit(ddf[list("abcd")], ddf["t"])
+    m = rs.reference_
+    ex = model_reliance(m, ddf[list("abcd")], ddf["t"], "b")
+    assert (ex.method, ex.exact_algorithm) == ("exact", "distinct-values")
+    mem = model_reliance(m, df[list("abcd")], df["t"], "b")
+    assert ex.e_switch == pytest.approx(mem.e_switch, rel=TOL) and ex.e_orig == pytest.approx(mem.e_orig, rel=TOL)
+    # a continuous feature: the divide estimator, named in the result, equal to the in-memory one
+    dv = model_reliance(m, ddf[list("abcd")], ddf["t"], "a")
+    assert dv.method == "divide" and dv.exact_algorithm is None
+    mem = model_reliance(m, df[list("abcd")], df["t"], "a", method="divide")
+    assert dv.e_switch == pytest.approx(mem.e_switch, rel=TOL) and dv.ratio == pytest.approx(mem.ratio, rel=TOL)
+    arr = model_reliance(m, da.from_array(X, chunks=(400, 4)), da.from_array(y, chunks=400), 0, method="divide")
+    assert arr.e_switch == pytest.approx(mem.e_switch, rel=TOL)

@@ -17,6 +17,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "any_dask": "._dask",
         "bootstrap_mcr": "._bootstrap",
         "BootstrapMCR": "._bootstrap",
+        "dask_reliance_losses": "._dask_reliance",
         "dask_row_statistics": "._dask",
         "dask_split_statistics": "._dask_ridge",
         "fit_dask": "._dask",
