@@ -120,3 +120,54 @@ def test_model_reliance_of_a_member_matches_in_memory():
     assert dv.e_switch == pytest.approx(mem.e_switch, rel=TOL) and dv.ratio == pytest.approx(mem.ratio, rel=TOL)
     arr = model_reliance(m, da.from_array(X, chunks=(400, 4)), da.from_array(y, chunks=400), 0, method="divide")
     assert arr.e_switch == pytest.approx(mem.e_switch, rel=TOL)
+
+
+@pytest.mark.parametrize("norm_bound", [0.4, 50.0])  # the ball binds at some ends / is inactive (tightened)
+def test_prediction_range_matches_in_memory(norm_bound):
+    X, y = _data(seed=5)
+    mc = LogisticModelClass(norm_bound=norm_bound)
+    a = RashomonSet(mc, 0.05).fit(X, y)
+    b = RashomonSet(mc, 0.05).fit(da.from_array(X, chunks=(800, 4)), da.from_array(y, chunks=800))
+    rows = X[::60]
+    for scale in ("score", "probability"):
+        ra, rb = a.prediction_range(rows, scale=scale), b.prediction_range(rows, scale=scale, return_models=True)
+        assert rb.scale == scale
+        for end in ("lower", "upper", "lower_attained", "upper_attained", "reference"):
+            np.testing.assert_allclose(getattr(rb, end), getattr(ra, end), rtol=0, atol=TOL)
+        assert np.all(rb.lower <= rb.lower_attained) and np.all(rb.upper_attained <= rb.upper)
+    # the attaining members are members: loss at most ε (to rounding) and inside the ball
+    th = rb.lower_models
+    par = b.parametrization_
+    D = np.column_stack([np.ones(len(X)), (X - par.mean) / par.sd])
+    ye = 2.0 * y - 1
+    losses = np.logaddexp(0, -ye[:, None] * (D @ th.T)).mean(axis=0)
+    assert np.all(losses <= b.epsilon_abs_ * (1 + 1e-12))
+    assert np.all(np.einsum("ij,jk,ik->i", th, par.B, th) <= par.r * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("norm_bound", [0.4, 50.0])
+def test_multiplicity_matches_in_memory(norm_bound):
+    X, y = _data(seed=6)
+    mc = LogisticModelClass(norm_bound=norm_bound)
+    a = RashomonSet(mc, 0.05).fit(X, y)
+    b = RashomonSet(mc, 0.05).fit(da.from_array(X, chunks=(800, 4)), da.from_array(y, chunks=800))
+    rows = X[:400]
+    for threshold in (None, 0.3):
+        ma, mb = a.multiplicity(rows, threshold), b.multiplicity(rows, threshold)
+        np.testing.assert_array_equal(mb.flips, ma.flips)
+        np.testing.assert_array_equal(mb.reference_decision, ma.reference_decision)
+        assert mb.ambiguity == ma.ambiguity and mb.scale == "probability"
+        assert sum(v for k, v in mb.settled.items() if k != "open") == len(rows)
+        assert mb.settled["solved"] < len(rows) / 4  # screened: few rows need exact solves
+        assert mb.discrepancy_lower <= mb.discrepancy_upper
+        # every witnessed flip is by a member of the set
+        flipped = np.flatnonzero(mb.flips)
+        if flipped.size:
+            th = np.where(
+                mb.reference_decision[flipped, None], mb.ranges.lower_models[flipped], mb.ranges.upper_models[flipped]
+            )
+            par = b.parametrization_
+            D = np.column_stack([np.ones(len(X)), (X - par.mean) / par.sd])
+            assert np.all(
+                np.logaddexp(0, -(2.0 * y - 1)[:, None] * (D @ th.T)).mean(axis=0) <= b.epsilon_abs_ * (1 + 1e-12)
+            )

@@ -61,6 +61,7 @@ class DaskMarginRows:
         self.n_rows, self.n_positive = int(n_rows), int(n_positive)
         self.shape = (self.n_rows, int(X.shape[1]))
         self.par: Any = None
+        self.zbar_pos = self.zbar_neg = np.zeros(0)  # the class means of the design's features
         self.zero_label = 0.0  # the label of the negative class: 0 for {0, 1} labels, -1 for ±1
 
     def __repr__(self) -> str:
@@ -131,8 +132,8 @@ class _RowsNeeded:
     """The set's classifier engine on Dask input: what the in-memory engine would read (the design, the labels)
     belongs to a query that needs every row, answered by the clear error of :class:`DaskMarginRows`."""
 
-    def __init__(self, rows: DaskMarginRows):
-        self.rows = rows
+    def __init__(self, rows: DaskMarginRows, loss: Any):
+        self.rows, self.loss = rows, loss
 
     def __getattr__(self, name: str):
         if name.startswith("__"):
@@ -333,14 +334,15 @@ def fit_dask_margin(rs: Any, Xd: Any, yd: Any, columns: list[str] | None, sample
     rows.par = par
     design = lambda v: (v - par.mean) / par.sd  # noqa: E731
     loss = par.info["margin_loss"]
-    theta, e_min, _ = _minimise(rows, par, loss, design(xpos), design(xneg))
+    rows.zbar_pos, rows.zbar_neg = design(xpos), design(xneg)
+    theta, e_min, _ = _minimise(rows, par, loss, rows.zbar_pos, rows.zbar_neg)
     labels = np.array([int(rows.zero_label), 1])
     par.classes_ = labels
     rs.n_features_in_ = rows.shape[1]
     if columns is not None:
         rs.feature_names_in_ = np.asarray(columns, dtype=object)
     rs._columns, rs.X_, rs.y_, rs.sample_weight_ = columns, rows, rows, None
-    rs._cache, rs._margin, rs._degenerate = {}, _RowsNeeded(rows), False
+    rs._cache, rs._margin, rs._degenerate = {}, _RowsNeeded(rows, loss), False
     rs.parametrization_ = par
     rs.theta_min_, rs.e_min_ = theta, e_min
     rs.reference_theta_, rs.reference_ = theta, par.estimator(theta)
@@ -362,56 +364,11 @@ def _tighten(rs, rows, loss) -> None:
     theta = np.asarray(rs.theta_min_, dtype=float)
     if float(theta @ par.B @ theta) >= par.r * (1 - 1e-6):
         return  # the ball binds at the minimiser
+    from ._dask_margin_bounds import dask_margin_norm_bound
+
     r_star = dask_margin_norm_bound(rows, theta, float(rs.epsilon_abs_), par.B, loss)
     requested = par.info.get("norm_bound_requested", par.r)
     if r_star < requested and r_star < par.r:
         new = _tightened(par, r_star)
         new.info["norm_bound_requested"] = requested
         rs.parametrization_ = new
-
-
-def dask_margin_norm_bound(rows, theta0, level, B, loss) -> float:
-    """:func:`rashomon.model_classes.norm_bounds.margin_norm_bound` with every row sum a pass (the Hessian
-    sums at θ0, then one pass per step of the fixed point)."""
-    from scipy import linalg
-
-    from ...model_classes.norm_bounds import ellipsoid_norm_bound, penalty_factor, rounding_factor
-
-    d = len(theta0)
-    f0, g, P = rows.loss_parts(theta0, loss, 2)
-    delta = float(level) - f0
-    if not delta >= 0:
-        return math.inf
-    P = P + 1e-12 * np.trace(P) / d * np.eye(d)
-    try:
-        Lp = np.linalg.cholesky(P)
-    except np.linalg.LinAlgError:
-        return math.inf
-    rho = 2.0 * math.sqrt(2.0 * delta + float(g @ np.linalg.solve(P, g)) + 1e-300)
-    for _ in range(40):
-
-        def fn(D, ye, rho=rho):
-            lev = np.sqrt(np.sum(linalg.solve_triangular(Lp, D.T, lower=True) ** 2, axis=0))
-            k_low = loss.sc_curvatures(ye * (D @ theta0), rho * lev)[0]
-            return ((D.T * k_low) @ D).ravel()
-
-        H = rows.reduce(fn, d * d).reshape(d, d) / rows.n_rows
-        try:
-            C = np.linalg.cholesky(0.5 * (H + H.T))
-        except np.linalg.LinAlgError:
-            return math.inf
-        Cinv_g = linalg.solve_triangular(C, g, lower=True)
-        centre = -linalg.solve_triangular(C.T, Cinv_g, lower=False)
-        rad2 = 2.0 * delta + float(Cinv_g @ Cinv_g)
-        W = linalg.solve_triangular(C, Lp, lower=True)
-        grow = rounding_factor(H)
-        reach = math.sqrt(float(centre @ P @ centre)) + math.sqrt(rad2) * float(np.linalg.norm(W, 2))
-        reach *= grow * (1 + 1e-9)
-        if not math.isfinite(reach):
-            return math.inf
-        if reach < rho:
-            F = penalty_factor(B)
-            A = F @ linalg.solve_triangular(C.T, np.eye(d), lower=False) * math.sqrt(rad2)
-            return ellipsoid_norm_bound(F @ (theta0 + centre), A) * grow
-        rho = max(1.5 * reach, 2.0 * rho)
-    return math.inf
