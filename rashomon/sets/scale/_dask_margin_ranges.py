@@ -5,7 +5,8 @@ For every direction c (a row's design vector, or its negation for the upper end)
 is active. Its KKT system ``c + λ∇e(θ) (+ 2νBθ) = 0``, ``e(θ) = ε`` (``θ'Bθ = r`` when the ball binds) is solved
 by Newton's method for a **batch of directions at once**: each pass over the rows returns, per partition, the
 loss, the gradient and the Hessian of every direction's current point (``k·(1 + d + d²)`` sums), and every
-direction then takes its own Newton step. The start is the direction's end on the ellipsoid of the Hessian at
+direction then takes its own Newton step; after two such steps the Hessians are kept for a few chord steps
+whose passes sum only the loss and the gradient (d times less work; the same KKT point). The start is the direction's end on the ellipsoid of the Hessian at
 θ_min (``½(θ - θ_min)'H(θ - θ_min) <= ε - e_min``), close to the answer, so a few passes suffice.
 
 Each end is certified by weak duality whatever the accuracy: for the final multiplier λ and any θ* the
@@ -23,6 +24,7 @@ __all__ = ["DaskMarginRanges", "dask_margin_ranges"]
 
 _SUB = 8192  # rows per sub-block of a partition (bounded memory of the d² products)
 _DIRS = 128  # directions per pass
+_REFRESH = 6  # chord steps between fresh Hessians
 
 
 class DaskMarginRanges:
@@ -51,27 +53,32 @@ class DaskMarginRanges:
         return self._screen
 
     # ------------------------------------------------------------------ one pass for a batch of points
-    def _parts(self, T: np.ndarray):
-        """``(e (k,), G (k, d), H (k, d, d))`` of the mean smooth loss at the k points T (rows): one pass."""
+    def _parts(self, T: np.ndarray, hess: bool = True):
+        """``(e (k,), G (k, d), H (k, d, d) or None)`` of the mean smooth loss at the k points T (rows): one pass
+        (the Hessians, d times the work of the rest, only when ``hess``)."""
         from ._dask_margin import _derivs
 
         k, d = T.shape
         loss = self.loss
+        size = 1 + d + (d * d if hess else 0)
 
         def fn(D, ye):
-            out = np.zeros((k, 1 + d + d * d))
+            out = np.zeros((k, size))
             for s in range(0, len(ye), _SUB):
                 Ds, ys = D[s : s + _SUB], ye[s : s + _SUB]
                 M = ys[:, None] * (Ds @ T.T)
                 l0, l1, l2 = _derivs(loss, M)
                 out[:, 0] += l0.sum(axis=0)
                 out[:, 1 : d + 1] += (l1 * ys[:, None]).T @ Ds
-                DD = (Ds[:, :, None] * Ds[:, None, :]).reshape(len(ys), d * d)
-                out[:, d + 1 :] += l2.T @ DD
+                if hess:
+                    DD = (Ds[:, :, None] * Ds[:, None, :]).reshape(len(ys), d * d)
+                    out[:, d + 1 :] += l2.T @ DD
             return out.ravel()
 
-        v = self.rows.reduce(fn, k * (1 + d + d * d)).reshape(k, 1 + d + d * d) / self.rows.n_rows
+        v = self.rows.reduce(fn, k * size).reshape(k, size) / self.rows.n_rows
         self.passes += 1
+        if not hess:
+            return v[:, 0], v[:, 1 : d + 1], None
         H = v[:, d + 1 :].reshape(k, d, d)
         return v[:, 0], v[:, 1 : d + 1], 0.5 * (H + np.transpose(H, (0, 2, 1)))
 
@@ -87,8 +94,12 @@ class DaskMarginRanges:
         k, d = C.shape
         eps, B, r = self.eps, self.B, self.r
         done = np.zeros(k, dtype=bool)
-        for _ in range(max_iter):
-            e, G, H = self._parts(T)
+        H: Any = None
+        for it in range(max_iter):
+            # Newton with fresh Hessians for the first steps, then chord steps (the last Hessians, exact gradients:
+            # the same KKT point, each pass d times cheaper), refreshed every _REFRESH steps
+            e, G, Hn = self._parts(T, hess=it < 2 or it % _REFRESH == 0)
+            H = H if Hn is None else Hn
             for i in np.flatnonzero(~done):
                 Bt = B @ T[i]
                 if ball[i]:
@@ -115,7 +126,7 @@ class DaskMarginRanges:
                 done[i] = small and abs(e[i] - eps) <= tol * eps
             if done.all():
                 break
-        e, G, _ = self._parts(T)
+        e, G, _ = self._parts(T, hess=False)
         return T, lam, nu, e, G
 
     def minimize(self, A: np.ndarray, *, tol: float = 1e-10, **_: Any):
