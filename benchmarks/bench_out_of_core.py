@@ -18,7 +18,7 @@
 ``--classes logistic`` (or ``linear,logistic``) runs the logistic class instead of (or after) the linear one, on
 the binary target ``y > E[y]`` of the same files (generated from y, no extra column): the norm bound is that of
 ``LogisticModelClass()`` (cross-validated) on the first 20,000 rows; the subset check compares the Dask and
-in-memory fit (θ_min, e_min), the divide MR of x0 and the multiplicity of 2,000 rows (flips, ambiguity) to
+in-memory fit (θ_min, e_min), the divide MR of x0 and the multiplicity of 300 rows (flips, ambiguity) to
 1e-9; the full run times the fit, ``multiplicity`` of the first ``--sample`` rows and the MR of x0 (divide
 estimator: x0 is continuous), with the peak resident memory of the process (both workers).
 """
@@ -147,7 +147,7 @@ def logistic_subset_check(directory: str, rows: int, r: float) -> None:
 
     fs = files(directory, rows)
     df = pd.concat([pd.read_parquet(f) for f in fs], ignore_index=True)
-    sample = df[COLS].iloc[:2000]
+    sample = df[COLS].iloc[:300]
     rs_m, mu_m, mr_m, t_m = logistic_queries(df[COLS], binary(df["y"]), sample, r)
     del df
     ddf = dd.read_parquet(fs)
@@ -160,7 +160,7 @@ def logistic_subset_check(directory: str, rows: int, r: float) -> None:
     same = bool(np.array_equal(mu_m.flips, mu_d.flips))
     print(
         f"[logistic subset n={rows:,}, r={r:.4g}] e_min {rs_m.e_min_:.12f} / {rs_d.e_min_:.12f}; MR(x0, divide) "
-        f"{mr_m.ratio:.12f} / {mr_d.ratio:.12f}; ambiguity of 2,000 rows {mu_m.ambiguity:.4f} / {mu_d.ambiguity:.4f}"
+        f"{mr_m.ratio:.12f} / {mr_d.ratio:.12f}; ambiguity of 300 rows {mu_m.ambiguity:.4f} / {mu_d.ambiguity:.4f}"
     )
     print(
         f"  in memory {sum(t_m):.1f} s, Dask {sum(t_d):.1f} s (fit {t_d[0]:.1f}, multiplicity {t_d[1]:.1f}, "
