@@ -125,7 +125,7 @@ def logistic_queries(X, yb, sample, r):
     t0 = time.perf_counter()
     rs = RashomonSet(LogisticModelClass(norm_bound=r), 0.05).fit(X, yb)
     t1 = time.perf_counter()
-    mult = rs.multiplicity(sample)
+    mult = rs.multiplicity(sample) if len(sample) else None  # --sample 0: the fit and MR only
     t2 = time.perf_counter()
     mr = model_reliance(rs.reference_, X, yb, "x0", method="divide")
     t3 = time.perf_counter()
@@ -187,7 +187,7 @@ def logistic_full_run(directory: str, rows: int, scheduler: str, n_sample: int, 
     else:
         dask.config.set(scheduler="threads")
     fs = files(directory, rows)
-    sample = pd.concat([pd.read_parquet(f, columns=COLS) for f in fs[: -(-n_sample // PART)]]).iloc[:n_sample]
+    sample = pd.concat([pd.read_parquet(f, columns=COLS) for f in fs[: max(1, -(-n_sample // PART))]]).iloc[:n_sample]
     ddf = dd.read_parquet(fs)
     cpu = resource.getrusage(resource.RUSAGE_SELF)
     rs, mult, mr, t = logistic_queries(ddf[COLS], binary(ddf["y"]), sample, r)
@@ -201,8 +201,8 @@ def logistic_full_run(directory: str, rows: int, scheduler: str, n_sample: int, 
                 "peak_mib": peak,
                 "cpu_s": now.ru_utime + now.ru_stime - cpu.ru_utime - cpu.ru_stime,
                 "e_min": rs.e_min_,
-                "ambiguity": mult.ambiguity,
-                "settled": mult.settled,
+                "ambiguity": None if mult is None else mult.ambiguity,
+                "settled": None if mult is None else mult.settled,
                 "mr": mr.ratio,
                 "mr_method": mr.method,
                 "sample": len(sample),
@@ -226,7 +226,7 @@ def logistic_main(args) -> None:
     q = json.loads(out.stdout.strip().splitlines()[-1])
     print(
         f"[logistic full n={q['rows']:,}, p={P}, {q['partitions']} partitions, scheduler={args.scheduler}] "
-        f"e_min {q['e_min']:.9f}; multiplicity of {q['sample']:,} rows: ambiguity {q['ambiguity']:.4f}, "
+        f"e_min {q['e_min']:.9f}; multiplicity of {q['sample']:,} rows: ambiguity {q['ambiguity']}, "
         f"settled {q['settled']}; MR(x0, {q['mr_method']}) {q['mr']:.9f}"
     )
     print(
