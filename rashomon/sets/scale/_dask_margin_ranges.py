@@ -89,8 +89,29 @@ class DaskMarginRanges:
         s = np.sqrt(np.maximum(np.einsum("ij,ij->i", C, U), 1e-300) / (2.0 * delta))
         return self.theta_min[None, :] - U / s[:, None], s
 
-    def _newton(self, C, T, lam, nu, ball, max_iter, tol):
-        """Newton steps on the KKT systems of the directions C (ν and the ball row where ``ball``)."""
+    def _bound(self, c, t, lam, nu, e, g) -> float:
+        """Weak duality at (λ, ν): ``L(θ) = c'θ + λ(e(θ) - ε) + ν(θ'Bθ - r) >= L(t) + ∇L(t)'(θ - t)`` on K, so
+        ``min_S c'θ >= min_K L >= L(t) - ∇L(t)'t + min_K ∇L(t)'θ`` (the support function of K)."""
+        Bt = self.B @ t
+        grad = c + lam * g + 2 * nu * Bt
+        L = c @ t + lam * (e - self.eps) + nu * (t @ Bt - self.r)
+        return float(L - grad @ t + self.K.support_min(grad))
+
+    def _member(self, t, e) -> np.ndarray:
+        """t pulled toward θ_min just enough to be a member (the loss and the ball are convex, θ_min in both)."""
+        tm = self.theta_min
+        eta = 0.0
+        if e > self.eps:
+            eta = 2.0 * (e - self.eps) / max(e - self.e_min, 1e-300)
+        # the ball within rounding (1e-9 relative, the in-memory engine's membership test); θ_min may lie on it
+        nt, nm = np.sqrt(max(t @ self.B @ t, 0.0)), np.sqrt(max(tm @ self.B @ tm, 0.0))
+        if nt * nt > self.r * (1 + 1e-9) and nm < nt:
+            eta = max(eta, 2.0 * (nt - np.sqrt(self.r)) / (nt - nm))
+        return t if eta == 0.0 else tm + (1.0 - min(eta, 1.0)) * (t - tm)
+
+    def _newton(self, C, T, lam, nu, ball, max_iter, tol, decide=None):
+        """Newton steps on the KKT systems of the directions C (ν and the ball row where ``ball``); ``decide(i,
+        bound, value of a member or None)`` stops a direction early (a flip decided)."""
         k, d = C.shape
         eps, B, r = self.eps, self.B, self.r
         done = np.zeros(k, dtype=bool)
@@ -98,8 +119,21 @@ class DaskMarginRanges:
         for it in range(max_iter):
             # Newton with fresh Hessians for the first steps, then chord steps (the last Hessians, exact gradients:
             # the same KKT point, each pass d times cheaper), refreshed every _REFRESH steps
-            e, G, Hn = self._parts(T, hess=it < 2 or it % _REFRESH == 0)
-            H = H if Hn is None else Hn
+            act = np.flatnonzero(~done)  # only the directions still open are evaluated
+            fresh = it < 2 or it % _REFRESH == 0
+            ea, Ga, Ha = self._parts(T[act], hess=fresh)
+            e, G = np.full(k, np.nan), np.full((k, d), np.nan)
+            e[act], G[act] = ea, Ga
+            if Ha is not None:
+                H = np.full((k, d, d), np.nan) if H is None else H
+                H[act] = Ha
+            if decide is not None:
+                for i in np.flatnonzero(~done):
+                    member = e[i] <= eps and T[i] @ B @ T[i] <= r
+                    val = float(C[i] @ T[i]) if member else None
+                    done[i] = decide(i, self._bound(C[i], T[i], lam[i], nu[i], e[i], G[i]), val)
+                if done.all():
+                    break
             for i in np.flatnonzero(~done):
                 Bt = B @ T[i]
                 if ball[i]:
@@ -126,21 +160,30 @@ class DaskMarginRanges:
                 done[i] = small and abs(e[i] - eps) <= tol * eps
             if done.all():
                 break
-        e, G, _ = self._parts(T, hess=False)
+        e, G, _ = self._parts(T, hess=False)  # every direction at its final point
         return T, lam, nu, e, G
 
-    def minimize(self, A: np.ndarray, *, tol: float = 1e-10, **_: Any):
-        """``(certified lower bounds, members (rows x d), attained values)`` of ``min_S a'θ`` for every row a."""
+    def minimize(self, A: np.ndarray, *, tol: float = 1e-10, decide: Any = None, **_: Any):
+        """``(certified lower bounds, members (rows x d), attained values)`` of ``min_S a'θ`` for every row a.
+
+        ``decide(rows, bounds, values)`` (boolean per row; values NaN where the iterate is not a member) stops the
+        rows it decides early: multiplicity needs only which side of its threshold each end lies on."""
         A = np.atleast_2d(np.asarray(A, dtype=float))
         m, d = A.shape
         bound, theta, value = np.empty(m), np.empty((m, d)), np.empty(m)
         for s in range(0, m, _DIRS):
             C = A[s : s + _DIRS]
             k = len(C)
+            dec = None
+            if decide is not None:
+
+                def dec(i, b, v, s=s):
+                    return bool(decide(np.array([s + i]), np.array([b]), np.array([np.nan if v is None else v]))[0])
+
             T, lam = self._start(C)
             nu, ball, e, G = np.zeros(k), np.zeros(k, dtype=bool), np.empty(k), np.empty((k, d))
             # a few steps on the loss constraint alone tell the directions whose end lies on the ball
-            T, lam, nu, e, G = self._newton(C, T, lam, nu, ball, 4, min(tol, 1e-12))
+            T, lam, nu, e, G = self._newton(C, T, lam, nu, ball, 4, min(tol, 1e-12), dec)
             ball = np.einsum("ij,ij->i", T @ self.B, T) > self.r * (1 + 1e-12)
             for grp in (~ball, ball):
                 if not grp.any():
@@ -149,17 +192,16 @@ class DaskMarginRanges:
                 if grp is ball:  # both constraints active: start on the ball
                     Tg *= np.sqrt(self.r / np.einsum("ij,ij->i", Tg @ self.B, Tg))[:, None]
                     nu[grp] = 1e-3
-                Tg, lg, ng, eg, Gg = self._newton(C[grp], Tg, lam[grp], nu[grp], ball[grp], 40, min(tol, 1e-12))
+                idx = np.flatnonzero(grp)
+                dg = None if dec is None else (lambda j, b, v, idx=idx, f=dec: f(idx[j], b, v))
+                Tg, lg, ng, eg, Gg = self._newton(C[grp], Tg, lam[grp], nu[grp], ball[grp], 40, min(tol, 1e-12), dg)
                 T[grp], lam[grp], nu[grp], e[grp], G[grp] = Tg, lg, ng, eg, Gg
                 late = ~ball & (np.einsum("ij,ij->i", T @ self.B, T) > self.r * (1 + 1e-12))
                 if grp is not ball and late.any():  # reached the ball later: solved with it below
                     ball |= late
-            # weak duality at (λ, ν): L(θ) = c'θ + λ(e(θ) - ε) + ν(θ'Bθ - r) >= L(θ*) + ∇L(θ*)'(θ - θ*) on K
-            for i in range(k):
-                Bt = self.B @ T[i]
-                g = C[i] + lam[i] * G[i] + 2 * nu[i] * Bt
-                L = C[i] @ T[i] + lam[i] * (e[i] - self.eps) + nu[i] * (T[i] @ Bt - self.r)
-                bound[s + i] = L - g @ T[i] + self.K.support_min(g)
+            for i in range(k):  # certified by weak duality; the member pulled into the set (by rounding at most)
+                bound[s + i] = self._bound(C[i], T[i], lam[i], nu[i], e[i], G[i])
+                T[i] = self._member(T[i], e[i])
             theta[s : s + k], value[s : s + k] = T, np.einsum("ij,ij->i", C, T)
             # rounding guard: the bound is never above a value attained by a member
             bound[s : s + k] = np.minimum(bound[s : s + k], value[s : s + k])

@@ -90,7 +90,13 @@ class DaskRowScreen:
         n_refined = n_open = 0
         while left.size:
             pick = np.unique(left[np.linspace(0, left.size - 1, min(_CHUNK, left.size)).round().astype(int)])
-            b, th, v = self.eng.minimize(F[pick], tol=tol)
+            tp, sp = tau[pick], strict[pick]
+
+            def decide(j, b, v, tp=tp, sp=sp):  # a flip decided: certified not to cross, or a member crosses
+                v = np.where(np.isnan(v), np.inf, v)
+                return ~crosses(b, tp[j], sp[j]) | crosses(v, tp[j], sp[j])
+
+            b, th, v = self.eng.minimize(F[pick], tol=tol, decide=decide)
             bound[pick], value[pick], theta[pick], exact[pick] = b, v, th, True
             n_open += int((~crosses(v, tau[pick], strict[pick]) & crosses(b, tau[pick], strict[pick])).sum())
             tick(len(pick))
