@@ -182,7 +182,7 @@ def logistic_full_run(directory: str, rows: int, scheduler: str, n_sample: int, 
         from distributed import Client, LocalCluster
 
         client = Client(
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, memory_limit="1GB")
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, memory_limit="2GB")
         )
     else:
         dask.config.set(scheduler="threads")
