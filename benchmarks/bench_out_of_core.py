@@ -1,8 +1,8 @@
-"""Out-of-core MCR (linear and kernel classes): n = 10^7 rows, p = 20, read from Parquet through Dask.
+"""Out of core (linear, kernel and logistic classes): n = 10^7 rows, p = 20, read from Parquet through Dask.
 
     python benchmarks/bench_out_of_core.py [--rows 10000000] [--dir /tmp/rashomon_ooc]
                                            [--scheduler threads|distributed] [--keep]
-                                           [--classes linear,kernel] [--dictionary 100]
+                                           [--classes linear,kernel,logistic] [--dictionary 100] [--sample 100000]
 
 1. Writes n × (p + 1) float64 rows (X with correlated columns, y = Xβ + noise; no duplicate
    rows) as Parquet files of 250,000 rows under --dir (skipped when they already exist).
@@ -19,6 +19,11 @@
    and penalty by leave-one-out over two bandwidths, a dictionary of ``--dictionary`` rows drawn from the
    unique rows, as in memory) and the MCR of x0;
    with ``--scheduler distributed`` the 2 workers are processes and each reports its own peak memory.
+5. ``--classes logistic``: the logistic class (``_ooc_logistic.py``) on the binary target ``y > E[y]`` of the
+   same files: the norm bound of ``LogisticModelClass()`` (cross-validated) on the first 20,000 rows; the subset
+   check compares the Dask and in-memory fit (θ_min, e_min), the divide MR of x0 and the multiplicity of 300 rows
+   (flips, ambiguity) to 1e-9; the full run times the fit, ``multiplicity`` of the first ``--sample`` rows and the
+   MR of x0 (divide estimator: x0 is continuous), with the peak resident memory of the process (both workers).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import peak_rss_mib  # noqa: E402
+from _ooc_logistic import logistic_full_run, logistic_main  # noqa: E402
 
 P = 20
 PART = 250_000
@@ -293,9 +299,11 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/rashomon_ooc")
     ap.add_argument("--scheduler", choices=["threads", "distributed"], default="threads")
     ap.add_argument("--keep", action="store_true", help="keep the Parquet files")
-    ap.add_argument("--classes", default="linear,kernel", help="comma-separated: linear, kernel")
+    ap.add_argument("--classes", default="linear,kernel", help="comma-separated: linear, kernel, logistic")
     ap.add_argument("--dictionary", type=int, default=100, help="dictionary size of the kernel class")
+    ap.add_argument("--sample", type=int, default=100_000, help="rows of the logistic multiplicity")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--norm", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     classes = [c.strip() for c in args.classes.split(",") if c.strip()]
     if args.child == "linear":
@@ -303,6 +311,9 @@ def main() -> None:
         return
     if args.child == "kernel":
         kernel_run(args.dir, args.rows, args.scheduler, args.dictionary)
+        return
+    if args.child == "logistic":
+        logistic_full_run(args.dir, args.rows, args.scheduler, args.sample, args.norm)
         return
     t = time.perf_counter()
     write(args.dir, args.rows)
@@ -315,6 +326,8 @@ def main() -> None:
         linear_main(args)
     if "kernel" in classes:
         kernel_main(args)
+    if "logistic" in classes:
+        logistic_main(args, __file__)
     if not args.keep:
         for f in files(args.dir, args.rows):
             os.remove(f)

@@ -641,9 +641,37 @@ def _issue27_cases():
         "Dask-fitted set multiplicity()": (lambda: _dask_set().multiplicity(), "X"),
         "Dask-fitted set multiplicity(X) without threshold": (lambda: _dask_set().multiplicity(DF), "threshold"),
         "Dask-fitted set prediction_range(Dask frame)": (lambda: _dask_set().prediction_range(_dask_frame(DF)), "X"),
-        "Dask + logistic class": (
+        "Dask + logistic class without a norm bound": (
             lambda: RashomonSet(LogC(), 0.1).fit(_dask_frame(DF)[["a", "b"]], _dask_frame(DF.assign(t=YB))["t"]),
-            "loss",
+            "norm_bound",
+        ),
+        "Dask + hinge class": (
+            lambda: RashomonSet(rsh.HingeModelClass(norm_bound=1.0), 0.1).fit(
+                _dask_frame(DF)[["a", "b"]], _dask_frame(DF.assign(t=YB))["t"]
+            ),
+            "model_class",
+        ),
+        "Dask + logistic class with labels 0, 1, 2": (
+            lambda: RashomonSet(LogC(norm_bound=1.0), 0.1).fit(
+                _dask_frame(DF)[["a", "b"]], _dask_frame(DF.assign(t=YB * 2 + (Y > 1)))["t"]
+            ),
+            "y",
+        ),
+        "Dask + logistic class with weights": (
+            lambda: RashomonSet(LogC(norm_bound=1.0), 0.1).fit(
+                _dask_frame(DF)[["a", "b"]], _dask_frame(DF.assign(t=YB))["t"], _dask_frame(DF.assign(w=1.0))["w"]
+            ),
+            "sample_weight",
+        ),
+        "model_reliance of a classifier on a Dask frame with NaN": (
+            lambda: rsh.model_reliance(
+                LogC(norm_bound=1.0).fit_reference(DF, YB),
+                _dask_frame(DF.mask(DF > 2.0)),
+                _dask_frame(DF.assign(t=YB))["t"],
+                "a",
+                method="divide",
+            ),
+            "X",
         ),
     }
     for cid, (fn, param) in calls.items():

@@ -1,9 +1,11 @@
-"""Model reliance of a linear model on Dask input: the closed form from one pass of row sums.
+"""Model reliance on Dask input: the closed form of a linear model from one pass of row sums, and one group of any model.
 
-``model_reliance`` and ``feature_reliance`` route Dask arrays / DataFrames here. Only the exact
-U-statistic of a linear model under squared loss needs nothing but sums over rows (the centred
-co-moments of [x, residual]); other models and estimators need the rows themselves, and are a clear
-error (compute a sample with ``X.compute()``).
+``model_reliance`` and ``feature_reliance`` route Dask arrays / DataFrames here. The exact U-statistic of a
+linear model under squared loss needs nothing but sums over rows (the centred co-moments of [x, residual]).
+``model_reliance`` of one group of a classifier (log loss, hinge, 0-1; a logistic member, say) takes the exact
+U-statistic when the group has few distinct values and the divide estimator otherwise
+(:mod:`rashomon.sets.scale._dask_reliance`; the result's ``method`` names it). The rest (permutations,
+``feature_reliance`` of such models) needs the rows: a clear error (compute a sample with ``X.compute()``).
 """
 
 from __future__ import annotations
@@ -46,11 +48,15 @@ def dask_reliance(
     import dask.dataframe as dd
 
     lo = resolve_loss(loss, estimator, func)
-    if method != "exact" or lo.name != "squared_error" or closed_form is False:
+    # one group of a classifier: the exact U-statistic over few distinct values, else the divide estimator
+    generic = single and method in ("exact", "divide") and lo.name in ("log_loss", "hinge", "zero_one")
+    if not generic and (method != "exact" or lo.name != "squared_error" or closed_form is False):
         raise RashomonInputError(
             f"The 'X' parameter of {func} is a Dask collection: out of core, {func} computes the exact MR of a linear "
-            f"model under squared loss (method='exact', loss='squared_error', closed_form='auto'). Got method={method!r},"
-            f" loss={lo.name!r}, closed_form={closed_form!r}; compute an in-memory sample (X.compute()) for others."
+            f"model under squared loss (method='exact', loss='squared_error', closed_form='auto'), and model_reliance "
+            "of one feature of a classifier (method='exact' or 'divide'). Got method="
+            f"{method!r}, loss={lo.name!r}, closed_form={closed_form!r}; compute an in-memory sample (X.compute()) "
+            "for others."
         )
     columns = [str(c) for c in X.columns] if isinstance(X, dd.DataFrame) else None
     if columns is not None:  # from the metadata, before any pass over the rows
@@ -78,6 +84,8 @@ def dask_reliance(
             f"{getattr(X, 'shape', None)} instead."
         )
     predictor = Predictor(estimator, lo, columns, func)
+    if generic:
+        return _generic(predictor, X, y, resolve_group(features, columns, p, func), lo.name, method, columns, func)
     lin = linear_coefficients(estimator, head, predictor)
     if lin is None:
         raise RashomonInputError(
@@ -126,4 +134,25 @@ def dask_reliance(
         difference=np.array([r.difference for r in results]),
         method="exact",
         loss="squared_error",
+    )
+
+
+def _generic(predictor, X, y, group, loss_name, method, columns, func) -> ModelRelianceResult:
+    """MR of one group of any model on Dask input (the exact estimator where it reduces over partitions, else the
+    divide estimator, named in the result's ``method``)."""
+    from ..sets.out_of_core import dask_reliance_losses
+
+    e_orig, e_sw, used, n, algorithm = dask_reliance_losses(predictor, X, y, tuple(group), method=method, func=func)
+    return ModelRelianceResult(
+        tuple(columns[i] if columns else f"x{i}" for i in group),
+        tuple(group),
+        used,
+        loss_name,
+        e_orig,
+        e_sw,
+        _ratio(e_sw, e_orig),
+        float(e_sw - e_orig),
+        n,
+        closed_form=False,
+        exact_algorithm=algorithm,
     )

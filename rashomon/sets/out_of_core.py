@@ -9,6 +9,7 @@ from ._row_statistics import RowStatistics
 from .scale import (
     any_dask,
     dask_dictionary,
+    dask_reliance_losses,
     dask_row_statistics,
     dask_split_statistics,
     fit_statistics,
@@ -25,6 +26,7 @@ __all__ = [
     "any_dask",
     "dask_row_statistics",
     "linear_model_losses",
+    "dask_reliance_losses",
     "RowStatistics",
     "fit_statistics",
     "dask_split_statistics",

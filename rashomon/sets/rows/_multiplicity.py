@@ -242,7 +242,8 @@ def screened_ranges(rs, X, t, tol, func, progress):
     with _phase(rs, progress, f"{func}: {m} rows", m) as tick:
         from ...utils import single_blas_thread
 
-        scr = single_blas_thread(screen_of, eng)
+        # (a set fitted on Dask input: its engine's own screen, by passes over the rows)
+        scr = eng.screen() if hasattr(eng, "screen") else single_blas_thread(screen_of, eng)
         sf = single_blas_thread(lambda: scr.flips(F, tau, ~above, tol, tick=lambda k=1: tick(2 * k)))
     up = ~above
     lo_b = np.where(above, sf.bound, sf.other_bound) + p0

@@ -39,10 +39,15 @@ def engine_of(rs, func: str):
     cached = rs.__dict__.get("_functional_engine")
     if cached is not None and cached[0] == key:
         return cached[1]
-    if ms is not None:
+    from ..scale import dask_margin_ranges, is_dask_margin
+
+    eng: Any
+    if is_dask_margin(rs):  # a logistic set fitted on Dask input: batched Newton passes over the rows
+        eng = dask_margin_ranges(rs)
+    elif ms is not None:
         from ..margin import MarginFunctionalRange
 
-        eng: Any = MarginFunctionalRange(ms, rs.epsilon_abs_)  # either engine: the same minimize()
+        eng = MarginFunctionalRange(ms, rs.epsilon_abs_)  # either engine: the same minimize()
     else:
         from ._functional import LinearFunctionalRange
 

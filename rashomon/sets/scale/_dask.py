@@ -104,13 +104,18 @@ def _loo_pass(data, st: RowStatistics):
 def fit_dask(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> Any:
     """The body of :meth:`RashomonSet.fit` for Dask input: one branch per model class.
 
-    :class:`KernelModelClass`: ``_dask_kernel.py``; :class:`LinearModelClass` (squared loss): the
-    row statistics below.
+    :class:`KernelModelClass`: ``_dask_kernel.py``; the classifier classes (logistic): ``_dask_margin.py``;
+    :class:`LinearModelClass` (squared loss): the row statistics below.
     """
     if isinstance(rs.model_class, KernelModelClass):  # kernel class: dictionary features, block sums
         from ._dask_kernel import fit_dask_kernel
 
         return fit_dask_kernel(rs, X, y, sample_weight, func)
+    if rs.loss_ in ("log_loss", "hinge"):  # the classifier classes: ._dask_margin
+        from ._dask_margin import fit_dask_margin
+
+        Xd, yd, _, columns = _as_arrays(X, y, None, func)
+        return fit_dask_margin(rs, Xd, yd, columns, sample_weight, func)
     _check_statistics_fit(rs, func)
     st, data, columns = dask_row_statistics(X, y, sample_weight, func=func)
     return fit_statistics(rs, st, columns, func, data)

@@ -1,0 +1,152 @@
+"""The logistic class out of core, for ``bench_out_of_core.py --classes logistic``: the binary target ``y > E[y]`` of
+the generated files, the norm bound of ``LogisticModelClass()`` (cross-validated) on the first 20,000 rows, a subset
+check of the Dask fit, divide MR of x0 and multiplicity of 300 rows against memory (to 1e-9), then the full run in a
+fresh process: the fit, ``multiplicity`` of the first ``--sample`` rows and the MR of x0, with peak memory."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from _common import peak_rss_mib
+
+P = 20
+PART = 250_000
+COLS = [f"x{i}" for i in range(P)]
+
+
+def files(directory: str, rows: int) -> list[str]:
+    import os
+
+    return [os.path.join(directory, f"part{k:05d}.parquet") for k in range(-(-rows // PART))]
+
+
+def binary(y):
+    """The binary target of the logistic runs: y above its mean Σβ (the columns of X have mean 1)."""
+    rng = np.random.default_rng(0)
+    mix = np.eye(P) + 0.3 * rng.normal(size=(P, P)) / np.sqrt(P)  # noqa: F841 (the draws of write(), in order)
+    beta = rng.normal(size=P) * 0.5
+    beta[0] = 1.0
+    return (y > float(beta.sum())).astype(int)
+
+
+def logistic_queries(X, yb, sample, r):
+    from rashomon import LogisticModelClass, RashomonSet, model_reliance
+
+    t0 = time.perf_counter()
+    rs = RashomonSet(LogisticModelClass(norm_bound=r), 0.05).fit(X, yb)
+    t1 = time.perf_counter()
+    mult = rs.multiplicity(sample) if len(sample) else None  # --sample 0: the fit and MR only
+    t2 = time.perf_counter()
+    mr = model_reliance(rs.reference_, X, yb, "x0", method="divide")
+    t3 = time.perf_counter()
+    return rs, mult, mr, (t1 - t0, t2 - t1, t3 - t2)
+
+
+def logistic_norm(directory: str) -> float:
+    import pandas as pd
+
+    from rashomon import LogisticModelClass
+
+    df = pd.read_parquet(files(directory, PART)[0]).iloc[:20_000]
+    return float(LogisticModelClass().fit_reference(df[COLS], binary(df["y"])).parametrization_.r)
+
+
+def logistic_subset_check(directory: str, rows: int, r: float) -> None:
+    import dask.dataframe as dd
+    import pandas as pd
+
+    fs = files(directory, rows)
+    df = pd.concat([pd.read_parquet(f) for f in fs], ignore_index=True)
+    sample = df[COLS].iloc[:300]
+    rs_m, mu_m, mr_m, t_m = logistic_queries(df[COLS], binary(df["y"]), sample, r)
+    del df
+    ddf = dd.read_parquet(fs)
+    rs_d, mu_d, mr_d, t_d = logistic_queries(ddf[COLS], binary(ddf["y"]), sample, r)
+    worst = max(
+        float(np.max(np.abs(rs_m.theta_min_ - rs_d.theta_min_))),
+        abs(rs_m.e_min_ - rs_d.e_min_) / rs_m.e_min_,
+        abs(mr_m.e_switch - mr_d.e_switch) / mr_m.e_switch,
+    )
+    same = bool(np.array_equal(mu_m.flips, mu_d.flips))
+    print(
+        f"[logistic subset n={rows:,}, r={r:.4g}] e_min {rs_m.e_min_:.12f} / {rs_d.e_min_:.12f}; MR(x0, divide) "
+        f"{mr_m.ratio:.12f} / {mr_d.ratio:.12f}; ambiguity of 300 rows {mu_m.ambiguity:.4f} / {mu_d.ambiguity:.4f}"
+    )
+    print(
+        f"  in memory {sum(t_m):.1f} s, Dask {sum(t_d):.1f} s (fit {t_d[0]:.1f}, multiplicity {t_d[1]:.1f}, "
+        f"MR {t_d[2]:.1f}); largest difference {worst:.2e} (required <= 1e-9), flips identical: {same}: "
+        f"{'OK' if worst <= 1e-9 and same else 'FAIL'}"
+    )
+    if worst > 1e-9 or not same:
+        sys.exit(1)
+
+
+def logistic_full_run(directory: str, rows: int, scheduler: str, n_sample: int, r: float) -> None:
+    """Runs in a fresh process (as :func:`full_run`): the logistic fit, multiplicity of a sample, MR of x0."""
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+
+    client = None
+    if scheduler == "distributed":
+        from distributed import Client, LocalCluster
+
+        client = Client(
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, memory_limit="2GB")
+        )
+    else:
+        dask.config.set(scheduler="threads")
+    fs = files(directory, rows)
+    sample = pd.concat([pd.read_parquet(f, columns=COLS) for f in fs[: max(1, -(-n_sample // PART))]]).iloc[:n_sample]
+    ddf = dd.read_parquet(fs)
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
+    rs, mult, mr, t = logistic_queries(ddf[COLS], binary(ddf["y"]), sample, r)
+    peak = peak_rss_mib()
+    now = resource.getrusage(resource.RUSAGE_SELF)
+    print(
+        json.dumps(
+            {
+                "rows": rs.X_.n_rows,
+                "t": t,
+                "peak_mib": peak,
+                "cpu_s": now.ru_utime + now.ru_stime - cpu.ru_utime - cpu.ru_stime,
+                "e_min": rs.e_min_,
+                "ambiguity": None if mult is None else mult.ambiguity,
+                "settled": None if mult is None else mult.settled,
+                "mr": mr.ratio,
+                "mr_method": mr.method,
+                "sample": len(sample),
+                "partitions": ddf.npartitions,
+            }
+        )
+    )
+    if client is not None:
+        client.close()
+
+
+def logistic_main(args, script: str) -> None:
+    r = logistic_norm(args.dir)
+    logistic_subset_check(args.dir, args.subset, r)
+    cmd = [sys.executable, script, "--child", "logistic", "--rows", str(args.rows), "--dir", args.dir]
+    cmd += ["--scheduler", args.scheduler, "--sample", str(args.sample), "--norm", repr(r)]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.stderr.write(out.stderr)
+        sys.exit(out.returncode)
+    q = json.loads(out.stdout.strip().splitlines()[-1])
+    print(
+        f"[logistic full n={q['rows']:,}, p={P}, {q['partitions']} partitions, scheduler={args.scheduler}] "
+        f"e_min {q['e_min']:.9f}; multiplicity of {q['sample']:,} rows: ambiguity {q['ambiguity']}, "
+        f"settled {q['settled']}; MR(x0, {q['mr_method']}) {q['mr']:.9f}"
+    )
+    print(
+        f"  fit {q['t'][0]:.1f} s, multiplicity {q['t'][1]:.1f} s, MR {q['t'][2]:.1f} s; peak resident memory "
+        f"{q['peak_mib']:.0f} MiB (both workers; required < 2048 per worker): "
+        f"{'OK' if q['peak_mib'] < 2048 else 'FAIL'}; CPU {q['cpu_s']:.1f} s"
+    )
