@@ -156,6 +156,12 @@ def test_solvers_is_installed_inside_rashomon():
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert cfg["package-dir"]["rashomon.solvers"] == "solvers"
     assert "solvers" not in cfg["packages"] and "rashomon.solvers" in cfg["packages"]
+    # every folder of the package is listed, so a wheel holds all of it
+    folders = {
+        ".".join(("rashomon", *p.parent.relative_to(ROOT / "rashomon").parts))
+        for p in (ROOT / "rashomon").rglob("__init__.py")
+    }
+    assert folders | {"rashomon.solvers"} == set(cfg["packages"])
     import rashomon.solvers
 
     assert Path(rashomon.solvers.__file__).resolve().parent == (ROOT / "solvers").resolve()
@@ -186,6 +192,12 @@ def test_installed_package_has_rashomon_solvers_and_no_top_level_solvers(tmp_pat
     )
     assert (target / "rashomon" / "solvers" / "trust_region.py").exists()
     assert not (target / "solvers").exists()
+    missing = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "rashomon").rglob("*.py")
+        if not (target / path.relative_to(ROOT)).exists()
+    ]
+    assert not missing, f"not installed: {missing}"
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); import rashomon.solvers as s; "
         "assert s.__file__.startswith(sys.argv[1]), s.__file__; "
