@@ -276,7 +276,20 @@ class KernelStatistics:
 
 # ---------------------------------------------------------------------- block reductions (rows never held at once)
 def kernel_switch_size(m: int, d: int) -> int:
-    """Length of one stratum's packed :func:`kernel_switch_block` sums (``m`` dictionary points, ``d`` = θ's dimension)."""
+    """Length of one stratum's packed :func:`kernel_switch_block` sums.
+
+    Parameters
+    ----------
+    m : int
+        Number of dictionary points.
+    d : int
+        Dimension of θ in the class's coordinates.
+
+    Returns
+    -------
+    int
+        ``3 + 2m² + 3m + d² + d``.
+    """
     return 3 + 2 * m * m + 3 * m + d * d + d
 
 
@@ -290,6 +303,28 @@ def kernel_switch_block(par, X: np.ndarray, res: np.ndarray, w: np.ndarray, grou
     the whole rows' pieces; :func:`kernel_switch_from_sums` turns them into the quadratic. Shape
     ``(n_levels, kernel_switch_size(m, d))``; ``codes`` (integers in ``[0, n_levels)``) splits the rows by
     stratum. Memory O(block·m + m²) (rows taken in sub-blocks).
+
+    Parameters
+    ----------
+    par : parametrisation of :class:`~rashomon.KernelModelClass`
+        The fitted class's pieces (dictionary, bandwidth, feature map).
+    X : ndarray of shape (n_block, p)
+        The block's rows.
+    res : ndarray of shape (n_block,)
+        The rows' centred targets ``r = y - μ``.
+    w : ndarray of shape (n_block,)
+        The rows' weights.
+    group : sequence of int
+        The switched columns.
+    codes : ndarray of shape (n_block,) of int, default=None
+        The rows' strata (all in stratum 0 when None).
+    n_levels : int, default=1
+        Number of strata.
+
+    Returns
+    -------
+    ndarray of shape (n_levels, kernel_switch_size(m, d))
+        The packed sums of each stratum.
     """
     D, gamma, m, d = par.D, par.gamma, par.D.shape[0], par.dim
     g = np.asarray(group, dtype=int)
@@ -324,7 +359,22 @@ def kernel_switch_block(par, X: np.ndarray, res: np.ndarray, w: np.ndarray, grou
 
 
 def kernel_switch_from_sums(par, sums: np.ndarray) -> tuple[float, Quadratic | None]:
-    """``(Σw, e_switch)`` of one stratum from its summed :func:`kernel_switch_block` pieces (None below two rows)."""
+    """``(Σw, e_switch)`` of one stratum from its summed :func:`kernel_switch_block` pieces.
+
+    Parameters
+    ----------
+    par : parametrisation of :class:`~rashomon.KernelModelClass`
+        The fitted class's pieces, as given to :func:`kernel_switch_block`.
+    sums : ndarray of shape (kernel_switch_size(m, d),)
+        One stratum's pieces summed over every block of rows.
+
+    Returns
+    -------
+    sum_w : float
+        The stratum's total weight.
+    e_switch : Quadratic or None
+        The exact all-pairs e_switch of the group as a quadratic in θ; None below two rows.
+    """
     m, d, W, free = par.D.shape[0], par.dim, par.W, par.free
     nw, swr, swr2 = (float(v) for v in sums[:3])
     if nw < 2:
