@@ -23,6 +23,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "kernel_switch_block": "._kernel_stats",
         "kernel_switch_from_sums": "._kernel_stats",
         "kernel_switch_size": "._kernel_stats",
+        "kernel_norm_bound": "._kernel",
         "nadaraya_watson_gamma": "._kernel",
         "MCRProblem": ".quadratics",
         "Quadratic": ".quadratics",

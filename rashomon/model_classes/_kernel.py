@@ -50,7 +50,7 @@ from ._kernel_param import KernelParametrization
 from ._ridge import ridge_fixed, ridge_loo
 from .base import ModelClass
 
-__all__ = ["KernelModelClass", "nadaraya_watson_gamma"]
+__all__ = ["KernelModelClass", "kernel_norm_bound", "nadaraya_watson_gamma"]
 
 
 def _rbf(X, D, gamma):
@@ -101,6 +101,51 @@ def nadaraya_watson_gamma(
             err[k] += float(w[te] @ (y[te] - pred) ** 2)
     err /= w.sum()
     return float(grid[int(np.argmin(err))]), err
+
+
+def kernel_norm_bound(
+    model_class: Any, ref: dict | None, mu: float, free: bool, info: dict, func: str
+) -> tuple[float, np.ndarray | None]:
+    """The norm bound of a kernel set and the reference's θ, in memory and out of core alike.
+
+    Parameters
+    ----------
+    model_class : KernelModelClass
+        The class (its ``norm_bound``).
+    ref : dict or None
+        The kernel-ridge reference (``theta``, ``intercept``, ``alpha``, ``loo_mse``), needed when
+        ``norm_bound`` is None.
+    mu : float
+        The intercept's centre.
+    free : bool
+        Whether the intercept is a free coordinate of θ.
+    info : dict
+        The parametrisation's information, updated in place with the reference's penalty and the bound.
+    func : str
+        The caller's name, for messages.
+
+    Returns
+    -------
+    r : float
+        The norm bound: the reference's squared norm when ``norm_bound`` is None, else ``norm_bound``.
+    theta_ref : ndarray or None
+        The reference's θ when it sets the bound, else None.
+    """
+    theta_ref = None
+    if model_class.norm_bound is None:
+        assert ref is not None
+        theta_ref = ref["theta"] if not free else np.r_[ref["intercept"] - mu, ref["theta"]]
+        r = float(ref["theta"] @ ref["theta"])
+        if not r > 0:
+            raise RashomonInputError(
+                f"The kernel-ridge reference of {func} has zero norm; give KernelModelClass a norm_bound."
+            )
+    else:
+        r = check_norm_bound(model_class.norm_bound, "KernelModelClass")
+    if ref:
+        info.update(ridge_alpha=ref["alpha"], ridge_loo_mse=ref["loo_mse"])
+    info["norm_bound"] = r
+    return r, theta_ref
 
 
 class KernelModelClass(ModelClass):
@@ -334,17 +379,5 @@ class KernelModelClass(ModelClass):
         W = ref["W"] if ref else self.feature_map(D, gamma)[0]
         mu, free = self._mu(y, sample_weight)
         info = {"gamma": gamma, "dictionary_size": len(D), "rank": W.shape[1], "intercept": mu}
-        theta_ref = None
-        if self.norm_bound is None:
-            theta_ref = ref["theta"] if not free else np.r_[ref["intercept"] - mu, ref["theta"]]
-            r = float(ref["theta"] @ ref["theta"])
-            if not r > 0:
-                raise RashomonInputError(
-                    f"The kernel-ridge reference of {func} has zero norm; give KernelModelClass a norm_bound."
-                )
-        else:
-            r = check_norm_bound(self.norm_bound, "KernelModelClass")
-        if ref:
-            info.update(ridge_alpha=ref["alpha"], ridge_loo_mse=ref["loo_mse"])
-        info["norm_bound"] = r
+        r, theta_ref = kernel_norm_bound(self, ref, mu, free, info, func)
         return KernelParametrization(self, D, gamma, W, mu, free, r, theta_ref, info)

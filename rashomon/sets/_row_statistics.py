@@ -237,13 +237,19 @@ class StatisticsParametrization(LinearParametrization):
     def project(self, estimator: Any, X: Any, func: str, columns: list[str] | None = None, rtol: float = 1e-6):
         if not isinstance(X, RowStatistics):
             return super().project(estimator, X, func, columns, rtol)
-        if isinstance(estimator, ClassMember) and estimator.parametrization_ in (self, getattr(self, "base", None)):
-            return estimator.theta_.copy()
-        raise RashomonInputError(
-            f"The 'reference' parameter of {func} must be None or a member fitted by the class "
-            "(model_class.fit_reference) when X is a Dask collection: projecting another "
-            "estimator needs its predictions on every row."
-        )
+        return member_theta(self, estimator, func)
+
+
+def member_theta(par: Any, estimator: Any, func: str) -> np.ndarray:
+    """θ of a reference given on Dask input: only a member of the class itself (its θ is known); projecting
+    another estimator needs its predictions on every row."""
+    if isinstance(estimator, ClassMember) and estimator.parametrization_ in (par, getattr(par, "base", None)):
+        return estimator.theta_.copy()
+    raise RashomonInputError(
+        f"The 'reference' parameter of {func} must be None or a member fitted by the class "
+        "(model_class.fit_reference) when X is a Dask collection: projecting another "
+        "estimator needs its predictions on every row."
+    )
 
 
 def loo_block(xb, yb, wb, mu, sd, cz, cy, V, sv, uty, shrink, W, fit_intercept, rows=16384) -> np.ndarray:

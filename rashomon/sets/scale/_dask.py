@@ -34,7 +34,16 @@ from .._row_statistics import (
     packed_size,
     statistics_parametrization,
 )
-from ._dask_inputs import _as_arrays, _as_columns, _as_vector, _frame_columns, _per_block, any_dask, is_dask  # noqa: F401
+from ._dask_inputs import (  # noqa: F401
+    _as_arrays,
+    _as_columns,
+    _as_vector,
+    _frame_columns,
+    _per_block,
+    _reduce_rows,
+    any_dask,
+    is_dask,
+)
 
 __all__ = ["is_dask", "any_dask", "dask_row_statistics", "fit_dask", "linear_model_losses"]
 
@@ -53,7 +62,6 @@ def dask_row_statistics(
     ``y - intercept - x'coef`` of that linear model instead of y.
     """
     import dask
-    import dask.array as da
 
     Xd, yd, wd, columns = _as_arrays(X, y, sample_weight, func)
     K = packed_size(Xd.shape[1])
@@ -70,17 +78,7 @@ def dask_row_statistics(
             return block_statistics(xb, np.asarray(yb, dtype=float).reshape(-1) - icpt - xb @ coef, wb)
 
     blocks = _per_block(fn, Xd, yd, wd, K)
-    total = da.reduction(
-        blocks,
-        lambda b, axis, keepdims: b,
-        merge_statistics,
-        axis=0,
-        keepdims=True,
-        combine=merge_statistics,
-        dtype=float,
-        concatenate=True,
-        meta=np.empty((0, 0)),
-    )
+    total = _reduce_rows(blocks, merge_statistics)
     (packed,) = dask.compute(total)
     return RowStatistics(np.asarray(packed)[0], func, columns), (Xd, yd, wd), columns
 

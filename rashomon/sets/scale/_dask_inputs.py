@@ -188,3 +188,31 @@ def _per_block(fn, X, y, w, size: int, **kwargs):
         meta=np.empty((0, 0)),
         **kwargs,
     )
+
+
+def _reduce_rows(blocks: Any, merge: Any) -> Any:
+    """The summary rows of every block merged in one ``dask.array.reduction`` tree (lazy; ``merge`` merges rows)."""
+    import dask.array as da
+
+    return da.reduction(
+        blocks,
+        lambda b, axis, keepdims: b,
+        merge,
+        axis=0,
+        keepdims=True,
+        combine=merge,
+        dtype=float,
+        concatenate=True,
+        meta=np.empty((0, 0)),
+    )
+
+
+def _merge_halves(merge: Any, K: int) -> Any:
+    """``merge`` applied to rows holding two summaries side by side (columns ``[:K]`` and ``[K:]``)."""
+
+    def both(rows, axis=None, keepdims=True):
+        rows = np.atleast_2d(np.asarray(rows, dtype=float))
+        out = np.concatenate([merge(rows[:, :K]), merge(rows[:, K:])], axis=1)
+        return out if keepdims else out[0]
+
+    return both

@@ -27,20 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from ...model_classes import ClassMember, KernelModelClass, KernelParametrization
-from ...utils.validation import RashomonInputError, check_norm_bound
-from .._row_statistics import RowStatistics, block_statistics, loo_block, packed_size
+from ...model_classes import ClassMember, KernelModelClass, KernelParametrization, kernel_norm_bound
+from ...utils.validation import RashomonInputError
+from .._row_statistics import RowStatistics, block_statistics, loo_block, merge_statistics, packed_size
 from ._dask_draw import capped_dictionary, draw_dictionary, partition_sample
-from ._dask_inputs import _as_arrays, _per_block
-from ._dask_kernel_rows import (
-    DaskKernelParametrization,
-    DaskKernelRows,
-    _key,
-    _reduce,
-    _sub_rows,
-    feature_statistics,
-    orig_form,
-)
+from ._dask_inputs import _as_arrays, _per_block, _reduce_rows
+from ._dask_kernel_rows import DaskKernelParametrization, DaskKernelRows, _key, _sub_rows, feature_statistics, orig_form
 
 __all__ = ["fit_dask_kernel", "dask_dictionary", "kernel_member_loss"]
 
@@ -190,19 +182,7 @@ def _parametrize(mc: KernelModelClass, st: DaskKernelRows, D: np.ndarray, st0: A
     gamma = ref["gamma"] if ref else grid[0]
     W = ref["W"] if ref else maps[0][1]
     info: dict = {"gamma": gamma, "dictionary_size": len(D), "rank": W.shape[1], "intercept": mu}
-    theta_ref = None
-    if mc.norm_bound is None:
-        theta_ref = ref["theta"] if not free else np.r_[ref["intercept"] - mu, ref["theta"]]
-        r = float(ref["theta"] @ ref["theta"])
-        if not r > 0:
-            raise RashomonInputError(
-                f"The kernel-ridge reference of {func} has zero norm; give KernelModelClass a norm_bound."
-            )
-    else:
-        r = check_norm_bound(mc.norm_bound, "KernelModelClass")
-    if ref:
-        info.update(ridge_alpha=ref["alpha"], ridge_loo_mse=ref["loo_mse"])
-    info["norm_bound"] = r
+    r, theta_ref = kernel_norm_bound(mc, ref, mu, free, info, func)
     par = DaskKernelParametrization(mc, D, gamma, W, mu, free, r, theta_ref, info)
     chosen = [i for i, (g, _) in enumerate(maps) if g == gamma][0]
     st.forms[("e_orig",) + _key(par)] = orig_form(fst[chosen], free, mu)  # no second pass for e_orig
@@ -218,13 +198,13 @@ def fit_dask_kernel(rs: Any, X: Any, y: Any, sample_weight: Any, func: str) -> A
     Xd, yd, wd, columns = _as_arrays(X, y, sample_weight, func)
     p = Xd.shape[1]
     own = not isinstance(ref, ClassMember)
-    lazy: dict = {"st": _reduce(_per_block(block_statistics, Xd, yd, wd, packed_size(p)))}
+    lazy: dict = {"st": _reduce_rows(_per_block(block_statistics, Xd, yd, wd, packed_size(p)), merge_statistics)}
     if own and mc.dictionary is None:  # every unique row: merged up a tree (held on one worker)
         lazy["U"] = _unique_rows(Xd)
     elif own and isinstance(mc.dictionary, (int, np.integer)):  # a seeded draw: two more passes, bounded memory
         lazy["S"] = partition_sample(Xd)
     if own and wd is not None and mc.gamma is None and mc.gammas is None:
-        lazy["st0"] = _reduce(_per_block(block_statistics, Xd, yd, None, packed_size(p)))
+        lazy["st0"] = _reduce_rows(_per_block(block_statistics, Xd, yd, None, packed_size(p)), merge_statistics)
     (out,) = dask.compute(lazy)
     import dask.dataframe as dd
 

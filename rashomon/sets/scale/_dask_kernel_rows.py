@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from ...model_classes import (
-    ClassMember,
     KernelModelClass,
     KernelParametrization,
     Quadratic,
@@ -27,8 +26,8 @@ from ...model_classes import (
     kernel_switch_size,
 )
 from ...utils.validation import RashomonInputError
-from .._row_statistics import RowStatistics, block_statistics, merge_statistics, packed_size
-from ._dask_inputs import _as_vector, _per_block, is_dask
+from .._row_statistics import RowStatistics, block_statistics, member_theta, merge_statistics, packed_size
+from ._dask_inputs import _as_vector, _per_block, _reduce_rows, is_dask
 
 __all__ = ["DaskKernelRows", "DaskKernelParametrization", "dask_strata", "feature_statistics"]
 
@@ -219,13 +218,7 @@ class DaskKernelParametrization(KernelParametrization):
     def project(self, estimator: Any, X: Any, func: str, columns: list[str] | None = None, rtol: float = 1e-6):
         if not isinstance(X, DaskKernelRows):
             return super().project(estimator, X, func, columns, rtol)
-        if isinstance(estimator, ClassMember) and estimator.parametrization_ in (self, getattr(self, "base", None)):
-            return estimator.theta_.copy()
-        raise RashomonInputError(
-            f"The 'reference' parameter of {func} must be None or a member fitted by the class "
-            "(model_class.fit_reference) when X is a Dask collection: projecting another "
-            "estimator needs its predictions on every row."
-        )
+        return member_theta(self, estimator, func)
 
 
 def orig_form(st: RowStatistics, free: bool, mu: float) -> Quadratic:
@@ -240,22 +233,6 @@ def orig_form(st: RowStatistics, free: bool, mu: float) -> Quadratic:
         G = np.block([[np.full((1, 1), W), W * mz[None]], [W * mz[:, None], G]])
         g = np.r_[W * dy, g]
     return Quadratic(G / W, g / W, float(C[d, d] / W + dy * dy))
-
-
-def _reduce(blocks: Any) -> Any:
-    import dask.array as da
-
-    return da.reduction(
-        blocks,
-        lambda b, axis, keepdims: b,
-        merge_statistics,
-        axis=0,
-        keepdims=True,
-        combine=merge_statistics,
-        dtype=float,
-        concatenate=True,
-        meta=np.empty((0, 0)),
-    )
 
 
 def _sub_rows(m: int) -> int:
@@ -283,6 +260,9 @@ def feature_statistics(data: tuple, mc: KernelModelClass, D: np.ndarray, maps: l
     import dask
 
     Xd, yd, wd = data
-    lazy = [_reduce(_per_block(_features_block(mc, D, g, W), Xd, yd, wd, packed_size(W.shape[1]))) for g, W in maps]
+    lazy = [
+        _reduce_rows(_per_block(_features_block(mc, D, g, W), Xd, yd, wd, packed_size(W.shape[1])), merge_statistics)
+        for g, W in maps
+    ]
     out = dask.compute(*lazy)
     return [RowStatistics(np.asarray(o)[0], func) for o in out]

@@ -32,6 +32,7 @@ import numpy as np
 
 from ...utils.validation import RashomonInputError
 from .._row_statistics import RowStatistics, block_statistics, merge_statistics, packed_size
+from ._dask_inputs import _merge_halves, _per_block, _reduce_rows
 
 __all__ = ["DaskMarginRows", "fit_dask_margin", "is_dask_margin"]
 
@@ -88,7 +89,7 @@ class DaskMarginRows:
             ye = np.where(np.asarray(yb, dtype=float).reshape(-1) > 0, 1.0, -1.0)
             return np.asarray(fn(par.design(xb), ye), dtype=float).reshape(1, size)
 
-        (out,) = dask.compute(_per_block(block, self.X, self.y, size).sum(axis=0))
+        (out,) = dask.compute(_per_block(block, self.X, self.y, None, size).sum(axis=0))
         return np.asarray(out, dtype=float)
 
     def loss_parts(self, theta: np.ndarray, loss, order: int):
@@ -181,31 +182,10 @@ def _check(rs: Any, func: str):
     return mc
 
 
-def _per_block(fn, X, y, size: int):
-    """One row of ``size`` values per row block of (X, y) (blocks matched by position)."""
-    import dask.array as da
-
-    return da.blockwise(
-        fn,
-        "ik",
-        X,
-        "ij",
-        y,
-        "i",
-        new_axes={"k": size},
-        adjust_chunks={"i": 1},
-        concatenate=True,
-        align_arrays=False,
-        dtype=float,
-        meta=np.empty((0, 0)),
-    )
-
-
 def _statistics(Xd: Any, yd: Any, columns: list[str] | None, func: str):
     """``(rows, mean, var, class means of x (pos, neg))`` from one pass (the rows of each class summarised apart,
     merged exactly); checks the labels."""
     import dask
-    import dask.array as da
 
     if yd is None:
         raise RashomonInputError(f"The 'y' parameter of {func} must be given. Got None instead.")
@@ -216,22 +196,7 @@ def _statistics(Xd: Any, yd: Any, columns: list[str] | None, func: str):
         sel = yb > 0
         return np.concatenate([block_statistics(xb[sel], yb[sel]), block_statistics(xb[~sel], yb[~sel])], axis=1)
 
-    def merge(rows, axis=None, keepdims=True):
-        rows = np.atleast_2d(np.asarray(rows, dtype=float))
-        out = np.concatenate([merge_statistics(rows[:, :K]), merge_statistics(rows[:, K:])], axis=1)
-        return out if keepdims else out[0]
-
-    total = da.reduction(
-        _per_block(both, Xd, yd, 2 * K),
-        lambda b, axis, keepdims: b,
-        merge,
-        axis=0,
-        keepdims=True,
-        combine=merge,
-        dtype=float,
-        concatenate=True,
-        meta=np.empty((0, 0)),
-    )
+    total = _reduce_rows(_per_block(both, Xd, yd, None, 2 * K), _merge_halves(merge_statistics, K))
     (packed,) = dask.compute(total)
     packed = np.asarray(packed)[0]
     n_pos, n_neg = int(round(packed[1])), int(round(packed[K + 1]))

@@ -29,7 +29,7 @@ from .._row_statistics import (
     packed_size,
     statistics_parametrization,
 )
-from ._dask import _as_arrays, _per_block
+from ._dask_inputs import _as_arrays, _merge_halves, _per_block, _reduce_rows
 
 __all__ = ["dask_split_statistics", "transform_statistics", "ridge_loo_statistics", "reference_from_statistics"]
 
@@ -43,7 +43,6 @@ def dask_split_statistics(X: Any, y: Any, mask: Any, *, func: str = "audit", on_
     ``on_counts(n_in, n_out)``, if given, sees the two row counts first (to raise a clear error).
     """
     import dask
-    import dask.array as da
 
     Xd, yd, md, columns = _as_arrays(X, y, mask, func)
     K = packed_size(Xd.shape[1])
@@ -52,23 +51,8 @@ def dask_split_statistics(X: Any, y: Any, mask: Any, *, func: str = "audit", on_
         xb, yb, sel = np.asarray(xb, dtype=float), np.asarray(yb, dtype=float).reshape(-1), _mask(mb)
         return np.concatenate([block_statistics(xb[sel], yb[sel]), block_statistics(xb[~sel], yb[~sel])], axis=1)
 
-    def merge(rows, axis=None, keepdims=True):
-        rows = np.atleast_2d(np.asarray(rows, dtype=float))
-        out = np.concatenate([merge_statistics(rows[:, :K]), merge_statistics(rows[:, K:])], axis=1)
-        return out if keepdims else out[0]
-
     blocks = _per_block(both, Xd, yd, md, 2 * K)
-    total = da.reduction(
-        blocks,
-        lambda b, axis, keepdims: b,
-        merge,
-        axis=0,
-        keepdims=True,
-        combine=merge,
-        dtype=float,
-        concatenate=True,
-        meta=np.empty((0, 0)),
-    )
+    total = _reduce_rows(blocks, _merge_halves(merge_statistics, K))
     (packed,) = dask.compute(total)
     packed = np.asarray(packed)[0]
     if on_counts is not None:
