@@ -1,5 +1,12 @@
 """Dask inputs of the out-of-core path: X, y and the weights as Dask arrays with matching row blocks, checked
-from their metadata (no pass over the rows), and one summary row per block (``_per_block``)."""
+from their metadata (no pass over the rows), and one summary row per block (``_per_block``).
+
+The rows are re-blocked at fixed global offsets (``_canonical``: blocks of ``_block_rows(p)`` rows, a size that
+depends on the number of columns only). Every block then holds the same rows whatever the partitioning of the
+input, every reduction tree has the same shape, and so every sum, and every result, has the same bits for any
+number of partitions or workers. Re-blocking costs one pass to count the rows of each partition when the
+collection does not know them (a Dask DataFrame), and moves rows only between neighbouring partitions.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,27 @@ import numpy as np
 from ...utils.validation import RashomonInputError
 
 __all__ = ["is_dask", "any_dask"]
+
+_BLOCK_BYTES = 1 << 23  # about 8 MB of X per canonical block
+
+
+def _block_rows(p: int) -> int:
+    """Rows per canonical block: the power of two (at least 1,024) nearest below ``_BLOCK_BYTES`` of X's rows."""
+    rows = max(1, _BLOCK_BYTES // (8 * max(int(p), 1)))
+    return 1 << max(10, rows.bit_length() - 1)
+
+
+def _known(a: Any) -> Any:
+    """``a`` with known row-chunk sizes (one counting pass when they are unknown)."""
+    return a.compute_chunk_sizes() if any(np.isnan(c) for c in a.chunks[0]) else a
+
+
+def _canonical(X: Any, *vs: Any) -> tuple:
+    """X (2-D) and the row vectors ``vs`` (None kept) re-blocked at fixed global row offsets (module docstring)."""
+    rows = _block_rows(X.shape[1])
+    out = [X.rechunk({0: rows, 1: -1})]
+    out += [None if v is None else v.rechunk({0: rows}) for v in vs]
+    return tuple(out)
 
 
 def is_dask(obj: Any) -> bool:
@@ -146,7 +174,9 @@ def _as_arrays(X: Any, y: Any, w: Any, func: str):
     frames = isinstance(X, dd.DataFrame) and all(v is None or isinstance(v, (dd.Series, dd.DataFrame)) for v in (y, w))
     if not frames:
         Xd, columns = _as_columns(X, func)
-        return Xd, _as_vector(y, Xd, "y", func), _as_vector(w, Xd, "sample_weight", func), columns
+        yd, wd = (_as_vector(v, Xd, name, func) for v, name in ((y, "y"), (w, "sample_weight")))
+        Xd, yd, wd = (None if v is None else _known(v) for v in (Xd, yd, wd))
+        return (*_canonical(Xd, yd, wd), columns)
     columns = _frame_columns(X, func)
     extra = {}
     for name, v in (("y", y), ("sample_weight", w)):
@@ -161,13 +191,14 @@ def _as_arrays(X: Any, y: Any, w: Any, func: str):
             v = v[v.columns[0]]
         extra[f"__rashomon_{name}__"] = v
     try:
-        arr = X.assign(**extra).to_dask_array()
+        arr = X.assign(**extra).to_dask_array(lengths=True)
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise RashomonInputError(
             f"The 'y' and 'sample_weight' parameters of {func} must be columns of the same Dask "
             f"DataFrame as X (partitioned alike). Got {exc} instead."
         ) from None
     p = len(columns)
+    arr = arr.rechunk({0: _block_rows(p), 1: -1})
     return arr[:, :p], arr[:, p], (arr[:, p + 1] if w is not None else None), columns
 
 
