@@ -10,8 +10,10 @@ form per row); the Hessians ``Z'diag(w)Z`` of all rows are one matrix product wi
 the (deduplicated) signed design Z. The logistic loss is solved as is (5 Newton steps per row on average on
 breast cancer and COMPAS). The hinge runs three smoothings ``τ·softplus((1 - m)/τ)`` (τ from a quarter of the
 slack ε - e_min, divided by 10 twice; ``L_τ >= hinge`` so S_τ ⊆ S), each warm-started and solved coarsely, and
-then :func:`._polish.polish_hinge` solves the exact hinge's KKT system on the active set read off the smoothed
-point (kink rows ``z_j'θ = 1``).
+then :func:`._hinge_exact.exact_hinge` finds the exact hinge's KKT point by an active-set method from the smoothed
+point (kink rows ``z_j'θ = 1`` added by ratio tests, released by their multipliers' signs); a row it leaves with
+the ball free is solved as a reduced linear programme (:func:`._hinge_lp.hinge_lp`). Every end is then exact to
+rounding (gaps about 1e-13 relative).
 
 Nothing of Newton's is trusted. With ``μ = 1/λ`` and the final θ, ``h(μ) = min_K L + μc'θ`` is bounded below by
 the Frank–Wolfe bound ``f(θ) + min_{z∈K} ∇f(θ)'(z - θ)`` (logistic) or by weak duality of the exact hinge at any
@@ -29,7 +31,12 @@ from ._batch_kernels import _softplus_sigmoid, _solve_each, corners
 
 __all__ = ["MarginBatch"]
 
-_STAGES = 3  # smoothings of the hinge before the active-set polish (._polish)
+_STAGES = 3  # smoothings of the hinge before the exact active-set finish (._hinge_exact)
+_HINGE_ITS = 15  # Newton steps per smoothing of the hinge before the last
+_HINGE_LAST = 40  # ... and at the last
+_HINGE_RTOL = 1e-10  # relative KKT residual at which a row stops, at the last smoothing
+_HINGE_PATH = 1e-10  # ... and before it
+_HINGE_DIV = 10.0  # each smoothing τ is the previous one's divided by this
 _CHUNK = 512  # functionals per block of Hessians (memory: _CHUNK x d(d+1)/2 floats)
 _COLS = 256  # functionals per block of margins (n x 256 floats; COMPAS: 15% faster than 1,024, cache)
 # the rows' outer products are kept up to 256 MB (10^5 rows x 20 features: 185 MB); above, those of every k-th row
@@ -75,7 +82,7 @@ class MarginBatch:
             t0 = min(0.1, 0.25 * max(self.eps - self.e_min, 0.0) / np.log(2.0))
             taus = [t0]
             while taus[-1] > 10 * ms.loss.s and len(taus) < _STAGES:
-                taus.append(taus[-1] / 10)
+                taus.append(taus[-1] / _HINGE_DIV)
             self.taus = taus if len(taus) == _STAGES else taus + [ms.loss.s]
         else:
             self.taus = [1.0]
@@ -176,11 +183,12 @@ class MarginBatch:
             C, T, lam, nu, ball = A[a : a + block].T, T0[:, a : a + block], None, None, None
             self._decide = None if decide is None else tuple(z[a : a + block] for z in decide)
             for k, tau in enumerate(self.taus):  # the hinge: decreasing smoothings, each warm-started and solved
-                self.tau = tau  # coarsely (the active-set polish of ._polish finishes)
-                its = n_iter if k == len(self.taus) - 1 else 15
+                self.tau = tau  # coarsely (the exact active-set method of ._hinge_exact finishes)
+                last = k == len(self.taus) - 1
+                its = (n_iter if not self.hinge else _HINGE_LAST) if last else _HINGE_ITS
                 with np.errstate(all="ignore"):  # rejected trial steps may overflow; non-finite ones are discarded
                     T, lam, nu, ball, L, G, S = self._solve_block(
-                        C, T, its, lam, nu, ball, 1e-10 if self.hinge else 1e-14
+                        C, T, its, lam, nu, ball, (_HINGE_RTOL if last else _HINGE_PATH) if self.hinge else 1e-14
                     )
             out.append((T, lam, L, G, self.w @ S, nu, ball))
             self._decide = None
@@ -347,16 +355,10 @@ class MarginBatch:
     def _newton(self, A, corner, tol, decide=None):
         T, lam, L, G, S, nu, ball = self.solve(A, decide=decide, tol=tol)
         out = self.certify(A, corner, T.copy(), lam, L, G, S, tol)
-        bad = np.arange(len(A))
-        if self.hinge and bad.size:  # the exact hinge's active set, polished by Newton (._polish); the better kept
-            from ._polish import polish_hinge
+        if self.hinge and len(A):  # the exact hinge's KKT point (._hinge_exact), the better kept
+            from ._hinge_exact import finish_hinge
 
-            Tp, lp, Sp = polish_hinge(self, A[bad], T[:, bad], lam[bad], nu[bad], ball[bad])
-            Gp = -self.Z.T @ (self.w[:, None] * Sp)
-            again = self.certify(A[bad], corner[bad], Tp, lp, None, Gp, self.w @ Sp, tol)
-            better = again[3] | (again[2] - again[0] < out[2][bad] - out[0][bad])
-            for k in range(4):
-                out[k][bad[better]] = again[k][better]
+            finish_hinge(self, A, corner, T, lam, nu, ball, out, tol)
         return out
 
     def certify(self, A, corner, T, lam, L, G, S, tol, full=False, cheap=False):
