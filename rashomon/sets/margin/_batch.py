@@ -32,11 +32,10 @@ from ._batch_kernels import _softplus_sigmoid, _solve_each, corners
 __all__ = ["MarginBatch"]
 
 _STAGES = 3  # smoothings of the hinge before the exact active-set finish (._hinge_exact)
-_HINGE_ITS = 15  # Newton steps per smoothing of the hinge before the last
-_HINGE_LAST = 40  # ... and at the last
-_HINGE_RTOL = 1e-10  # relative KKT residual at which a row stops, at the last smoothing
-_HINGE_PATH = 1e-10  # ... and before it
-_HINGE_DIV = 10.0  # each smoothing τ is the previous one's divided by this
+# the hinge's smoothings are only a start for ._hinge_exact: Newton steps per smoothing (before the last, at the
+# last) and the relative KKT residual at which a row stops (before the last, at the last)
+_HINGE_ITS, _HINGE_LAST, _HINGE_PATH, _HINGE_RTOL = 4, 40, 1e-3, 1e-10
+_FLAT = 40.0  # the hinge's smoothed terms are evaluated with the scaled margins clipped to ±_FLAT
 _CHUNK = 512  # functionals per block of Hessians (memory: _CHUNK x d(d+1)/2 floats)
 _COLS = 256  # functionals per block of margins (n x 256 floats; COMPAS: 15% faster than 1,024, cache)
 # the rows' outer products are kept up to 256 MB (10^5 rows x 20 features: 185 MB); above, those of every k-th row
@@ -82,7 +81,7 @@ class MarginBatch:
             t0 = min(0.1, 0.25 * max(self.eps - self.e_min, 0.0) / np.log(2.0))
             taus = [t0]
             while taus[-1] > 10 * ms.loss.s and len(taus) < _STAGES:
-                taus.append(taus[-1] / _HINGE_DIV)
+                taus.append(taus[-1] / 10)
             self.taus = taus if len(taus) == _STAGES else taus + [ms.loss.s]
         else:
             self.taus = [1.0]
@@ -120,10 +119,14 @@ class MarginBatch:
         St, val = np.empty((k, len(self.w))), np.empty(k)  # k x n: a functional's margins contiguous (selected
         for a in range(0, k, self._cache_rows):  # and replaced by row); a few rows at a time stay in cache
             X = T[:, a : a + self._cache_rows].T @ self.Zt
-            if self.hinge:
+            if self.hinge:  # beyond |x| = 40 the terms are linear (or 0) to 4e-18: exp's slow range is skipped
                 X -= self.lc
                 X /= self.tau
+                lin = np.minimum(X + _FLAT, 0.0) @ self.w
+                np.clip(X, -_FLAT, _FLAT, out=X)
             val[a : a + len(X)], St[a : a + len(X)] = _softplus_sigmoid(X, self.w)
+            if self.hinge:
+                val[a : a + len(X)] -= lin
         return self.tau * val, -(St @ self.Zw).T, St.T
 
     def hessians(self, s: np.ndarray, exact: bool = False) -> np.ndarray:
@@ -346,19 +349,19 @@ class MarginBatch:
             self.tick(int(done.sum()))
         rest = np.where(~done)[0]
         if rest.size:
-            dec = None if decide is None or self.hinge else (corner[rest], decide[0][rest], decide[1][rest])
+            dec = None if decide is None else (corner[rest], decide[0][rest], decide[1][rest])
             b, th, v, ok = self._newton(A[rest], corner[rest], tol, dec)
             bound[rest], theta[rest], value[rest] = b, th, v
             done[rest] = ok
         return bound, theta, value, done
 
     def _newton(self, A, corner, tol, decide=None):
-        T, lam, L, G, S, nu, ball = self.solve(A, decide=decide, tol=tol)
+        T, lam, L, G, S, nu, ball = self.solve(A, decide=None if self.hinge else decide, tol=tol)
         out = self.certify(A, corner, T.copy(), lam, L, G, S, tol)
-        if self.hinge and len(A):  # the exact hinge's KKT point (._hinge_exact), the better kept
+        if self.hinge and len(A):  # the exact hinge's KKT point (._hinge_exact) where the question is still open
             from ._hinge_exact import finish_hinge
 
-            finish_hinge(self, A, corner, T, lam, nu, ball, out, tol)
+            finish_hinge(self, A, corner, T, lam, nu, ball, out, tol, decide)
         return out
 
     def certify(self, A, corner, T, lam, L, G, S, tol, full=False, cheap=False):

@@ -24,11 +24,14 @@ __all__ = ["hinge_lp"]
 
 _ROUNDS = 4  # programmes per functional (W grows by the rows found on the wrong side)
 _NEAR = 64  # the near rows: at least this many, those closest to the kink
+_CUTS = 12  # tangent cuts of the ball, where it binds
 
 
 def hinge_lp(bat, c, th, box):
     """``(θ, λ, ∇, Σ_j w_j α_j)`` of ``min c'θ`` over the hinge set without the ball, from the approximate solution
-    ``th``; ``box`` = (lower, upper) bounds of θ containing K. None when HiGHS fails or the box binds."""
+    ``th``; ``box`` = (lower, upper) bounds of θ containing K. Where the ball binds: ``(θ, λ, E)``, the solution
+    with up to ``_CUTS`` tangent cuts of the ball and its kink rows (a start for :func:`._hinge_exact.exact_hinge`).
+    None when HiGHS fails."""
     from scipy.optimize import linprog
 
     Z, Zw, w, eps, d = bat.Z, bat.Zw, bat.w, bat.eps, bat.d
@@ -38,18 +41,22 @@ def hinge_lp(bat, c, th, box):
     near = np.zeros(len(w), dtype=bool)
     near[np.argpartition(dist, k - 1)[:k]] = True
     lo, hi = box
-    for _ in range(_ROUNDS):
+    Bt, r = bat.Bt, bat.r
+    cuts: list = []
+    for _ in range(_ROUNDS + _CUTS):
         W = np.where(near)[0]
         act = ~near & (mg < 1.0)
         g, aA = Zw.T @ act, float(w @ act)
         kw = len(W)
         # variables (θ, t_W): -z_j'θ - t_j <= -1 (j in W);  -g'θ + Σ w_j t_j <= ε - a_A
-        A_ub = np.zeros((kw + 1, d + kw))
+        A_ub = np.zeros((kw + 1 + len(cuts), d + kw))
         A_ub[:kw, :d] = -Z[W]
         A_ub[np.arange(kw), d + np.arange(kw)] = -1.0
         A_ub[kw, :d] = -g
         A_ub[kw, d:] = w[W]
-        b_ub = np.concatenate([-np.ones(kw), [eps - aA]])
+        for k_, (a, _b) in enumerate(cuts):  # tangent cuts of the ball
+            A_ub[kw + 1 + k_, :d] = a
+        b_ub = np.concatenate([-np.ones(kw), [eps - aA], [b for _a, b in cuts]])
         bounds = [(lo[i], hi[i]) for i in range(d)] + [(0.0, None)] * kw
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -67,10 +74,14 @@ def hinge_lp(bat, c, th, box):
         if res.status != 0 or res.x is None:
             return None
         x = res.x[:d]
-        span = np.maximum(hi - lo, 1e-300)
-        if np.any(np.minimum(x - lo, hi - x) <= 1e-9 * span):
-            return None  # on the box: the ball binds there
         m2 = Z @ x
+        q = float(x @ Bt @ x)
+        if q > r * (1 + 1e-9):  # outside the ball: cut it off at the ball's point along x
+            if len(cuts) >= _CUTS:
+                break
+            a = Bt @ x
+            cuts.append((a, float(np.sqrt(r * q))))
+            continue
         wrong = ~near & ((act & (m2 >= 1.0)) | (~act & (m2 <= 1.0)))
         if wrong.any():
             near |= wrong
@@ -79,9 +90,13 @@ def hinge_lp(bat, c, th, box):
         lam = -float(res.ineqlin.marginals[kw])
         if not lam > 0:
             return None
+        if cuts:
+            return x, lam, np.where(near & (np.abs(1.0 - m2) <= 1e-9))[0]
         u = -np.asarray(res.ineqlin.marginals[:kw])
         alpha = np.clip(u / (lam * w[W]), 0.0, 1.0)
         G = -(Zw.T @ act + Zw[W].T @ alpha)
         S = aA + float(w[W] @ alpha)
         return x, lam, G, S
+    if cuts and res.status == 0:
+        return x, -float(res.ineqlin.marginals[kw]), np.where(near & (np.abs(1.0 - m2) <= 1e-9))[0]
     return None
