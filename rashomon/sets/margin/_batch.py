@@ -294,11 +294,11 @@ class MarginBatch:
                 stuck &= ~(rel | eng)
             act = act[~stuck & (res[act] >= rtol)]
             if (self._decide is not None or self._tol is not None) and act.size:
-                act = act[~self._decided(act, C, T, lam, F2 + eps, G)]
+                act = act[~self._decided(act, C, T, lam, F2 + eps, G, St)]
         self.n_iter = it
         return T, lam, nu, ball, F2 + eps, G, St.T
 
-    def _decided(self, act, C, T, lam, L, G) -> np.ndarray:
+    def _decided(self, act, C, T, lam, L, G, St) -> np.ndarray:
         """Rows of ``act`` whose question ``min c'θ <= τ`` the current iterate already answers (its certified bound
         is above τ, or its member is at or below), or, without a question, that are certified within ``_tol``
         (:meth:`certify`: no loss evaluation, the logistic member's loss bounded by convexity)."""
@@ -309,8 +309,9 @@ class MarginBatch:
             )
             return ok[3]
         corner, tau, strict = (z[act] for z in self._decide)
+        S = St[act] @ self.w if self.hinge else None  # the hinge: weak duality at the smoothed multipliers
         b, _t, v, _ok, inside = self.certify(
-            C[:, act].T, corner, T[:, act].copy(), lam[act], L[act], G[:, act], None, 0.0, full=True
+            C[:, act].T, corner, T[:, act].copy(), lam[act], L[act], G[:, act], S, 0.0, full=True
         )
         below = lambda x: np.where(strict, x < tau, x <= tau)  # noqa: E731
         return (inside & below(v)) | (np.isfinite(b) & ~below(b))  # certify: no bound from an iterate far outside K
@@ -356,7 +357,7 @@ class MarginBatch:
         return bound, theta, value, done
 
     def _newton(self, A, corner, tol, decide=None):
-        T, lam, L, G, S, nu, ball = self.solve(A, decide=None if self.hinge else decide, tol=tol)
+        T, lam, L, G, S, nu, ball = self.solve(A, decide=decide, tol=tol)
         out = self.certify(A, corner, T.copy(), lam, L, G, S, tol)
         if self.hinge and len(A):  # the exact hinge's KKT point (._hinge_exact) where the question is still open
             from ._hinge_exact import finish_hinge

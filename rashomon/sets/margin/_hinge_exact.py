@@ -70,9 +70,10 @@ def _kkt(c, g, aA, ZE, wE, Bt, r, eps, th, lam, beta, nu, ball):
         beta = beta + step[d + 1 : d + 1 + k]
         if ball:
             nu = nu + step[-1]
-        small = np.max(np.abs(step[:d])) <= 1e-15 * max(1.0, float(np.max(np.abs(th))))
         ok = True
-        if small:
+        if not ball:  # linear: one step solves it (to rounding)
+            break
+        if np.max(np.abs(step[:d])) <= 1e-15 * max(1.0, float(np.max(np.abs(th)))):
             break
     return th, lam, beta, nu, ok
 
