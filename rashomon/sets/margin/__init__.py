@@ -10,8 +10,8 @@ of MCR). Modules:
   values (large sets);
 - ``_solve``: certified solves of the smoothed problems; ``_ascent`` / ``_descent``: inner members;
 - ``_bounds``, ``_secant``: outer bounds (γ = 0, surrogates, the slab bound);
-- ``_ranges``: ranges of linear functionals (predictions, coefficients, PD band); ``_batch``, ``_polish``: all
-  rows at once (batched KKT-Newton; the hinge's active-set polish), certified per row;
+- ``_ranges``: ranges of linear functionals (predictions, coefficients, PD band); ``_batch``, ``_hinge_exact``,
+  ``_hinge_lp``: all rows at once (batched KKT-Newton; the hinge's exact active-set finish), certified per row;
 - ``_screen``: which rows' decisions the set can flip (multiplicity), screened by members and outer bounds;
 - ``_sample``: members by hit-and-run with an exact membership oracle;
 - ``_envelope``: MCR over ε;

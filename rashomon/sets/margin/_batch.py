@@ -10,8 +10,10 @@ form per row); the Hessians ``Z'diag(w)Z`` of all rows are one matrix product wi
 the (deduplicated) signed design Z. The logistic loss is solved as is (5 Newton steps per row on average on
 breast cancer and COMPAS). The hinge runs three smoothings ``τ·softplus((1 - m)/τ)`` (τ from a quarter of the
 slack ε - e_min, divided by 10 twice; ``L_τ >= hinge`` so S_τ ⊆ S), each warm-started and solved coarsely, and
-then :func:`._polish.polish_hinge` solves the exact hinge's KKT system on the active set read off the smoothed
-point (kink rows ``z_j'θ = 1``).
+then :func:`._hinge_exact.exact_hinge` finds the exact hinge's KKT point by an active-set method from the smoothed
+point (kink rows ``z_j'θ = 1`` added by ratio tests, released by their multipliers' signs); a row it leaves with
+the ball free is solved as a reduced linear programme (:func:`._hinge_lp.hinge_lp`). Every end is then exact to
+rounding (gaps about 1e-13 relative).
 
 Nothing of Newton's is trusted. With ``μ = 1/λ`` and the final θ, ``h(μ) = min_K L + μc'θ`` is bounded below by
 the Frank–Wolfe bound ``f(θ) + min_{z∈K} ∇f(θ)'(z - θ)`` (logistic) or by weak duality of the exact hinge at any
@@ -29,7 +31,11 @@ from ._batch_kernels import _softplus_sigmoid, _solve_each, corners
 
 __all__ = ["MarginBatch"]
 
-_STAGES = 3  # smoothings of the hinge before the active-set polish (._polish)
+_STAGES = 3  # smoothings of the hinge before the exact active-set finish (._hinge_exact)
+# the hinge's smoothings are only a start for ._hinge_exact: Newton steps per smoothing (before the last, at the
+# last) and the relative KKT residual at which a row stops (before the last, at the last)
+_HINGE_ITS, _HINGE_LAST, _HINGE_PATH, _HINGE_RTOL = 4, 40, 1e-3, 1e-10
+_FLAT = 40.0  # the hinge's smoothed terms are evaluated with the scaled margins clipped to ±_FLAT
 _CHUNK = 512  # functionals per block of Hessians (memory: _CHUNK x d(d+1)/2 floats)
 _COLS = 256  # functionals per block of margins (n x 256 floats; COMPAS: 15% faster than 1,024, cache)
 # the rows' outer products are kept up to 256 MB (10^5 rows x 20 features: 185 MB); above, those of every k-th row
@@ -113,10 +119,14 @@ class MarginBatch:
         St, val = np.empty((k, len(self.w))), np.empty(k)  # k x n: a functional's margins contiguous (selected
         for a in range(0, k, self._cache_rows):  # and replaced by row); a few rows at a time stay in cache
             X = T[:, a : a + self._cache_rows].T @ self.Zt
-            if self.hinge:
+            if self.hinge:  # beyond |x| = 40 the terms are linear (or 0) to 4e-18: exp's slow range is skipped
                 X -= self.lc
                 X /= self.tau
+                lin = np.minimum(X + _FLAT, 0.0) @ self.w
+                np.clip(X, -_FLAT, _FLAT, out=X)
             val[a : a + len(X)], St[a : a + len(X)] = _softplus_sigmoid(X, self.w)
+            if self.hinge:
+                val[a : a + len(X)] -= lin
         return self.tau * val, -(St @ self.Zw).T, St.T
 
     def hessians(self, s: np.ndarray, exact: bool = False) -> np.ndarray:
@@ -176,11 +186,12 @@ class MarginBatch:
             C, T, lam, nu, ball = A[a : a + block].T, T0[:, a : a + block], None, None, None
             self._decide = None if decide is None else tuple(z[a : a + block] for z in decide)
             for k, tau in enumerate(self.taus):  # the hinge: decreasing smoothings, each warm-started and solved
-                self.tau = tau  # coarsely (the active-set polish of ._polish finishes)
-                its = n_iter if k == len(self.taus) - 1 else 15
+                self.tau = tau  # coarsely (the exact active-set method of ._hinge_exact finishes)
+                last = k == len(self.taus) - 1
+                its = (n_iter if not self.hinge else _HINGE_LAST) if last else _HINGE_ITS
                 with np.errstate(all="ignore"):  # rejected trial steps may overflow; non-finite ones are discarded
                     T, lam, nu, ball, L, G, S = self._solve_block(
-                        C, T, its, lam, nu, ball, 1e-10 if self.hinge else 1e-14
+                        C, T, its, lam, nu, ball, (_HINGE_RTOL if last else _HINGE_PATH) if self.hinge else 1e-14
                     )
             out.append((T, lam, L, G, self.w @ S, nu, ball))
             self._decide = None
@@ -283,11 +294,11 @@ class MarginBatch:
                 stuck &= ~(rel | eng)
             act = act[~stuck & (res[act] >= rtol)]
             if (self._decide is not None or self._tol is not None) and act.size:
-                act = act[~self._decided(act, C, T, lam, F2 + eps, G)]
+                act = act[~self._decided(act, C, T, lam, F2 + eps, G, St)]
         self.n_iter = it
         return T, lam, nu, ball, F2 + eps, G, St.T
 
-    def _decided(self, act, C, T, lam, L, G) -> np.ndarray:
+    def _decided(self, act, C, T, lam, L, G, St) -> np.ndarray:
         """Rows of ``act`` whose question ``min c'θ <= τ`` the current iterate already answers (its certified bound
         is above τ, or its member is at or below), or, without a question, that are certified within ``_tol``
         (:meth:`certify`: no loss evaluation, the logistic member's loss bounded by convexity)."""
@@ -298,8 +309,9 @@ class MarginBatch:
             )
             return ok[3]
         corner, tau, strict = (z[act] for z in self._decide)
+        S = St[act] @ self.w if self.hinge else None  # the hinge: weak duality at the smoothed multipliers
         b, _t, v, _ok, inside = self.certify(
-            C[:, act].T, corner, T[:, act].copy(), lam[act], L[act], G[:, act], None, 0.0, full=True
+            C[:, act].T, corner, T[:, act].copy(), lam[act], L[act], G[:, act], S, 0.0, full=True
         )
         below = lambda x: np.where(strict, x < tau, x <= tau)  # noqa: E731
         return (inside & below(v)) | (np.isfinite(b) & ~below(b))  # certify: no bound from an iterate far outside K
@@ -338,7 +350,7 @@ class MarginBatch:
             self.tick(int(done.sum()))
         rest = np.where(~done)[0]
         if rest.size:
-            dec = None if decide is None or self.hinge else (corner[rest], decide[0][rest], decide[1][rest])
+            dec = None if decide is None else (corner[rest], decide[0][rest], decide[1][rest])
             b, th, v, ok = self._newton(A[rest], corner[rest], tol, dec)
             bound[rest], theta[rest], value[rest] = b, th, v
             done[rest] = ok
@@ -347,16 +359,10 @@ class MarginBatch:
     def _newton(self, A, corner, tol, decide=None):
         T, lam, L, G, S, nu, ball = self.solve(A, decide=decide, tol=tol)
         out = self.certify(A, corner, T.copy(), lam, L, G, S, tol)
-        bad = np.arange(len(A))
-        if self.hinge and bad.size:  # the exact hinge's active set, polished by Newton (._polish); the better kept
-            from ._polish import polish_hinge
+        if self.hinge and len(A):  # the exact hinge's KKT point (._hinge_exact) where the question is still open
+            from ._hinge_exact import finish_hinge
 
-            Tp, lp, Sp = polish_hinge(self, A[bad], T[:, bad], lam[bad], nu[bad], ball[bad])
-            Gp = -self.Z.T @ (self.w[:, None] * Sp)
-            again = self.certify(A[bad], corner[bad], Tp, lp, None, Gp, self.w @ Sp, tol)
-            better = again[3] | (again[2] - again[0] < out[2][bad] - out[0][bad])
-            for k in range(4):
-                out[k][bad[better]] = again[k][better]
+            finish_hinge(self, A, corner, T, lam, nu, ball, out, tol, decide)
         return out
 
     def certify(self, A, corner, T, lam, L, G, S, tol, full=False, cheap=False):
