@@ -609,6 +609,24 @@ def _issue27_cases():
             lambda: _dask_kernel_set().model_class_reliance("a", conditional=True, strata=_dask_frame(DF)),
             "strata",
         ),
+        "audit logistic on Dask with a non-binary target": (
+            lambda: rsh.audit(_dask_frame(DF.assign(t=Y)), "t", {"g": ["a"]}, model_class="logistic"),
+            "target",
+        ),
+        "audit logistic on Dask with a text target": (
+            lambda: rsh.audit(_dask_frame(DF.assign(t="x")), "t", {"g": ["a"]}, model_class="logistic"),
+            "target",
+        ),
+        "audit hinge on Dask": (
+            lambda: rsh.audit(_dask_frame(DF.assign(t=(Y > 0) * 1.0)), "t", {"g": ["a"]}, model_class="hinge"),
+            "model_class",
+        ),
+        "audit logistic on Dask with positive_label": (
+            lambda: rsh.audit(
+                _dask_frame(DF.assign(t=(Y > 0) * 1.0)), "t", {"g": ["a"]}, model_class="logistic", positive_label=1
+            ),
+            "positive_label",
+        ),
         "Dask strata for a linear set": (
             lambda: _dask_set().model_class_reliance("a", conditional=True, strata=_dask_frame(DF)["a"]),
             "strata",

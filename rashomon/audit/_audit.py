@@ -238,7 +238,12 @@ def audit(
     side), unless ``split`` names the rows. The ridge penalty is chosen by
     exact leave-one-out MSE instead of ``cv`` folds, and that MSE is the CV
     loss of the ε rule; ``n_jobs`` is not used. ``result.meta`` records the
-    engine, partitions, passes and the split rule. See ``docs/scaling.md``.
+    engine, partitions, passes and the split rule. With
+    ``model_class="logistic"`` (a 0/1 or boolean target) the norm bound and
+    the CV loss come from ``cv`` folds drawn by a row hash, every fold fitted
+    by Newton passes; MR is exact for groups of at most 64 values (else the
+    divide estimator, named), and MCR is not run (``meta["skipped"]``). See
+    ``docs/scaling.md``.
     """
     func = "audit"
     t_start = time.perf_counter()
@@ -249,17 +254,12 @@ def audit(
         if is_parquet_path(data):
             data, digest, input_name = read_parquet(data, func)
     dask_input = callable(getattr(data, "__dask_graph__", None))
-    if dask_input and (
-        model_class in CLASSIFIER_CLASSES
-        or positive_label is not None
-        or estimator is not None
-        or sensitive is not None
-    ):
+    if dask_input and (estimator is not None or sensitive is not None):
         raise RashomonInputError(
             f"The 'data' parameter of {func} is a Dask DataFrame, which is audited out of core with "
-            "model_class='linear' or 'kernel' only (no classifier class, positive_label, estimator or "
-            "sensitive). Got "
-            f"model_class={model_class!r} instead."
+            "model_class='linear', 'kernel' or 'logistic' and no estimator or sensitive column. Got "
+            f"estimator={type(estimator).__name__ if estimator is not None else None}, sensitive={sensitive!r} "
+            "instead."
         )
     model_class = "kernel" if (dask_input and model_class is None) else model_class
     prep: dict = (
@@ -322,6 +322,9 @@ def audit(
             input_name=input_name or "Dask DataFrame",
             t_start=t_start,
             func=func,
+            cv=cv,
+            positive_label=positive_label,
+            classifier_options=(ambiguity_threshold, ambiguity_rows),
         )
     if digest is not None:  # a Parquet file read by pandas: its checksum and name, not the frame's
         prep["digest"], prep["input_name"] = digest, input_name

@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--data",
         required=True,
         help="CSV file, or a Parquet file or folder of Parquet files (audited out of core through "
-        "dask.dataframe.read_parquet when Dask is installed: --model-class linear or kernel, no bootstrap)",
+        "dask.dataframe.read_parquet when Dask is installed: --model-class linear, kernel or logistic, no bootstrap)",
     )
     a.add_argument(
         "--sep",

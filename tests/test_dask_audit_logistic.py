@@ -1,0 +1,205 @@
+"""audit(model_class="logistic") on a Dask DataFrame / Parquet: equal to the in-memory classifier audit with the
+hash fold rule and the same split; the fold rule's fits against an independent optimiser; partitions and
+schedulers; the report and the CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import rashomon
+from rashomon import RashomonInputError
+
+dd = pytest.importorskip("dask.dataframe")
+pytest.importorskip("pyarrow")
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
+from compas_audit import compas_frame  # noqa: E402
+
+RTOL = 1e-9  # Dask vs in memory: the same Newton iterations and searches, only the order of the row sums differs
+TARGET = "high"
+FEATURES = ["race", "sex", "felony", "priors_count", "age"]
+GROUPS = {"inadmissible": ["race", "sex"], "admissible": ["felony"]}  # few values each: exact MR on Dask too
+KW = dict(model_class="logistic", features=FEATURES, epsilon=0.05, cv=5, ambiguity_rows=100)
+
+
+@pytest.fixture(scope="module")
+def table():
+    df = compas_frame().iloc[:1500].reset_index(drop=True)
+    df[TARGET] = (df.pop("v_decile_score") >= 5).astype(float)
+    df["is_train"] = np.random.default_rng(0).random(len(df)) < 0.4
+    return df
+
+
+@pytest.fixture(scope="module")
+def parquet_dir(table, tmp_path_factory):
+    path = tmp_path_factory.mktemp("compas_logistic_parquet")
+    for i, part in enumerate(np.array_split(np.arange(len(table)), 3)):
+        table.iloc[part].to_parquet(path / f"part{i}.parquet")
+    return path
+
+
+def _close(a: float, b: float, scale: float = 1.0) -> bool:
+    return abs(a - b) <= RTOL * max(abs(b), scale)
+
+
+def _same(out, mem, *, metrics_auc=False):
+    assert (out.n_train, out.n_test, out.features, out.model_class) == (
+        mem.n_train,
+        mem.n_test,
+        mem.features,
+        mem.model_class,
+    )
+    for k in ("e_ref", "epsilon_abs", "cv_loss"):
+        assert _close(getattr(out, k), getattr(mem, k)), k
+    for k in ("norm", "training_loss", "cv_lambda"):
+        assert _close(out.reference[k], mem.reference[k]), k
+    for name in mem.groups:
+        for k in ("mr_ref", "refit_loss_ratio"):
+            assert _close(getattr(out.groups[name], k), getattr(mem.groups[name], k)), (name, k)
+    co, cm = out.meta["classifier"], mem.meta["classifier"]
+    for k in ("accuracy", "log_loss", "positive_rate"):
+        assert _close(co["reference_metrics"][k], cm["reference_metrics"][k]), k
+    for k in ("ambiguity", "n_flippable", "discrepancy_lower", "discrepancy_upper", "n_rows"):
+        assert co["ambiguity"][k] == cm["ambiguity"][k], k
+    assert len(co["coefficients"]) == len(cm["coefficients"])
+    for a, b in zip(co["coefficients"], cm["coefficients"]):
+        assert a["coefficient"] == b["coefficient"] and a["sign_stable"] == b["sign_stable"]
+        assert _close(a["lower"], b["lower"]) and _close(a["upper"], b["upper"]), a["coefficient"]
+
+
+def test_parquet_logistic_audit_equals_in_memory_with_the_hash_fold_rule(client, table, parquet_dir, monkeypatch):
+    from rashomon.audit import _audit_classifier
+
+    monkeypatch.setattr(_audit_classifier, "FOLD_RULE", "hash")  # the rule of the out-of-core audit, in memory
+    mem = rashomon.audit(table, TARGET, GROUPS, split="is_train", **KW)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = rashomon.audit(str(parquet_dir), TARGET, GROUPS, split="is_train", **KW)
+    _same(out, mem)
+    assert out.meta["engine"] == "out-of-core (Dask)" and out.meta["n_partitions"] == 3
+    assert "row hash" in out.meta["cv_rule"] and "row hash" in mem.meta["classifier"]["cv_rule"]
+    assert out.meta["classifier"]["mr_methods"] == {"inadmissible": "exact", "admissible": "exact"}
+    # what the Dask class cannot compute is said, not dropped: MCR (no certified method on statistics), AUC
+    assert any("MCR of the logistic class" in s for s in out.meta["skipped"])
+    for g in out.groups.values():
+        assert np.isnan(g.mcr_lower) and np.isnan(g.mcr_upper) and "not run" in g.mcr.notes
+    # the in-memory MCR brackets the reference's MR computed out of core
+    for name, g in mem.groups.items():
+        assert g.mcr_lower <= out.groups[name].mr_ref <= g.mcr_upper
+    # the stratified default is unchanged in memory
+    monkeypatch.setattr(_audit_classifier, "FOLD_RULE", "stratified")
+    default = rashomon.audit(table, TARGET, GROUPS, split="is_train", **KW)
+    assert "stratified" in default.meta["classifier"]["cv_rule"]
+
+
+def test_fold_rule_fits_equal_an_independent_optimiser():
+    from scipy.optimize import minimize
+
+    from rashomon.sets.scale import folds_from_hash, memory_reducer, penalised_logistic_cv
+
+    rng = np.random.default_rng(3)
+    n, p, K = 400, 3, 4
+    X = rng.normal(size=(n, p)) * [1.0, 3.0, 0.5] + 2.0
+    y = (X @ [1.0, -0.4, 2.0] - 1.5 + rng.logistic(size=n) > 0).astype(float)
+    fold = folds_from_hash(rng.random(n), K)
+    mean, sd = X.mean(0), X.std(0)
+    res = penalised_logistic_cv(memory_reducer(X, y, fold), mean, sd, K, [1.0, 0.01, 1e-4])
+    assert res["converged"] and res["fold_sizes"] == [int(np.sum(fold == k)) for k in range(K)]
+    D = np.column_stack([np.ones(n), (X - mean) / sd])
+    ye = 2 * y - 1
+
+    def fit(rows, lam):
+        def f(t):
+            m = ye[rows] * (D[rows] @ t)
+            s = 1 / (1 + np.exp(m))
+            g = -(D[rows] * (ye[rows] * s)[:, None]).mean(0) + lam * np.r_[0.0, t[1:]]
+            return np.mean(np.logaddexp(0, -m)) + 0.5 * lam * t[1:] @ t[1:], g
+
+        return minimize(f, np.zeros(p + 1), jac=True, method="L-BFGS-B", options=dict(gtol=1e-12, ftol=1e-15)).x
+
+    for a, lam in enumerate(res["lambdas"]):
+        cv = np.mean(
+            [np.mean(np.logaddexp(0, -ye[fold == k] * (D[fold == k] @ fit(fold != k, lam)))) for k in range(K)]
+        )
+        assert abs(res["cv_losses"][a] - cv) <= 1e-8  # L-BFGS-B to gtol 1e-12: the reference's own accuracy
+    th = fit(np.ones(n, dtype=bool), res["lambda"])
+    np.testing.assert_allclose(res["theta"], th, atol=1e-6)
+    assert res["norm"] == pytest.approx(float(th[1:] @ th[1:]), rel=1e-6)
+
+
+def test_partitions_row_order_and_schedulers(client, table):
+    import dask
+
+    data = table.drop(columns="is_train")
+    kw = dict(KW, train_size=0.4, random_state=5, ambiguity_rows=40)
+    runs = [
+        rashomon.audit(dd.from_pandas(frame, npartitions=k), TARGET, GROUPS, **kw)
+        for frame, k in ((data, 2), (data.sample(frac=1.0, random_state=3), 5))
+    ]
+    _same(runs[0], runs[1])  # the hash split and folds: the same rows whatever the partitioning and order
+    n = len(data)
+    assert abs(runs[0].n_train - 0.4 * n) < 5 * np.sqrt(n * 0.4 * 0.6)
+    with dask.config.set(scheduler="sync"):  # one thread: the same graph, so the same bits
+        alone = rashomon.audit(dd.from_pandas(data, npartitions=2), TARGET, GROUPS, **kw)
+    assert (alone.e_ref, alone.epsilon_abs, alone.cv_loss) == (runs[0].e_ref, runs[0].epsilon_abs, runs[0].cv_loss)
+    for name in GROUPS:
+        assert alone.groups[name].mr_ref == runs[0].groups[name].mr_ref
+        assert alone.groups[name].refit_loss_ratio == runs[0].groups[name].refit_loss_ratio
+
+
+def test_bad_inputs_on_dask(table):
+    ddf = dd.from_pandas(table, npartitions=2)
+    with pytest.raises(RashomonInputError, match=r"'target' parameter of audit must name a binary column .*'age'"):
+        rashomon.audit(ddf, "age", GROUPS, model_class="logistic")
+    with pytest.raises(RashomonInputError, match=r"'model_class' parameter .*hinge loss is not smooth"):
+        rashomon.audit(ddf, TARGET, GROUPS, model_class="hinge")
+    with pytest.raises(RashomonInputError, match=r"'positive_label' parameter of audit must be None"):
+        rashomon.audit(ddf, TARGET, GROUPS, model_class="logistic", positive_label=1.0)
+    with pytest.raises(RashomonInputError, match=r"'data' parameter of audit is a Dask DataFrame.*sensitive='race'"):
+        rashomon.audit(ddf, TARGET, GROUPS, model_class="logistic", sensitive="race")
+    few = table.iloc[:60]
+    with pytest.raises(RashomonInputError, match=r"'cv' parameter of audit must leave rows in every fold"):
+        rashomon.audit(
+            dd.from_pandas(few, npartitions=2), TARGET, GROUPS, model_class="logistic", split="is_train", cv=40
+        )
+
+
+def test_report_and_cli_on_a_parquet_folder(client, parquet_dir, tmp_path, capsys):
+    from rashomon.audit.cli import main
+
+    out = tmp_path / "report"
+    js = tmp_path / "r.json"
+    args = ["audit", "--data", str(parquet_dir), "--target", TARGET, "--group", "inadmissible=race,sex"]
+    args += ["--group", "admissible=felony", "--features", ",".join(FEATURES), "--model-class", "logistic"]
+    args += ["--split", "is_train", "--cv", "5", "--ambiguity-rows", "50", "--quiet", "--out", str(out)]
+    code = main(args + ["--json", str(js)])
+    assert code == 0
+    res = json.loads(js.read_text())
+    assert res["_meta"]["engine"] == "out-of-core (Dask)" and res["_meta"]["n_partitions"] == 3
+    html = next(out.glob("*.html")).read_text()
+    assert "MCR was not run" in html and "row hash" in html and "Skipped out of core" in html
+
+
+def test_categorical_columns_are_encoded_as_in_memory(client, table):
+    df = table.assign(agecat=pd.cut(table["age"], [0, 25, 45, 200], labels=["a", "b", "c"]).astype(str))
+    res = rashomon.audit(
+        dd.from_pandas(df, npartitions=3),
+        TARGET,
+        {"age group": ["agecat"], "inadmissible": ["race", "sex"]},
+        model_class="logistic",
+        features=["race", "sex", "agecat", "priors_count"],
+        split="is_train",
+        cv=5,
+        ambiguity_rows=20,
+    )
+    assert res.features == ("race", "sex", "agecat=a", "agecat=b", "agecat=c", "priors_count")
+    assert res.meta["encoding"] == {"agecat": ["a", "b", "c"]}
+    assert all(np.isfinite(g.mr_ref) and g.refit_loss_ratio > 0 for g in res.groups.values())
