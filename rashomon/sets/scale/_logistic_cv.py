@@ -39,7 +39,20 @@ _MAX_PASSES = 200
 
 
 def folds_from_hash(v: np.ndarray, k: int) -> np.ndarray:
-    """Fold of each row, ``floor(v·k)`` (as float, for a Dask block), from ``v ∈ [0, 1)``."""
+    """The fold of each row from its hash.
+
+    Parameters
+    ----------
+    v : ndarray of shape (n,)
+        Per-row numbers in [0, 1) (a seeded row hash).
+    k : int
+        The number of folds.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``floor(v·k)`` as floats (a column of a Dask block), in ``0..k-1``.
+    """
     return np.minimum(np.floor(np.asarray(v, dtype=float) * k), k - 1.0)
 
 
@@ -53,7 +66,21 @@ def _losses(m: np.ndarray):
 
 
 def memory_reducer(X: np.ndarray, y01: np.ndarray, fold: np.ndarray) -> Callable:
-    """``reduce(fn, size) = fn(X, ye, fold)``: the rows in memory as one block (``ye`` in ±1)."""
+    """The passes of :func:`penalised_logistic_cv` over rows in memory: one block.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+    y01 : ndarray of shape (n,)
+        Labels; positive values are the positive class.
+    fold : ndarray of shape (n,)
+        The fold of each row.
+
+    Returns
+    -------
+    callable
+        ``reduce(fn, size) = fn(X, ye, fold)`` with ``ye`` in ±1.
+    """
     X = np.asarray(X, dtype=float)
     ye = np.where(np.asarray(y01, dtype=float) > 0, 1.0, -1.0)
     fold = np.asarray(fold, dtype=float)
@@ -61,8 +88,23 @@ def memory_reducer(X: np.ndarray, y01: np.ndarray, fold: np.ndarray) -> Callable
 
 
 def dask_reducer(X: Any, y: Any, fold: Any) -> Callable:
-    """``reduce(fn, size)``: Σ over the row blocks of ``fn(X_b, ye_b, fold_b)`` in one pass (dask arrays with
-    matching row blocks, X with one chunk across columns; the sums added in a fixed tree)."""
+    """The passes of :func:`penalised_logistic_cv` over Dask arrays: one reduction per call.
+
+    Parameters
+    ----------
+    X : dask array of shape (n, p)
+        One chunk across columns.
+    y : dask array of shape (n,)
+        Labels, row blocks matching X's; positive values are the positive class.
+    fold : dask array of shape (n,)
+        The fold of each row, row blocks matching X's.
+
+    Returns
+    -------
+    callable
+        ``reduce(fn, size)``: Σ over the row blocks of ``fn(X_b, ye_b, fold_b)`` (``ye`` in ±1), a vector of
+        ``size``, in one pass; the sums are added in a fixed tree, so the bits do not depend on the workers.
+    """
 
     def reduce(fn: Callable, size: int) -> np.ndarray:
         import dask
