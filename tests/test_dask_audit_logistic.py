@@ -50,7 +50,7 @@ def _close(a: float, b: float, scale: float = 1.0) -> bool:
     return abs(a - b) <= RTOL * max(abs(b), scale)
 
 
-def _same(out, mem, *, metrics_auc=False):
+def _same(out, mem):
     assert (out.n_train, out.n_test, out.features, out.model_class) == (
         mem.n_train,
         mem.n_test,
@@ -138,19 +138,20 @@ def test_fold_rule_fits_equal_an_independent_optimiser():
 def test_partitions_row_order_and_schedulers(client, table):
     import dask
 
-    data = table.drop(columns="is_train")
-    kw = dict(KW, train_size=0.4, random_state=5, ambiguity_rows=40)
+    data = table.drop(columns="is_train").iloc[:700]
+    kw = dict(KW, train_size=0.4, random_state=5, ambiguity_rows=10)
+    one = {"inadmissible": GROUPS["inadmissible"]}  # one group: fewer passes
     runs = [
-        rashomon.audit(dd.from_pandas(frame, npartitions=k), TARGET, GROUPS, **kw)
+        rashomon.audit(dd.from_pandas(frame, npartitions=k), TARGET, one, **kw)
         for frame, k in ((data, 2), (data.sample(frac=1.0, random_state=3), 5))
     ]
     _same(runs[0], runs[1])  # the hash split and folds: the same rows whatever the partitioning and order
     n = len(data)
     assert abs(runs[0].n_train - 0.4 * n) < 5 * np.sqrt(n * 0.4 * 0.6)
     with dask.config.set(scheduler="sync"):  # one thread: the same graph, so the same bits
-        alone = rashomon.audit(dd.from_pandas(data, npartitions=2), TARGET, GROUPS, **kw)
+        alone = rashomon.audit(dd.from_pandas(data, npartitions=2), TARGET, one, **kw)
     assert (alone.e_ref, alone.epsilon_abs, alone.cv_loss) == (runs[0].e_ref, runs[0].epsilon_abs, runs[0].cv_loss)
-    for name in GROUPS:
+    for name in one:
         assert alone.groups[name].mr_ref == runs[0].groups[name].mr_ref
         assert alone.groups[name].refit_loss_ratio == runs[0].groups[name].refit_loss_ratio
 
@@ -189,16 +190,17 @@ def test_report_and_cli_on_a_parquet_folder(client, parquet_dir, tmp_path, capsy
 
 
 def test_categorical_columns_are_encoded_as_in_memory(client, table):
-    df = table.assign(agecat=pd.cut(table["age"], [0, 25, 45, 200], labels=["a", "b", "c"]).astype(str))
+    df = table.iloc[:600]
+    df = df.assign(agecat=pd.cut(df["age"], [0, 25, 45, 200], labels=["a", "b", "c"]).astype(str))
     res = rashomon.audit(
         dd.from_pandas(df, npartitions=3),
         TARGET,
-        {"age group": ["agecat"], "inadmissible": ["race", "sex"]},
+        {"age group": ["agecat"]},
         model_class="logistic",
         features=["race", "sex", "agecat", "priors_count"],
         split="is_train",
         cv=5,
-        ambiguity_rows=20,
+        ambiguity_rows=5,
     )
     assert res.features == ("race", "sex", "agecat=a", "agecat=b", "agecat=c", "priors_count")
     assert res.meta["encoding"] == {"agecat": ["a", "b", "c"]}

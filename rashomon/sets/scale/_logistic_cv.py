@@ -36,6 +36,7 @@ LOGISTIC_CV_LAMBDAS = np.logspace(1, -5, 7)
 _DECREMENT = 1e-24  # Newton decrement² at which a problem stops
 _QUADRATIC = 1e-12  # below this decrement² the full Newton step is taken without a line search (quadratic region)
 _MAX_PASSES = 200
+_SLICE = 16_384  # rows per slice of a block
 
 
 def folds_from_hash(v: np.ndarray, k: int) -> np.ndarray:
@@ -126,22 +127,24 @@ def _sums(mean, sd, thetas, folds_of, order):
     width = 3 + (d if order else 0) + (d * d if order > 1 else 0)
 
     def fn(X, ye, fold):
-        D = np.empty((X.shape[0], d))
-        D[:, 0] = 1.0
-        D[:, 1:] = (X - mean) / sd
-        M = ye[:, None] * (D @ thetas.T)  # rows x problems
-        l0, l1, l2 = _losses(M)
         out = np.zeros((len(thetas), width))
-        for j, k in enumerate(folds_of):
-            tr = fold != k  # the problem's training rows (every row for k = -1)
-            w = tr.astype(float)
-            out[j, 0] = w.sum()
-            out[j, 1] = l0[:, j] @ w
-            out[j, 2] = l0[~tr, j].sum()
-            if order:
-                out[j, 3 : 3 + d] = D.T @ (l1[:, j] * ye * w)
-            if order > 1:
-                out[j, 3 + d :] = ((D.T * (l2[:, j] * w)) @ D).ravel()
+        for s in range(0, X.shape[0], _SLICE):  # row slices: the temporaries stay O(slice x problems)
+            sl = slice(s, s + _SLICE)
+            D = np.empty((len(ye[sl]), d))
+            D[:, 0] = 1.0
+            D[:, 1:] = (X[sl] - mean) / sd
+            M = ye[sl, None] * (D @ thetas.T)  # rows x problems
+            l0, l1, l2 = _losses(M)
+            for j, k in enumerate(folds_of):
+                tr = fold[sl] != k  # the problem's training rows (every row for k = -1)
+                w = tr.astype(float)
+                out[j, 0] += w.sum()
+                out[j, 1] += l0[:, j] @ w
+                out[j, 2] += l0[~tr, j].sum()
+                if order:
+                    out[j, 3 : 3 + d] += D.T @ (l1[:, j] * ye[sl] * w)
+                if order > 1:
+                    out[j, 3 + d :] += ((D.T * (l2[:, j] * w)) @ D).ravel()
         return out.ravel()
 
     return fn, width
