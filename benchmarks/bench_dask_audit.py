@@ -19,7 +19,7 @@ categorical columns (charge degree, age category, one-hot encoded by the audit) 
 
 4. The logistic audit (binary target ``high`` = violent decile score >= 5; groups inadmissible = race, sex and
    admissible = priors_count, felony, age): equality on the bundled table with the hash fold rule in memory
-   (``_audit_classifier.FOLD_RULE = "hash"``), then --logistic-rows rows through Dask in a fresh process (hash
+   (``cv_rule="hash"``), then --logistic-rows rows through Dask in a fresh process (hash
    split, 10 folds, ambiguity on 500 held-out rows; replicated rows share their hash, so those are a few
    distinct rows): wall and CPU time by phase, passes of the CV, peak memory.
 
@@ -149,21 +149,18 @@ def child_logistic(directory: str) -> None:
 
 def logistic_equality(tmp: Path) -> None:
     import rashomon
-    from rashomon.audit import _audit_classifier
 
     base = table()
     path = tmp / "bundled_logistic"
     path.mkdir(parents=True, exist_ok=True)
     for i, part in enumerate(np.array_split(np.arange(len(base)), 3)):
         base.iloc[part].to_parquet(path / f"part{i}.parquet")
-    _audit_classifier.FOLD_RULE = "hash"
     kw = dict(model_class="logistic", split="is_train", random_state=0)
     t0 = time.process_time()
-    mem = rashomon.audit(base, "high", LOGISTIC, **kw)
+    mem = rashomon.audit(base, "high", LOGISTIC, cv_rule="hash", **kw)
     t1 = time.process_time()
     out = rashomon.audit(str(path), "high", LOGISTIC, **kw)
     t2 = time.process_time()
-    _audit_classifier.FOLD_RULE = "stratified"
     pairs = [(out.e_ref, mem.e_ref), (out.epsilon_abs, mem.epsilon_abs), (out.cv_loss, mem.cv_loss)]
     pairs += [(out.reference["norm"], mem.reference["norm"])]
     pairs += [(getattr(out.groups[g], k), getattr(mem.groups[g], k)) for g in mem.groups for k in ("refit_loss_ratio",)]

@@ -214,17 +214,17 @@ def audit_binary(
     t_start,
     func,
     fair=None,
+    cv_rule=None,
 ):
     """:func:`audit` for a classifier class, from the checked and split table to the :class:`AuditResult`."""
     import dataclasses
 
-    from . import _audit_classifier
     from ._audit_classifier import resample_weights
     from ._results import AuditResult, GroupAudit, audit_meta
 
     weights = resample_weights(rng, len(te), bootstrap)  # drawn first: the same resamples for every figure
     hashes = None
-    if _audit_classifier.FOLD_RULE == "hash" and model_class == "logistic":  # the rule of the audit on Dask
+    if cv_rule == "hash":  # the rule of the audit on Dask (logistic class)
         from ..utils.validation import seed_from
         from ._dask_table import FOLD_SALT, SAMPLE_SALT, encoded_uniform
 
@@ -345,6 +345,7 @@ def audit_binary(
         "bootstrap": out["bootstrap"],
         "cv_rule": info["cv_rule"],
     }
+    meta["fold_rule"], meta["cv_rule"] = cv_rule or "stratified", info["cv_rule"]
     if mask is not None:
         meta.update(
             split_rule=f"a row fits the reference iff the column {split!r} is True (or 1)",

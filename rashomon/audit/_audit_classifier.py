@@ -29,6 +29,7 @@ from ._estimator import FixedModel
 __all__ = [
     "drop_constant_columns",
     "fit_classifier_reference",
+    "hash_rule_text",
     "classifier_extras",
     "reference_model",
     "bootstrap_classifier_mcr",
@@ -67,11 +68,33 @@ def _scores_loss(member, X: np.ndarray, y01: np.ndarray, columns: list) -> float
     return float(np.mean(ml.exact((2.0 * y01 - 1.0) * s)))
 
 
-#: the classifier audit's fold rule in memory: "stratified" (the default: the norm bound by the class's
-#: LogisticRegressionCV, the CV loss from shuffled stratified folds refitted over the ball) or "hash" (the rule of
-#: the audit on Dask, logistic class only: folds from a row hash, the norm bound and the CV loss from exact
-#: L2 logistic fits of every fold, :func:`rashomon.sets.scale.penalised_logistic_cv`)
-FOLD_RULE = "stratified"
+def hash_rule_text(lambdas, n_folds: int) -> str:
+    """The hash fold rule and its penalty grid, in words (the report's and ``meta["cv_rule"]``)."""
+    lam = np.asarray(lambdas, dtype=float)
+    return (
+        f"hash fold rule: norm bound from L2 logistic regression (mean log loss + λ/2·||β||² on the standardised "
+        f"columns), penalty λ among {len(lam)} log-spaced values from {lam.max():g} to {lam.min():g} by "
+        f"{n_folds}-fold cross-validated log loss, folds from a seeded row hash (fold = floor(v·cv), v a 64-bit "
+        "hash of the row's encoded values), every fold and penalty fitted exactly by Newton steps; the bound is "
+        "the squared norm of the fit on all training rows; the CV log loss at the chosen penalty is the CV loss "
+        "of the ε rule"
+    )
+
+
+def stratified_rule_text(model_class: str, n_folds: int) -> str:
+    """The stratified fold rule and the class's penalty grid, in words."""
+    grid = (
+        "penalty C among 10 log-spaced values from 1e-04 to 1e+04 by 5-fold stratified cross-validated accuracy "
+        "(scikit-learn's LogisticRegressionCV)"
+        if model_class == "logistic"
+        else "penalty C among 11 log-spaced values from 0.001 to 100 by 5-fold cross-validated accuracy of exact "
+        "hinge SVM fits"
+    )
+    return (
+        f"stratified fold rule: norm bound from the squared norm of an L2 {model_class} fit, {grid}; the CV loss "
+        f"from {n_folds} shuffled stratified folds of the training rows, each refitted by the class over the same "
+        "ball"
+    )
 
 
 def _hash_reference(Xtr, ytr, columns: list, fold_u, n_folds: int):
@@ -89,13 +112,7 @@ def _hash_reference(Xtr, ytr, columns: list, fold_u, n_folds: int):
         "norm": float(rs_tr.parametrization_.r),
         "training_loss": float(rs_tr.e_min_),
         "cv_folds": int(n_folds),
-        "cv_rule": (
-            f"norm bound: L2 logistic regression, penalty among {len(res['lambdas'])} values by {n_folds}-fold "
-            "cross-validated log loss, folds from a seeded row hash (fold = floor(v·cv), v a 64-bit hash of the "
-            "row's encoded values), every fold and penalty fitted exactly by Newton steps; the bound is the "
-            "squared norm of the fit on all training rows; the CV log loss at the chosen penalty is the CV "
-            "loss of the ε rule"
-        ),
+        "cv_rule": hash_rule_text(res["lambdas"], n_folds),
         "cv_lambda": res["lambda"],
         "cv_passes": res["passes"],
     }
@@ -105,7 +122,7 @@ def _hash_reference(Xtr, ytr, columns: list, fold_u, n_folds: int):
 def fit_classifier_reference(Xtr, ytr, columns: list, model_class: str, cv: int, seed: int, fold_u=None):
     """``(reference member, class, cv_loss, info)``: the class's minimiser on the training rows and its
     ``cv``-fold loss (folds refitted over the same ball; ``cv=0``: no CV, nan). With ``fold_u`` (the training
-    rows' fold hash, logistic class): the hash fold rule (:data:`FOLD_RULE`), ``cv`` folds."""
+    rows' fold hash, logistic class): the hash fold rule (``audit(cv_rule="hash")``), ``cv`` folds."""
     from sklearn.model_selection import StratifiedKFold
 
     if fold_u is not None:
@@ -127,7 +144,7 @@ def fit_classifier_reference(Xtr, ytr, columns: list, model_class: str, cv: int,
         "norm": float(par.r),
         "training_loss": float(rs_tr.e_min_),
         "cv_folds": int(cv),
-        "cv_rule": "stratified folds of the training rows, each refitted by the class over the same ball",
+        "cv_rule": stratified_rule_text(model_class, cv),
     }
     return ref, mc, float(np.mean(losses)) if losses else float("nan"), info
 

@@ -176,6 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--cv", type=int, default=10, help="folds for the reference's hyper-parameters (default: %(default)s)"
     )
     a.add_argument(
+        "--cv-rule",
+        metavar="{stratified,hash}",
+        default=None,
+        help="how a classifier class draws its --cv folds: stratified (in memory, the default) or hash (a seeded "
+        "row hash; logistic only; the only rule and the default on Parquet read through Dask: the same table in "
+        "memory and on Parquet then gives the same numbers)",
+    )
+    a.add_argument(
         "--drop-missing",
         action="store_true",
         help="drop rows with missing values (default: off, missing values are an error)",

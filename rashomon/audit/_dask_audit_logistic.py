@@ -19,8 +19,8 @@ and standardisation as the linear audit on Dask), with the target 0/1 or boolean
    ambiguity by ``multiplicity`` (screened passes) on the held-out rows with the smallest sample hash, and
    the coefficient ranges (batched Newton passes).
 
-``audit(..., model_class="logistic")`` on a pandas table gives the same numbers with the same split when the
-in-memory fold rule is the row hash (``rashomon.audit._audit_classifier.FOLD_RULE = "hash"``).
+``audit(..., model_class="logistic", cv_rule="hash")`` on a pandas table gives the same numbers with the same
+split (the hash rule is the only one out of core, and its default there).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from ..model_classes import LogisticModelClass
 from ..sets import RashomonSet
 from ..sets.scale import dask_reducer, fit_dask_margin_reference, folds_from_hash, penalised_logistic_cv
 from ..utils.validation import RashomonInputError
+from ._audit_classifier import hash_rule_text
 from ._dask_table import FOLD_SALT, SAMPLE_SALT, TARGET, encoded_uniform
 from ._results import AuditResult, GroupAudit, audit_meta
 
@@ -131,9 +132,8 @@ def _metrics(ref: Any, te: Any, names: list) -> dict:
     }
 
 
-_COLLINEAR = (
-    "not certified out of core: the batched Newton of the Dask class did not converge, as when the design's "
-    "columns are collinear (every level of a categorical column beside the intercept); run it in memory"
+_UNCHECKED = (
+    "not certified out of core: the batched Newton of the Dask class failed its consistency check; run it in memory"
 )
 
 
@@ -269,13 +269,13 @@ def logistic_audit_dask(
         "rows": "the held-out rows with the smallest sample hash",
     }
     if summ is None:
-        skipped.append(f"ambiguity ({_COLLINEAR})")
+        skipped.append(f"ambiguity ({_UNCHECKED})")
     t0 = time.perf_counter()
     with progress.phase("coefficient ranges (batched Newton passes)") as tick:
         df = _attempt(lambda: rs.coef_range().to_frame())
         tick(1)
     if df is None:
-        skipped.append(f"coefficient ranges ({_COLLINEAR})")
+        skipped.append(f"coefficient ranges ({_UNCHECKED})")
     extras["coefficients"] = [
         {
             "coefficient": str(r["coefficient"]),
@@ -333,13 +333,7 @@ def logistic_result(
         "norm": float(par_tr.r),
         "training_loss": float(pieces["rs_train"].e_min_),
         "cv_folds": int(cv),
-        "cv_rule": (
-            f"norm bound: L2 logistic regression, penalty among {len(cvres['lambdas'])} values by {cv}-fold "
-            "cross-validated log loss, folds from a seeded row hash (fold = floor(v·cv), v a 64-bit hash of the "
-            "row's encoded values), every fold and penalty fitted exactly by Newton steps (one pass per step); "
-            "the bound is the squared norm of the fit on all training rows; the CV log loss at the chosen "
-            "penalty is the CV loss of the ε rule"
-        ),
+        "cv_rule": hash_rule_text(cvres["lambdas"], cv) + " (one pass over the rows per Newton step)",
         "cv_lambda": cvres["lambda"],
         "cv_passes": cvres["passes"],
         "standardised_features": scaled,
@@ -366,6 +360,7 @@ def logistic_result(
             "split_rule": rule,
             "split_rule_short": f"column {split}" if split is not None else "seeded row hash",
             "cv_rule": info["cv_rule"],
+            "fold_rule": "hash",
             "skipped": [
                 NOT_RUN,
                 *pieces["skipped"],

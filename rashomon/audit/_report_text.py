@@ -352,7 +352,8 @@ def _computation_text(result, meta: dict) -> str:
     """How the numbers were computed: in memory, or out of core on Dask (partitions, passes, what was skipped)."""
     engine = meta.get("engine")
     if not engine or engine == "in memory":
-        return "In memory (pandas / NumPy)."
+        rule = meta.get("cv_rule")
+        return "In memory (pandas / NumPy)." + (f" Penalty choice: {html.escape(str(rule))}." if rule else "")
     s = (
         f"{html.escape(str(engine))}: the rows were never gathered; every loss, MR and MCR comes from sums over the "
         f"rows (sufficient statistics) computed partition by partition"

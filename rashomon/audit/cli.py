@@ -211,6 +211,7 @@ def _run(args: argparse.Namespace) -> int:
             epsilon_kind=args.epsilon_kind,
             train_size=train_size,
             cv=args.cv,
+            cv_rule=args.cv_rule,
             bootstrap=args.bootstrap,
             random_state=args.seed,
             n_jobs=args.n_jobs,
