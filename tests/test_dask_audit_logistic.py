@@ -103,9 +103,17 @@ def test_larger_parquet_logistic_audit_equals_in_memory(client, tmp_path):
 
 
 def test_parquet_logistic_audit_equals_in_memory_with_the_hash_fold_rule(client, table, tmp_path):
+    import dask
+
     from rashomon.audit._report_text import _computation_text
 
     out, mem = _equal_through_parquet(table, tmp_path, KW)
+    with dask.config.set(scheduler="sync"):  # one thread: the same graph as on the cluster, so the same bits
+        alone = rashomon.audit(str(tmp_path), TARGET, GROUPS, split="is_train", **KW)
+    assert (alone.e_ref, alone.epsilon_abs, alone.cv_loss) == (out.e_ref, out.epsilon_abs, out.cv_loss)
+    for name in GROUPS:
+        assert alone.groups[name].mr_ref == out.groups[name].mr_ref
+        assert alone.groups[name].refit_loss_ratio == out.groups[name].refit_loss_ratio
     assert out.meta["engine"] == "out-of-core (Dask)" and out.meta["n_partitions"] == 3
     assert "row hash" in out.meta["cv_rule"] and "row hash" in mem.meta["classifier"]["cv_rule"]
     assert out.meta["classifier"]["mr_methods"] == {"inadmissible": "exact", "admissible": "exact"}
@@ -177,26 +185,20 @@ def test_fold_rule_fits_equal_an_independent_optimiser():
     assert res["norm"] == pytest.approx(float(th[1:] @ th[1:]), rel=1e-6)
 
 
-def test_partitions_row_order_and_schedulers(client, table):
+def test_partitions_and_row_order(table):
     import dask
 
     data = table.drop(columns="is_train").iloc[:300]
     kw = dict(KW, train_size=0.4, random_state=5, ambiguity_rows=10)
     one = {"inadmissible": GROUPS["inadmissible"]}  # one group: fewer passes
-    runs = [rashomon.audit(dd.from_pandas(data, npartitions=2), TARGET, one, **kw)]  # on the cluster
-    with dask.config.set(scheduler="sync"):  # (the scheduler is checked below; sync has no per-pass overhead)
-        runs.append(
-            rashomon.audit(dd.from_pandas(data.sample(frac=1.0, random_state=3), npartitions=5), TARGET, one, **kw)
-        )
+    with dask.config.set(scheduler="sync"):  # the cluster: test_..._hash_fold_rule (the same bits as sync)
+        runs = [
+            rashomon.audit(dd.from_pandas(frame, npartitions=k), TARGET, one, **kw)
+            for frame, k in ((data, 2), (data.sample(frac=1.0, random_state=3), 5))
+        ]
     _same(runs[0], runs[1])  # the hash split and folds: the same rows whatever the partitioning and order
     n = len(data)
     assert abs(runs[0].n_train - 0.4 * n) < 5 * np.sqrt(n * 0.4 * 0.6)
-    with dask.config.set(scheduler="sync"):  # one thread: the same graph, so the same bits
-        alone = rashomon.audit(dd.from_pandas(data, npartitions=2), TARGET, one, **kw)
-    assert (alone.e_ref, alone.epsilon_abs, alone.cv_loss) == (runs[0].e_ref, runs[0].epsilon_abs, runs[0].cv_loss)
-    for name in one:
-        assert alone.groups[name].mr_ref == runs[0].groups[name].mr_ref
-        assert alone.groups[name].refit_loss_ratio == runs[0].groups[name].refit_loss_ratio
 
 
 def test_bad_inputs_on_dask(table):
