@@ -1,7 +1,7 @@
 """The audit out of core: the bundled COMPAS table replicated to 10^6-10^7 rows in Parquet, through Dask.
 
     python benchmarks/bench_dask_audit.py [--rows 10000000] [--peer-rows 1000000] [--dir /tmp/rashomon_dask_audit]
-                                          [--keep]
+                                          [--keep] [--logistic-rows 200000] [--only-logistic]
 
 The table: the COMPAS violent-recidivism rows of examples/compas_audit.py (3,373 rows) with two
 categorical columns (charge degree, age category, one-hot encoded by the audit) and a 0/1 column
@@ -16,6 +16,12 @@ categorical columns (charge degree, age category, one-hot encoded by the audit) 
    and peak resident memory (VmHWM) of each process, and their ratios.
 3. --rows rows through Dask with the default split (seeded row hash, half the rows), in a fresh process:
    wall time by phase, CPU time, peak resident memory, throughput per row.
+
+4. The logistic audit (binary target ``high`` = violent decile score >= 5; groups inadmissible = race, sex and
+   admissible = priors_count, felony, age): equality on the bundled table with the hash fold rule in memory
+   (``cv_rule="hash"``), then --logistic-rows rows through Dask in a fresh process (hash
+   split, 10 folds, ambiguity on 500 held-out rows; replicated rows share their hash, so those are a few
+   distinct rows): wall and CPU time by phase, passes of the CV, peak memory.
 
 Replication makes exact duplicate rows: the hash split keeps all copies of a row on one side, and the
 leave-one-out error (each row its own leave-out unit) is then close to the training error.
@@ -42,6 +48,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 PART = 250_000
 TARGET = "v_decile_score"
 GROUPS = {"inadmissible": ["race", "sex"], "admissible": ["priors_count", "charge", "age", "agecat"]}
+LOGISTIC = {"inadmissible": ["race", "sex"], "admissible": ["priors_count", "felony", "age"]}
 
 
 def table():
@@ -53,6 +60,7 @@ def table():
     df["charge"] = raw["c_charge_degree"].to_numpy()
     df["agecat"] = raw["age_cat"].to_numpy()
     df["is_train"] = np.arange(len(df)) % 2 == 0
+    df["high"] = (df["v_decile_score"] >= 5).astype(float)
     return df
 
 
@@ -111,6 +119,65 @@ def child(mode: str, directory: str, split: str | None) -> None:
     )
 
 
+def child_logistic(directory: str) -> None:
+    import dask
+
+    import rashomon
+
+    dask.config.set(scheduler="threads")
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    res = rashomon.audit(directory, "high", LOGISTIC, model_class="logistic", random_state=0)
+    print(
+        json.dumps(
+            {
+                "wall": time.perf_counter() - t0,
+                "cpu_s": time.process_time() - cpu0,
+                "peak_mib": peak_rss_mib(),
+                "timings": res.timings,
+                "n_train": res.n_train,
+                "n_test": res.n_test,
+                "partitions": res.meta.get("n_partitions"),
+                "cv_passes": res.reference["cv_passes"],
+                "norm": res.reference["norm"],
+                "skipped": res.meta["skipped"],
+                "mr": {k: [g.mr_ref, g.extra["mr_method"], g.refit_loss_ratio] for k, g in res.groups.items()},
+                "ambiguity": res.meta["classifier"]["ambiguity"]["ambiguity"],
+            }
+        )
+    )
+
+
+def logistic_equality(tmp: Path) -> None:
+    import rashomon
+
+    base = table()
+    path = tmp / "bundled_logistic"
+    path.mkdir(parents=True, exist_ok=True)
+    for i, part in enumerate(np.array_split(np.arange(len(base)), 3)):
+        base.iloc[part].to_parquet(path / f"part{i}.parquet")
+    kw = dict(model_class="logistic", split="is_train", random_state=0)
+    t0 = time.process_time()
+    mem = rashomon.audit(base, "high", LOGISTIC, cv_rule="hash", **kw)
+    t1 = time.process_time()
+    out = rashomon.audit(str(path), "high", LOGISTIC, **kw)
+    t2 = time.process_time()
+    pairs = [(out.e_ref, mem.e_ref), (out.epsilon_abs, mem.epsilon_abs), (out.cv_loss, mem.cv_loss)]
+    pairs += [(out.reference["norm"], mem.reference["norm"])]
+    pairs += [(getattr(out.groups[g], k), getattr(mem.groups[g], k)) for g in mem.groups for k in ("refit_loss_ratio",)]
+    exact = [g for g in mem.groups if out.groups[g].extra["mr_method"] == "exact"]
+    pairs += [(out.groups[g].mr_ref, mem.groups[g].mr_ref) for g in exact]
+    co, cm = out.meta["classifier"]["coefficients"], mem.meta["classifier"]["coefficients"]
+    pairs += [(a[k], b[k]) for a, b in zip(co, cm) for k in ("lower", "upper")]
+    worst = max(abs(a - b) / max(abs(b), 1.0) for a, b in pairs)
+    amb = out.meta["classifier"]["ambiguity"]["ambiguity"] == mem.meta["classifier"]["ambiguity"]["ambiguity"]
+    print(
+        f"[4] logistic, bundled table ({len(base):,} rows), same split, hash folds: Dask vs in memory, largest "
+        f"relative difference {worst:.1e} over {len(pairs)} figures (e_ref, ε_abs, CV loss, norm bound, refit "
+        f"ratios, exact MRs {exact}, coefficient ranges; required <= 1e-9): {'OK' if worst <= 1e-9 else 'FAIL'}; "
+        f"ambiguity equal: {amb}; CPU {t1 - t0:.1f} s in memory (with MCR), {t2 - t1:.1f} s Dask (no MCR)"
+    )
+
+
 def run_child(mode: str, directory: Path, split: str | None) -> dict:
     cmd = [sys.executable, __file__, "--child", mode, "--dir", str(directory)] + (["--split", split] if split else [])
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -158,13 +225,21 @@ def main() -> None:
     ap.add_argument("--peer-rows", type=int, default=1_000_000)
     ap.add_argument("--dir", default="/tmp/rashomon_dask_audit")
     ap.add_argument("--keep", action="store_true", help="keep the Parquet files")
-    ap.add_argument("--child", choices=["memory", "dask"], help=argparse.SUPPRESS)
+    ap.add_argument("--logistic-rows", type=int, default=500_000)
+    ap.add_argument("--only-logistic", action="store_true", help="run only section 4 (the logistic audit)")
+    ap.add_argument("--child", choices=["memory", "dask", "logistic"], help=argparse.SUPPRESS)
     ap.add_argument("--split", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child == "logistic":
+        child_logistic(args.dir)
+        return
     if args.child:
         child(args.child, args.dir, args.split)
         return
     root = Path(args.dir)
+    if args.only_logistic:
+        logistic_section(root, args.logistic_rows, args.keep)
+        return
     equality_check(root)
     made = []
     for rows in sorted({args.peer_rows, args.rows}):
@@ -194,10 +269,30 @@ def main() -> None:
         + f"; peak RSS {big['peak_mib']:.0f} MiB (bounded: {'OK' if big['peak_mib'] < 2048 else 'FAIL'} < 2 GiB)"
     )
     print(f"    on {os.cpu_count()} cores; timings on a shared machine are inflated.")
+    logistic_section(root, args.logistic_rows, True)
     if not args.keep:
         for folder in made:
             for f in folder.glob("*.parquet"):
                 f.unlink()
+
+
+def logistic_section(root: Path, rows: int, keep: bool) -> None:
+    logistic_equality(root)
+    folder = root / f"rows_{rows}"
+    files = write(folder, rows)
+    r = run_child("logistic", folder, None)
+    mr = "; ".join(f"{k} MR {v[0]:.4f} ({v[1]}), refit {v[2]:.4f}" for k, v in r["mr"].items())
+    print(
+        f"[4] logistic, {rows:,} rows out of core (Dask threads, hash split, {r['partitions']} partitions): "
+        f"{r['wall']:.1f} s wall, {r['cpu_s']:.1f} s CPU (main process), peak RSS {r['peak_mib']:.0f} MiB; "
+        f"n_train {r['n_train']:,}, n_test {r['n_test']:,}; CV {r['cv_passes']} passes, norm bound {r['norm']:.4g}; "
+        f"{mr}; ambiguity {r['ambiguity']:.3f}"
+    )
+    print("    phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in r["timings"].items()))
+    print("    skipped: " + "; ".join(r["skipped"]))
+    if not keep:
+        for f in files:
+            f.unlink()
 
 
 if __name__ == "__main__":

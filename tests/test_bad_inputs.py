@@ -276,6 +276,11 @@ CLI_CASES = [
     (["--seed", "-1"], "'--seed' option"),
     (["--n-jobs", "0"], "'--n-jobs' option"),
     (["--cv", "1"], "'--cv' option"),
+    (["--cv-rule", "folds"], "'--cv-rule' option of rashomon audit must be None, 'stratified' or 'hash'"),
+    (
+        ["--cv-rule", "hash"],
+        "'--cv-rule' option of rashomon audit must be None (not given) with --model-class 'kernel'",
+    ),
     (["--bootstrap", "-2"], "'--bootstrap' option"),
     (["--train-size", "2"], "'--train-size' option"),
     (["--train-size", "abc"], "'--train-size' option"),
@@ -608,6 +613,42 @@ def _issue27_cases():
         "Dask strata as a DataFrame": (
             lambda: _dask_kernel_set().model_class_reliance("a", conditional=True, strata=_dask_frame(DF)),
             "strata",
+        ),
+        "audit logistic on Dask with a non-binary target": (
+            lambda: rsh.audit(_dask_frame(DF.assign(t=Y)), "t", {"g": ["a"]}, model_class="logistic"),
+            "target",
+        ),
+        "audit logistic on Dask with a text target": (
+            lambda: rsh.audit(_dask_frame(DF.assign(t="x")), "t", {"g": ["a"]}, model_class="logistic"),
+            "target",
+        ),
+        "audit hinge on Dask": (
+            lambda: rsh.audit(_dask_frame(DF.assign(t=(Y > 0) * 1.0)), "t", {"g": ["a"]}, model_class="hinge"),
+            "model_class",
+        ),
+        "audit cv_rule unknown": (
+            lambda: rsh.audit(DF.assign(t=YB), "t", {"g": ["a"]}, model_class="logistic", cv_rule="folds"),
+            "cv_rule",
+        ),
+        "audit cv_rule with a regression class": (
+            lambda: rsh.audit(DF.assign(t=Y), "t", {"g": ["a"]}, model_class="linear", cv_rule="hash"),
+            "cv_rule",
+        ),
+        "audit cv_rule hash with hinge": (
+            lambda: rsh.audit(DF.assign(t=YB), "t", {"g": ["a"]}, model_class="hinge", cv_rule="hash"),
+            "cv_rule",
+        ),
+        "audit cv_rule stratified on Dask": (
+            lambda: rsh.audit(
+                _dask_frame(DF.assign(t=YB * 1.0)), "t", {"g": ["a"]}, model_class="logistic", cv_rule="stratified"
+            ),
+            "cv_rule",
+        ),
+        "audit logistic on Dask with positive_label": (
+            lambda: rsh.audit(
+                _dask_frame(DF.assign(t=(Y > 0) * 1.0)), "t", {"g": ["a"]}, model_class="logistic", positive_label=1
+            ),
+            "positive_label",
         ),
         "Dask strata for a linear set": (
             lambda: _dask_set().model_class_reliance("a", conditional=True, strata=_dask_frame(DF)["a"]),

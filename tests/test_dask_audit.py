@@ -140,8 +140,8 @@ def test_unsupported_options_are_clear_errors(table):
     ddf = dd.from_pandas(table, npartitions=2)
     with pytest.raises(
         RashomonInputError,
-        match=r"'data' parameter of audit is a Dask DataFrame, which is audited out of core with "
-        r"model_class='linear' or 'kernel' only.*Got model_class='hinge'",
+        match=r"'model_class' parameter of audit must be 'linear', 'kernel' or 'logistic' when data is a Dask "
+        r"DataFrame.*hinge loss is not smooth.*Got 'hinge' instead",
     ):
         rashomon.audit(ddf, TARGET, GROUPS, model_class="hinge")
     with pytest.raises(RashomonInputError, match=r"'bootstrap' parameter of audit must be 0 .*Got 20"):

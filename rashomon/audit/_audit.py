@@ -52,6 +52,7 @@ from ..utils.validation import (
     seed_from,
     validate_params,
 )
+from . import _checks
 from ._audit_binary import audit_binary as _audit_binary
 from ._audit_classifier import check_classifier_options
 from ._audit_fairness import check_sensitive, check_sensitive_rows
@@ -79,6 +80,7 @@ def audit(
     epsilon_kind: str = "cv",
     train_size: int | float | None = None,
     cv: int = 10,
+    cv_rule: str | None = None,
     bootstrap: int = 0,
     confidence_level: float = 0.95,
     random_state: int = 0,
@@ -147,6 +149,11 @@ def audit(
         need >= 10 rows.
     cv : int, default=10
         Folds for the reference's hyper-parameters.
+    cv_rule : {"stratified", "hash"} or None, default=None
+        A classifier's folds (None for regression classes): ``"stratified"``
+        (default in memory; norm bound by ``LogisticRegressionCV``) or
+        ``"hash"`` (logistic; the only rule on Dask, giving in memory the
+        audit's numbers on Parquet). ``meta["fold_rule"]``/``["cv_rule"]``.
     bootstrap : int, default=0
         Held-out resamples for percentile intervals (0: none).
     confidence_level : float, default=0.95
@@ -230,15 +237,17 @@ def audit(
     Out of core (``data`` a Dask DataFrame or a Parquet path with Dask
     installed), the rows are never gathered: three passes over the
     partitions (checks; the statistics of both parts; the ridge
-    leave-one-out errors), on whatever Dask scheduler is active. Only
-    ``model_class="linear"`` and ``bootstrap=0``. The split: a row fits the
+    leave-one-out errors), on whatever Dask scheduler is active;
+    ``bootstrap=0``. The split: a row fits the
     reference iff a 64-bit hash of its values mixed with the seed, as a
     number in [0, 1), is below ``train_size / n`` (the same seed gives the
     same split whatever the partitioning; identical rows fall on the same
     side), unless ``split`` names the rows. The ridge penalty is chosen by
     exact leave-one-out MSE instead of ``cv`` folds, and that MSE is the CV
     loss of the ε rule; ``n_jobs`` is not used. ``result.meta`` records the
-    engine, partitions, passes and the split rule. See ``docs/scaling.md``.
+    engine, partitions, passes and the split rule. Logistic (0/1 target):
+    ``cv_rule="hash"``, MR exact for groups of at most 64 values (else the
+    divide estimator), MCR not run (``meta["skipped"]``); docs/scaling.md.
     """
     func = "audit"
     t_start = time.perf_counter()
@@ -249,17 +258,12 @@ def audit(
         if is_parquet_path(data):
             data, digest, input_name = read_parquet(data, func)
     dask_input = callable(getattr(data, "__dask_graph__", None))
-    if dask_input and (
-        model_class in CLASSIFIER_CLASSES
-        or positive_label is not None
-        or estimator is not None
-        or sensitive is not None
-    ):
+    if dask_input and (estimator is not None or sensitive is not None):
         raise RashomonInputError(
             f"The 'data' parameter of {func} is a Dask DataFrame, which is audited out of core with "
-            "model_class='linear' or 'kernel' only (no classifier class, positive_label, estimator or "
-            "sensitive). Got "
-            f"model_class={model_class!r} instead."
+            "model_class='linear', 'kernel' or 'logistic' and no estimator or sensitive column. Got "
+            f"estimator={type(estimator).__name__ if estimator is not None else None}, sensitive={sensitive!r} "
+            "instead."
         )
     model_class = "kernel" if (dask_input and model_class is None) else model_class
     prep: dict = (
@@ -298,6 +302,7 @@ def audit(
         check_relative_epsilon(epsilon, func, unit="the cross-validated loss")
     bootstrap = check_positive_int(bootstrap, "bootstrap", func, minimum=0)
     cv = check_positive_int(cv, "cv", func, minimum=2)
+    cv_rule = _checks.check_cv_rule(cv_rule, model_class, dask_input, func)
     confidence_level = check_float(confidence_level, "confidence_level", func, low=0.0, high=1.0)
     if dask_input:
         from ._dask_audit import audit_dask
@@ -322,6 +327,9 @@ def audit(
             input_name=input_name or "Dask DataFrame",
             t_start=t_start,
             func=func,
+            cv=cv,
+            positive_label=positive_label,
+            classifier_options=(ambiguity_threshold, ambiguity_rows),
         )
     if digest is not None:  # a Parquet file read by pandas: its checksum and name, not the frame's
         prep["digest"], prep["input_name"] = digest, input_name
@@ -367,6 +375,7 @@ def audit(
             epsilon=epsilon,
             epsilon_kind=epsilon_kind,
             cv=cv,
+            cv_rule=cv_rule,
             bootstrap=bootstrap,
             bootstrap_mcr=bootstrap_mcr,
             confidence_level=confidence_level,

@@ -51,15 +51,18 @@ def run_classifier(
     threshold,
     amb_rows,
     func,
+    hashes=None,
 ) -> dict:
-    """Everything the classifier audit computes; returns a dict of the pieces :func:`audit` assembles."""
+    """Everything the classifier audit computes; returns a dict of the pieces :func:`audit` assembles.
+    ``hashes``: ``(fold hash, sample hash)`` of every row for the hash fold rule (None: stratified folds)."""
     X, features, groups, dropped = drop_constant_columns(X, features, groups, tr, func)
     Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
+    fold_u, sample_u = (None, None) if hashes is None else (hashes[0][tr], hashes[1][te])
     timings: dict = {}
     t0 = time.perf_counter()
     with pg.phase(f"fitting reference ({model_class}, {cv}-fold CV, {len(tr)} rows)") as tick:
         ref, mc, cv_loss, info = fit_classifier_reference(
-            Xtr, ytr, features, model_class, cv, int(rng.randint(2**31 - 1))
+            Xtr, ytr, features, model_class, cv, int(rng.randint(2**31 - 1)), fold_u
         )
         tick(1)
     timings["reference_fit_s"] = time.perf_counter() - t0
@@ -72,7 +75,9 @@ def run_classifier(
             p = float(np.clip(ytr.mean(), 1e-12, 1 - 1e-12))
             return float(np.mean(-(yte * np.log(p) + (1 - yte) * np.log(1 - p)))) / e_ref
         names = [features[j] for j in keep]
-        ref_wo, _, _, _ = fit_classifier_reference(Xtr[:, keep], ytr, names, model_class, 0, 0)
+        ref_wo, _, _, _ = fit_classifier_reference(
+            Xtr[:, keep], ytr, names, model_class, cv if fold_u is not None else 0, 0, fold_u
+        )
         ml = ref_wo.parametrization_.info["margin_loss"]
         s = np.asarray(ref_wo.decision_function(pd.DataFrame(Xte[:, keep], columns=names)))
         return float(np.mean(ml.exact((2 * yte - 1) * s))) / e_ref
@@ -81,7 +86,9 @@ def run_classifier(
     gidx, results = group_mcrs(rs, features, groups, pg, refit)
     timings["mr_mcr_s"] = time.perf_counter() - t0
     metrics = reference_metrics(ref, Xte, yte, features)
-    extras = classifier_extras(rs, Xte, features, model_class, threshold, amb_rows, int(rng.randint(2**31 - 1)), pg)
+    extras = classifier_extras(
+        rs, Xte, features, model_class, threshold, amb_rows, int(rng.randint(2**31 - 1)), pg, sample_u
+    )
     timings["ambiguity_s"] = extras["ambiguity"]["seconds"]
     timings["coef_range_s"] = extras["coefficients_seconds"]
     # ------------------------------------------------------------ bootstrap
@@ -207,6 +214,7 @@ def audit_binary(
     t_start,
     func,
     fair=None,
+    cv_rule=None,
 ):
     """:func:`audit` for a classifier class, from the checked and split table to the :class:`AuditResult`."""
     import dataclasses
@@ -215,6 +223,13 @@ def audit_binary(
     from ._results import AuditResult, GroupAudit, audit_meta
 
     weights = resample_weights(rng, len(te), bootstrap)  # drawn first: the same resamples for every figure
+    hashes = None
+    if cv_rule == "hash":  # the rule of the audit on Dask (logistic class)
+        from ..utils.validation import seed_from
+        from ._dask_table import FOLD_SALT, SAMPLE_SALT, encoded_uniform
+
+        seed, cols = seed_from(random_state, func), list(prep["features"]) + [target]
+        hashes = tuple(encoded_uniform(prep["work"], cols, seed, salt) for salt in (FOLD_SALT, SAMPLE_SALT))
     out = run_classifier(
         X,
         y,
@@ -234,6 +249,7 @@ def audit_binary(
         threshold=threshold,
         amb_rows=amb_rows,
         func=func,
+        hashes=hashes,
     )
     features, timings = out["features"], out["timings"]
     groups_out = {}
@@ -329,6 +345,7 @@ def audit_binary(
         "bootstrap": out["bootstrap"],
         "cv_rule": info["cv_rule"],
     }
+    meta["fold_rule"], meta["cv_rule"] = cv_rule or "stratified", info["cv_rule"]
     if mask is not None:
         meta.update(
             split_rule=f"a row fits the reference iff the column {split!r} is True (or 1)",

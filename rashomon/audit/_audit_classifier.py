@@ -29,6 +29,7 @@ from ._estimator import FixedModel
 __all__ = [
     "drop_constant_columns",
     "fit_classifier_reference",
+    "hash_rule_text",
     "classifier_extras",
     "reference_model",
     "bootstrap_classifier_mcr",
@@ -67,10 +68,65 @@ def _scores_loss(member, X: np.ndarray, y01: np.ndarray, columns: list) -> float
     return float(np.mean(ml.exact((2.0 * y01 - 1.0) * s)))
 
 
-def fit_classifier_reference(Xtr, ytr, columns: list, model_class: str, cv: int, seed: int):
+def hash_rule_text(lambdas, n_folds: int) -> str:
+    """The hash fold rule and its penalty grid, in words (the report's and ``meta["cv_rule"]``)."""
+    lam = np.asarray(lambdas, dtype=float)
+    return (
+        f"hash fold rule: norm bound from L2 logistic regression (mean log loss + λ/2·||β||² on the standardised "
+        f"columns), penalty λ among {len(lam)} log-spaced values from {lam.max():g} to {lam.min():g} by "
+        f"{n_folds}-fold cross-validated log loss, folds from a seeded row hash (fold = floor(v·cv), v a 64-bit "
+        "hash of the row's encoded values), every fold and penalty fitted exactly by Newton steps; the bound is "
+        "the squared norm of the fit on all training rows; the CV log loss at the chosen penalty is the CV loss "
+        "of the ε rule"
+    )
+
+
+def stratified_rule_text(model_class: str, n_folds: int) -> str:
+    """The stratified fold rule and the class's penalty grid, in words."""
+    grid = (
+        "penalty C among 10 log-spaced values from 1e-04 to 1e+04 by 5-fold stratified cross-validated accuracy "
+        "(scikit-learn's LogisticRegressionCV)"
+        if model_class == "logistic"
+        else "penalty C among 11 log-spaced values from 0.001 to 100 by 5-fold cross-validated accuracy of exact "
+        "hinge SVM fits"
+    )
+    return (
+        f"stratified fold rule: norm bound from the squared norm of an L2 {model_class} fit, {grid}; the CV loss "
+        f"from {n_folds} shuffled stratified folds of the training rows, each refitted by the class over the same "
+        "ball"
+    )
+
+
+def _hash_reference(Xtr, ytr, columns: list, fold_u, n_folds: int):
+    """The reference, class, CV loss and info of the hash fold rule (the out-of-core audit's, in memory)."""
+    from ..model_classes import LogisticModelClass
+    from ..sets.scale import folds_from_hash, memory_reducer, penalised_logistic_cv
+
+    res = penalised_logistic_cv(
+        memory_reducer(Xtr, ytr, folds_from_hash(fold_u, n_folds)), Xtr.mean(axis=0), Xtr.std(axis=0), n_folds
+    )
+    mc = LogisticModelClass(norm_bound=max(res["norm"], 1e-12))
+    rs_tr = RashomonSet(mc, 0.0, epsilon_kind="additive").fit(pd.DataFrame(Xtr, columns=columns), ytr)
+    info = {
+        "kind": "logistic regression (the class's loss minimiser)",
+        "norm": float(rs_tr.parametrization_.r),
+        "training_loss": float(rs_tr.e_min_),
+        "cv_folds": int(n_folds),
+        "cv_rule": hash_rule_text(res["lambdas"], n_folds),
+        "cv_lambda": res["lambda"],
+        "cv_passes": res["passes"],
+    }
+    return rs_tr.reference_, mc, res["cv_loss"], info
+
+
+def fit_classifier_reference(Xtr, ytr, columns: list, model_class: str, cv: int, seed: int, fold_u=None):
     """``(reference member, class, cv_loss, info)``: the class's minimiser on the training rows and its
-    ``cv``-fold loss (folds refitted over the same ball; ``cv=0``: no CV, nan)."""
+    ``cv``-fold loss (folds refitted over the same ball; ``cv=0``: no CV, nan). With ``fold_u`` (the training
+    rows' fold hash, logistic class): the hash fold rule (``audit(cv_rule="hash")``), ``cv`` folds."""
     from sklearn.model_selection import StratifiedKFold
+
+    if fold_u is not None:
+        return _hash_reference(Xtr, ytr, columns, fold_u, cv)
 
     mc = _class(model_class)
     frame = pd.DataFrame(Xtr, columns=columns)
@@ -88,7 +144,7 @@ def fit_classifier_reference(Xtr, ytr, columns: list, model_class: str, cv: int,
         "norm": float(par.r),
         "training_loss": float(rs_tr.e_min_),
         "cv_folds": int(cv),
-        "cv_rule": "stratified folds of the training rows, each refitted by the class over the same ball",
+        "cv_rule": stratified_rule_text(model_class, cv),
     }
     return ref, mc, float(np.mean(losses)) if losses else float("nan"), info
 
@@ -134,13 +190,17 @@ def classifier_extras(
     n_rows: int | None,
     seed: int,
     pg,
+    sample_u=None,
 ) -> dict:
     """Ambiguity at ``threshold`` (probability for logistic, score 0 for hinge) on a seeded sample of ``n_rows``
-    held-out rows (None: all), and the coefficient ranges with their sign stability."""
+    held-out rows (None: all; with ``sample_u``, the held-out rows' sample hash: the rows of smallest hash), and
+    the coefficient ranges with their sign stability."""
     out: dict = {}
     n = Xte.shape[0]
     rows = np.arange(n)
-    if n_rows is not None and n_rows < n:
+    if sample_u is not None:
+        rows = np.argsort(sample_u, kind="stable")[: n if n_rows is None else n_rows]
+    elif n_rows is not None and n_rows < n:
         rows = np.sort(np.random.RandomState(seed).choice(n, n_rows, replace=False))
     t0 = time.perf_counter()
     with pg.phase(f"ambiguity on {len(rows)} held-out rows") as tick:

@@ -23,7 +23,7 @@ from ..utils import checkpoint
 from ..utils.validation import RashomonInputError
 from ._read_csv import _read_table, _roles, merge_duplicate_columns
 
-__all__ = ["group_slug", "check_group_names", "check_writable_dir", "prepare"]
+__all__ = ["group_slug", "check_group_names", "check_writable_dir", "check_cv_rule", "prepare"]
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\- ]{0,63}$")
 _MAX_LEVELS = 50
@@ -59,6 +59,39 @@ def check_split_train_size(split: Any, train_size: Any, func: str) -> None:
             f"The 'train_size' parameter of {func} must be None when 'split' names the training "
             f"rows. Got {train_size!r} instead."
         )
+
+
+CV_RULES = ("stratified", "hash")
+
+
+def check_cv_rule(cv_rule: Any, model_class: str, dask_input: bool, func: str) -> str | None:
+    """The fold rule of a classifier class's reference: ``"stratified"`` (in memory, the default) or ``"hash"``
+    (the logistic class; the only rule on Dask, its default there). None for the regression classes."""
+    if cv_rule is not None and cv_rule not in CV_RULES:
+        raise RashomonInputError(
+            f"The 'cv_rule' parameter of {func} must be None, 'stratified' or 'hash'. Got {cv_rule!r} instead."
+        )
+    if model_class not in ("logistic", "hinge"):
+        if cv_rule is not None:
+            raise RashomonInputError(
+                f"The 'cv_rule' parameter of {func} must be None (not given) with model_class={model_class!r} (it chooses the "
+                f"folds of a classifier class, 'logistic' or 'hinge'). Got {cv_rule!r} instead."
+            )
+        return None
+    if dask_input:
+        if cv_rule == "stratified":
+            raise RashomonInputError(
+                f"The 'cv_rule' parameter of {func} must be 'hash' or None when data is a Dask DataFrame (or a "
+                "Parquet path read through Dask): stratified folds need every row in memory. Got "
+                f"{cv_rule!r} instead; pass cv_rule='hash' to the in-memory audit for the same folds."
+            )
+        return "hash" if model_class == "logistic" else None  # hinge: refused by the model_class check
+    if cv_rule == "hash" and model_class != "logistic":
+        raise RashomonInputError(
+            f"The 'cv_rule' parameter of {func} must be 'stratified' or None with model_class='hinge' (the hash "
+            "rule fits the logistic class). Got 'hash' instead."
+        )
+    return cv_rule or "stratified"
 
 
 def check_writable_dir(path: str | Path, func: str = "audit", param: str = "out") -> Path:

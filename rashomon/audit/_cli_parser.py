@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--data",
         required=True,
         help="CSV file, or a Parquet file or folder of Parquet files (audited out of core through "
-        "dask.dataframe.read_parquet when Dask is installed: --model-class linear or kernel, no bootstrap)",
+        "dask.dataframe.read_parquet when Dask is installed: --model-class linear, kernel or logistic, no bootstrap)",
     )
     a.add_argument(
         "--sep",
@@ -174,6 +174,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     a.add_argument(
         "--cv", type=int, default=10, help="folds for the reference's hyper-parameters (default: %(default)s)"
+    )
+    a.add_argument(
+        "--cv-rule",
+        metavar="{stratified,hash}",
+        default=None,
+        help="how a classifier class draws its --cv folds: stratified (in memory, the default) or hash (a seeded "
+        "row hash; logistic only; the only rule and the default on Parquet read through Dask: the same table in "
+        "memory and on Parquet then gives the same numbers)",
     )
     a.add_argument(
         "--drop-missing",

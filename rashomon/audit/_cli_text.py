@@ -38,6 +38,7 @@ _OPTIONS = {
     "epsilon_kind": "--epsilon-kind",
     "train_size": "--train-size",
     "cv": "--cv",
+    "cv_rule": "--cv-rule",
     "bootstrap": "--bootstrap",
     "random_state": "--seed",
     "n_jobs": "--n-jobs",

@@ -38,6 +38,7 @@ from ..utils.validation import RashomonInputError, seed_from
 from . import _fit
 from ._checks import _check_train_size, check_split_train_size
 from ._dask_audit_kernel import kernel_audit_dask, kernel_result
+from ._dask_audit_logistic import check_binary_target, logistic_audit_dask, logistic_result
 from ._dask_table import MASK, TARGET, check_table, encode_partition
 from ._fit import MCR_TOL
 from ._results import AuditResult, GroupAudit, audit_meta
@@ -46,12 +47,12 @@ __all__ = ["audit_dask"]
 
 
 def _check_supported(model_class: str, bootstrap: int, func: str) -> None:
-    if model_class not in ("linear", "kernel"):
+    if model_class not in ("linear", "kernel", "logistic", "hinge"):
         raise RashomonInputError(
-            f"The 'model_class' parameter of {func} must be 'linear' or 'kernel' when data is a Dask DataFrame (or a "
-            f"Parquet path read through Dask): out of core, these classes reduce to sums over rows. Got "
-            f"{model_class!r} instead; pass model_class='linear' (--model-class linear), or sample the table into "
-            "memory (data.sample(frac=...).compute())."
+            f"The 'model_class' parameter of {func} must be 'linear', 'kernel' or 'logistic' when data is a Dask "
+            f"DataFrame (or a Parquet path read through Dask): out of core, these classes reduce to sums over rows. "
+            f"Got {model_class!r} instead; pass model_class='linear' (--model-class linear), or sample the table "
+            "into memory (data.sample(frac=...).compute())."
         )
     if bootstrap:
         raise RashomonInputError(
@@ -82,6 +83,9 @@ def audit_dask(
     input_name: str,
     t_start: float,
     func: str = "audit",
+    cv: int = 10,
+    positive_label: Any = None,
+    classifier_options: tuple = (0.5, 500),
 ) -> AuditResult:
     """The body of :func:`~rashomon.audit` for a Dask DataFrame (options already checked)."""
     import dask.dataframe as dd
@@ -98,6 +102,13 @@ def audit_dask(
     with progress.phase("checking the table (pass 1 of 3)") as tick:
         tab = check_table(ddf, target, groups, features, drop_missing=drop_missing, split=split, func=func)
         tick(1)
+    if model_class in ("logistic", "hinge"):
+        check_binary_target(tab, target, model_class, positive_label, func)
+    elif positive_label is not None:
+        raise RashomonInputError(
+            f"The 'positive_label' parameter of {func} applies to a binary target with a classifier class "
+            f"(model_class 'logistic'). Got {positive_label!r} with model_class={model_class!r} instead."
+        )
     timings["checks_s"] = time.perf_counter() - t0
     n, features, gidx_names = tab["n_used"], tab["features"], tab["groups"]
     seed = seed_from(random_state, func)
@@ -152,6 +163,16 @@ def audit_dask(
         f"columns as float64, categorical ones as strings) mixed with the seed {seed} (SplitMix64): the same "
         f"seed gives the same split whatever the partitioning or row order, identical rows fall on the same side"
     )
+    if model_class == "logistic":  # the logistic class: _dask_audit_logistic.py
+        pieces = logistic_audit_dask(
+            enc, tab, features, st_tr, shift, scale, gidx_names, epsilon=epsilon, epsilon_kind=epsilon_kind, cv=cv,
+            seed=seed, threshold=classifier_options[0], amb_rows=classifier_options[1], progress=progress, func=func,
+        )  # fmt: skip
+        timings.update(pieces["timings"])
+        return logistic_result(
+            pieces, tab, scaled, rule, split, target, n, cv, epsilon, epsilon_kind, digest, input_name,
+            random_state, confidence_level, provenance, timings, t_start,
+        )  # fmt: skip
     if model_class == "kernel":  # the kernel class: _dask_audit_kernel.py
         pieces = kernel_audit_dask(
             enc, features, TARGET, MASK, st_tr, st_te, shift, scale, gidx, keeps, epsilon=epsilon,

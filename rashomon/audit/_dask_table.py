@@ -29,11 +29,24 @@ import pandas as pd
 from ..utils.validation import RashomonInputError
 from ._checks import _MAX_LEVELS, check_columns, split_mask
 
-__all__ = ["is_parquet_path", "read_parquet", "check_table", "hash_uniform", "encode_partition", "TARGET", "MASK"]
+__all__ = [
+    "is_parquet_path",
+    "read_parquet",
+    "check_table",
+    "hash_uniform",
+    "encoded_uniform",
+    "encode_partition",
+    "TARGET",
+    "MASK",
+    "FOLD_SALT",
+    "SAMPLE_SALT",
+]
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 TARGET, MASK = "__rashomon_target__", "__rashomon_train__"
 _M64 = (1 << 64) - 1
+#: added to the seed for the classifier audit's fold hash and held-out sample hash (independent of the split's)
+FOLD_SALT, SAMPLE_SALT = 1 << 33, 1 << 34
 
 
 def _parquet_files(path: Path) -> list[Path]:
@@ -120,6 +133,12 @@ def hash_uniform(pdf: pd.DataFrame, columns: list, kinds: dict, seed: int) -> np
     return (h >> np.uint64(11)).astype(float) * 2.0**-53
 
 
+def encoded_uniform(frame: pd.DataFrame, columns: list, seed: int, salt: int) -> np.ndarray:
+    """Per row ``u ∈ [0, 1)`` from the encoded values of ``columns`` (floats: features after one-hot encoding,
+    then the 0/1 target) and ``seed + salt``: the same numbers for an in-memory table and a Dask partition."""
+    return hash_uniform(frame, list(columns), {c: "num" for c in columns}, (int(seed) + int(salt)) & _M64)
+
+
 def _partition_summary(pdf: pd.DataFrame, features: list, kinds: dict, target: str, split: str | None) -> dict:
     """Counts of one partition: rows, missing values per column, then on the complete rows: infinite values,
     whether each numeric feature is 0/1, the levels of each categorical feature (at most 51 kept), and
@@ -143,6 +162,8 @@ def _partition_summary(pdf: pd.DataFrame, features: list, kinds: dict, target: s
             out["inf"][c] = int(np.count_nonzero(np.isinf(v)))
             if c != target:
                 out["binary"][c] = bool(np.all((v == 0.0) | (v == 1.0)))
+            else:  # a few of the target's values: a classifier class needs two
+                out["target_values"] = set(np.unique(v[np.isfinite(v)])[:3].tolist())
         else:
             out["levels"][c] = set(sorted(map(str, d[c].astype(str).unique()))[: _MAX_LEVELS + 1])
     if split is not None:
@@ -160,7 +181,8 @@ def check_table(
 
     Returns ``frame`` (the used columns, rows with missing values dropped if asked), ``features`` and
     ``groups`` (encoded names), ``raw_features``, ``kinds``, ``levels`` and ``encoding``, ``binary`` (per
-    encoded column), ``n_input``, ``n_used``, ``missing_by_column``, ``n_partitions``.
+    encoded column), ``n_input``, ``n_used``, ``missing_by_column``, ``n_partitions``, ``target_values`` (a
+    numeric target's values, at most 3 per partition: enough to tell a 0/1 target).
     """
     import dask
 
@@ -254,6 +276,7 @@ def check_table(
         "n_used": n,
         "missing_by_column": missing_by_column,
         "n_partitions": len(parts),
+        "target_values": set().union(*(s.get("target_values", set()) for s in summaries)),
     }
 
 

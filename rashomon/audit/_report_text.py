@@ -66,6 +66,8 @@ def _end_sentence(end: str, bound: float, gap: float, tight: bool, certified: bo
 def certification_sentence(g) -> str:
     """One sentence per group on the tightness and certification of both ends."""
     m = g.mcr
+    if _not_run(g):
+        return "MCR was not run (see the computation notes)."
     lo_c, up_c = bool(getattr(m, "lower_certified", True)), bool(getattr(m, "upper_certified", True))
     if m.lower_tight and m.upper_tight and lo_c and up_c:
         return (
@@ -93,8 +95,22 @@ def _attained(g) -> tuple[float, float]:
     return float(lo), float(up)
 
 
+def _not_run(g) -> bool:
+    """MCR not run (both ends NaN): the logistic audit out of core, which has no certified method for it."""
+    return math.isnan(g.mcr_lower) and math.isnan(g.mcr_upper)
+
+
 def headline(g) -> str:
     feats = html.escape(", ".join(g.features))
+    if _not_run(g):
+        how = (g.extra or {}).get("mr_method")
+        return (
+            f"<b>{html.escape(g.name)}</b> ({feats}): the reference model's MR is {_f(g.mr_ref)}"
+            + (f" ({html.escape(str(how))} estimator)" if how else "")
+            + "; MCR was not run: "
+            + html.escape(str((g.extra or {}).get("mcr_not_run", "")))
+            + "."
+        )
     s = (
         f"<b>{html.escape(g.name)}</b> ({feats}): the reference model's MR is {_f(g.mr_ref)}; every model of the "
         f"class whose held-out loss is at most ε has MR between <b>{_f(g.mcr_lower)}</b> and <b>{_f(g.mcr_upper)}</b>"
@@ -336,13 +352,17 @@ def _computation_text(result, meta: dict) -> str:
     """How the numbers were computed: in memory, or out of core on Dask (partitions, passes, what was skipped)."""
     engine = meta.get("engine")
     if not engine or engine == "in memory":
-        return "In memory (pandas / NumPy)."
+        rule = meta.get("cv_rule")
+        return "In memory (pandas / NumPy)." + (f" Penalty choice: {html.escape(str(rule))}." if rule else "")
     s = (
         f"{html.escape(str(engine))}: the rows were never gathered; every loss, MR and MCR comes from sums over the "
         f"rows (sufficient statistics) computed partition by partition"
     )
     if meta.get("n_partitions") is not None:
-        s += f" ({_g(int(meta['n_partitions']))} partitions, {_g(int(meta.get('n_passes', 0)))} passes over the data)"
+        passes = meta.get("n_passes")
+        s += f" ({_g(int(meta['n_partitions']))} partitions" + (
+            f", {_g(int(passes))} passes over the data)" if passes is not None else ")"
+        )
     s += ". "
     if meta.get("split_rule"):
         s += f"Split rule: {html.escape(str(meta['split_rule']))}. "

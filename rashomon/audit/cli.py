@@ -6,7 +6,7 @@ Example::
         --group inadmissible=race,sex --group admissible=priors_count,felony,age \\
         --epsilon 0.1 --bootstrap 200 --seed 0 --out report/ --json results.json
 
-    rashomon audit --data table/ --model-class linear ...   # a folder of Parquet files, out of core (Dask)
+    rashomon audit --data table/ --model-class logistic ...  # a folder of Parquet files, out of core (Dask)
 
 Every input is checked before any computing, and a model file (``--estimator``)
 is loaded only after all of them (loading a pickle runs code from the file;
@@ -211,6 +211,7 @@ def _run(args: argparse.Namespace) -> int:
             epsilon_kind=args.epsilon_kind,
             train_size=train_size,
             cv=args.cv,
+            cv_rule=args.cv_rule,
             bootstrap=args.bootstrap,
             random_state=args.seed,
             n_jobs=args.n_jobs,

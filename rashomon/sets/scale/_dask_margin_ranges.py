@@ -41,6 +41,10 @@ class DaskMarginRanges:
         self.lo, self.hi = _intercept_interval(par, rows, rows.zbar_pos, rows.zbar_neg, self.loss, self.eps)
         self.K = SmoothBallProgram(self.B, self.r, self.lo, self.hi)
         self.H0 = rows.loss_parts(self.theta_min, self.loss, 2)[2]
+        # collinear columns (every level of a categorical column beside the intercept): the loss is flat along
+        # the null space of its Hessian, so a direction with a component there ends on the ball
+        w, V = np.linalg.eigh(self.H0)
+        self.null = V[:, w <= 1e-10 * max(float(w.max()), 1e-300)]
         self.passes = 0
         self._screen: Any = None
 
@@ -85,7 +89,7 @@ class DaskMarginRanges:
     # ------------------------------------------------------------------ Newton on the KKT systems
     def _start(self, C: np.ndarray):
         delta = max(self.eps - self.e_min, 1e-300)
-        U = np.linalg.solve(self.H0, C.T).T
+        U = np.linalg.lstsq(self.H0, C.T, rcond=1e-10)[0].T if self.null.size else np.linalg.solve(self.H0, C.T).T
         s = np.sqrt(np.maximum(np.einsum("ij,ij->i", C, U), 1e-300) / (2.0 * delta))
         return self.theta_min[None, :] - U / s[:, None], s
 
@@ -147,8 +151,8 @@ class DaskMarginRanges:
                     J[:d, :d] = lam[i] * H[i]
                     J[:d, d], J[d, :d] = G[i], G[i]
                     rhs = -np.r_[C[i] + lam[i] * G[i], e[i] - eps]
-                try:
-                    step = np.linalg.solve(J, rhs)
+                try:  # least squares where the loss is flat (collinear columns, the ball not binding)
+                    step = np.linalg.solve(J, rhs) if ball[i] or not self.null.size else np.linalg.lstsq(J, rhs)[0]
                 except np.linalg.LinAlgError:
                     step = np.linalg.lstsq(J, rhs, rcond=None)[0]
                 dt = step[:d]
@@ -185,6 +189,8 @@ class DaskMarginRanges:
             # a few steps on the loss constraint alone tell the directions whose end lies on the ball
             T, lam, nu, e, G = self._newton(C, T, lam, nu, ball, 4, min(tol, 1e-12), dec)
             ball = np.einsum("ij,ij->i", T @ self.B, T) > self.r * (1 + 1e-12)
+            if self.null.size:
+                ball |= np.abs(C @ self.null).max(axis=1) > 1e-9 * np.abs(C).max(axis=1)
             for grp in (~ball, ball):
                 if not grp.any():
                     continue
