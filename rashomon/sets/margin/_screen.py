@@ -15,7 +15,11 @@ over all n rows per row (O(n²) for the fitting rows). Most rows are settled by 
 
   maximised over a in closed form (the minimum of f'θ over E cut by the half-space ``c_k'θ >= b_k``).
 
-The rows neither fact settles are solved exactly (:meth:`._ranges.MarginFunctionalRange.minimize`: batched Newton
+For the logistic loss the rows neither fact settles are searched along their own ray first (:mod:`._rays`: the
+segment from θ_min toward the row's minimiser over the second-order model, O(n·p) per row and no Hessian): the last
+member on it, and the tangent half-space of the loss there cut with E, settle most of them ("line search").
+
+The rows still undecided are solved exactly (:meth:`._ranges.MarginFunctionalRange.minimize`: batched Newton
 on the KKT system, certified by weak duality) on their flip side only, a chunk at a time; every chunk's members and
 half-spaces then settle more of the rest. A row's flip is decided exactly as by the full ranges: by a member that
 crosses, or by a certified bound that does not. Ends that no exact solve reached are reported as they stand (the
@@ -32,6 +36,7 @@ __all__ = ["RowScreen", "ScreenedFlips"]
 
 _MARGIN = 1e-10  # relative safety subtracted from every outer bound (rounding of the closed forms)
 _CHUNK = 256  # rows solved exactly per round (one block of the batched Newton)
+_RAYS = True  # the logistic rows left after the screen: each row's own ray (._rays) before the exact solves
 _CELLS = 1 << 20  # rows x directions per block of the closed forms (memory: about 8 such arrays of 8 MB)
 
 
@@ -44,6 +49,22 @@ def _by_rows(f, F: np.ndarray, k: int):
     if isinstance(parts[0], tuple):
         return tuple(np.concatenate(z) for z in zip(*parts))
     return np.concatenate(parts)
+
+
+def _cut(fc, A, B, Cq, dl):
+    """``min f'θ`` over E cut by ``c'θ >= b`` (broadcast over rows and half-spaces) from ``fc = f'centre``,
+    ``A = δf'Pf``, ``B = δf'Pc``, ``Cq = δc'Pc`` and ``dl = b - c'centre`` (the closed form of the module docstring;
+    any a >= 0 gives a valid bound, so rounding in a costs only tightness); the bound of E alone where no a > 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.maximum(A * Cq - B * B, 0.0) / np.maximum(Cq - dl * dl, 1e-300)
+        a = (B + dl * np.sqrt(room)) / Cq
+    a = np.where(np.isfinite(a) & (a > 0) & (dl * dl < Cq), a, 0.0)
+    # q = δ(f - a c)'P(f - a c) by its expansion, which cancels where f is nearly parallel to c: its rounding is
+    # covered by adding 1e-13 of the terms' size under the root (500 ulp), the rest's by 1e-14 of its terms
+    size = A + 2.0 * a * np.abs(B) + a * a * Cq
+    q = A - 2.0 * a * B + a * a * Cq
+    val = fc + a * dl - np.sqrt(np.maximum(q, 0.0) + 1e-13 * size)
+    return val - 1e-14 * (np.abs(fc) + a * np.abs(dl))
 
 
 @dataclass
@@ -106,17 +127,20 @@ class RowScreen:
         B = delta * (FP @ C.T)  # rows x k
         Cq = delta * np.maximum(np.einsum("kj,jl,kl->k", C, P, C), 0.0)
         dl = b - C @ centre  # how far each solve lifted its direction above E's centre
-        with np.errstate(divide="ignore", invalid="ignore"):
-            room = np.maximum(A[:, None] * Cq[None, :] - B * B, 0.0) / np.maximum(Cq - dl * dl, 1e-300)[None, :]
-            a = (B + dl[None, :] * np.sqrt(room)) / Cq[None, :]
-        a = np.where(np.isfinite(a) & (a > 0) & (dl * dl < Cq)[None, :], a, 0.0)
-        # q = δ(f - a c)'P(f - a c) by its expansion, which cancels where f is nearly parallel to c: its rounding is
-        # covered by adding 1e-13 of the terms' size under the root (500 ulp), the rest's by 1e-14 of its terms
-        size = A[:, None] + 2.0 * a * np.abs(B) + a * a * Cq[None, :]
-        q = A[:, None] - 2.0 * a * B + a * a * Cq[None, :]
-        val = fc[:, None] + a * dl[None, :] - np.sqrt(np.maximum(q, 0.0) + 1e-13 * size)
-        val -= 1e-14 * (np.abs(fc)[:, None] + a * np.abs(dl)[None, :])
-        return np.maximum(base, val.max(1))
+        return np.maximum(base, _cut(fc[:, None], A[:, None], B, Cq[None, :], dl[None, :]).max(1))
+
+    def tangents(self, F: np.ndarray, C: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Certified lower bounds of ``min f_i'θ`` over E cut by the row's own half-space ``c_i'θ >= b_i`` (the rows
+        of F and C paired; see :meth:`_halfspaces`), widened for rounding."""
+        assert self.ell is not None  # the callers check
+        centre, P, delta = self.ell
+        fc = F @ centre
+        FP = F @ P
+        A = delta * np.maximum((FP * F).sum(1), 0.0)
+        B = delta * (FP * C).sum(1)
+        Cq = delta * np.maximum(((C @ P) * C).sum(1), 0.0)
+        val = np.maximum(fc - np.sqrt(A), _cut(fc, A, B, Cq, b - C @ centre))
+        return val - _MARGIN * np.maximum(1.0, np.abs(val))
 
     def attained(self, F: np.ndarray, Th: np.ndarray):
         """``(min_k f'θ_k, argmin)`` over the members Th for each row f of F (in blocks of rows)."""
@@ -177,12 +201,30 @@ class RowScreen:
         settled["outer bounds"] = m - settled["members"] - len(left)
         exact = np.zeros(m, dtype=bool)
         tick(m - len(left))
+        settled["line search"] = 0
+        if _RAYS and left.size and self.ell is not None and self.eng.ms.loss.name == "logistic":
+            from ._rays import ray_points
+
+            T, inside, T0, L0, G = ray_points(self.eng._batch(), F[left])
+            v = np.where(inside, (F[left] * T).sum(1), np.inf)
+            better = v < value[left]
+            value[left[better]], theta[left[better]] = v[better], T[better]
+            # the tangent half-space of the loss at each row's own point: L0 + G'(θ - θ0) <= ε on S
+            tb = self.tangents(F[left], -G, L0 - self.eng.eps - (G * T0).sum(1))
+            bound[left] = np.maximum(bound[left], tb)
+            still = ~crosses(value[left], tau[left], strict[left]) & crosses(bound[left], tau[left], strict[left])
+            settled["line search"] = int((~still).sum())
+            tick(settled["line search"])
+            left = left[still]
         n_refined = n_open = 0
         while left.size:
             pick = left[np.linspace(0, left.size - 1, min(_CHUNK, left.size)).round().astype(int)]
             pick = np.unique(pick)
             b, th, v = self._solve(F[pick], tau[pick], strict[pick], tol)
-            bound[pick], value[pick], theta[pick], exact[pick] = b, v, th, True
+            bound[pick], exact[pick] = np.maximum(bound[pick], b), True
+            better = v < value[pick]
+            value[pick[better]], theta[pick[better]] = v[better], th[better]
+            b, v = bound[pick], value[pick]
             n_open += int((~crosses(v, tau[pick], strict[pick]) & crosses(b, tau[pick], strict[pick])).sum())
             tick(len(pick))
             rest = np.setdiff1d(left, pick, assume_unique=True)
