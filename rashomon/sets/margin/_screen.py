@@ -201,49 +201,57 @@ class RowScreen:
         settled["outer bounds"] = m - settled["members"] - len(left)
         exact = np.zeros(m, dtype=bool)
         tick(m - len(left))
-        settled["line search"] = 0
-        if _RAYS and left.size and self.ell is not None and self.eng.ms.loss.name == "logistic":
-            from ._rays import ray_points
-
-            T, inside, T0, L0, G = ray_points(self.eng._batch(), F[left])
-            v = np.where(inside, (F[left] * T).sum(1), np.inf)
-            better = v < value[left]
-            value[left[better]], theta[left[better]] = v[better], T[better]
-            # the tangent half-space of the loss at each row's own point: L0 + G'(θ - θ0) <= ε on S
-            tb = self.tangents(F[left], -G, L0 - self.eng.eps - (G * T0).sum(1))
-            bound[left] = np.maximum(bound[left], tb)
-            still = ~crosses(value[left], tau[left], strict[left]) & crosses(bound[left], tau[left], strict[left])
-            settled["line search"] = int((~still).sum())
-            tick(settled["line search"])
-            left = left[still]
-        n_refined = n_open = 0
+        rays = _RAYS and self.ell is not None and self.eng.ms.loss.name == "logistic"
+        n_line = n_refined = n_open = 0
         while left.size:
             pick = left[np.linspace(0, left.size - 1, min(_CHUNK, left.size)).round().astype(int)]
             pick = np.unique(pick)
-            b, th, v = self._solve(F[pick], tau[pick], strict[pick], tol)
-            bound[pick], exact[pick] = np.maximum(bound[pick], b), True
-            better = v < value[pick]
-            value[pick[better]], theta[pick[better]] = v[better], th[better]
-            b, v = bound[pick], value[pick]
-            n_open += int((~crosses(v, tau[pick], strict[pick]) & crosses(b, tau[pick], strict[pick])).sum())
-            tick(len(pick))
+            Ts, Cs, bs = [], [], []  # the round's members and half-spaces c'θ >= b of S
+            todo = pick
+            if rays:  # each row's own ray first (._rays): a member, and the tangent half-space of the loss
+                from ._rays import ray_points
+
+                T, inside, T0, L0, G = ray_points(self.eng._batch(), F[pick])
+                v = np.where(inside, (F[pick] * T).sum(1), np.inf)
+                better = v < value[pick]
+                value[pick[better]], theta[pick[better]] = v[better], T[better]
+                Cr, br = -G, L0 - self.eng.eps - (G * T0).sum(1)  # L0 + G'(θ - θ0) <= ε on S
+                bound[pick] = np.maximum(bound[pick], self.tangents(F[pick], Cr, br))
+                Ts.append(T[inside])
+                Cs.append(Cr)
+                bs.append(br)
+                open_ = ~crosses(value[pick], tau[pick], strict[pick]) & crosses(bound[pick], tau[pick], strict[pick])
+                n_line += int((~open_).sum())
+                tick(int((~open_).sum()))
+                todo = pick[open_]
+            if todo.size:
+                b, th, v = self._solve(F[todo], tau[todo], strict[todo], tol)
+                bound[todo], exact[todo] = np.maximum(bound[todo], b), True
+                better = v < value[todo]
+                value[todo[better]], theta[todo[better]] = v[better], th[better]
+                b, v = bound[todo], value[todo]
+                n_open += int((~crosses(v, tau[todo], strict[todo]) & crosses(b, tau[todo], strict[todo])).sum())
+                tick(len(todo))
+                Ts.append(th)
+                Cs.append(F[todo])
+                bs.append(b)
             rest = np.setdiff1d(left, pick, assume_unique=True)
-            if rest.size:
-                vr, kr = self.attained(F[rest], th)
-                better = vr < value[rest]
-                value[rest[better]], theta[rest[better]] = vr[better], th[kr[better]]
-                br = (
-                    _by_rows(lambda Fb, C=F[pick], bk=b: self._halfspaces(Fb, C, bk), F[rest], len(pick))
-                    if self.ell is not None
-                    else bound[rest]
-                )
-                bound[rest] = np.maximum(bound[rest], br - _MARGIN * np.maximum(1.0, np.abs(br)))
+            if rest.size and Ts:
+                Th, C, bk = np.vstack(Ts), np.vstack(Cs), np.concatenate(bs)
+                if len(Th):
+                    vr, kr = self.attained(F[rest], Th)
+                    better = vr < value[rest]
+                    value[rest[better]], theta[rest[better]] = vr[better], Th[kr[better]]
+                if self.ell is not None:
+                    hs = _by_rows(lambda Fb, C=C, bk=bk: self._halfspaces(Fb, C, bk), F[rest], len(C))
+                    bound[rest] = np.maximum(bound[rest], hs - _MARGIN * np.maximum(1.0, np.abs(hs)))
                 still = ~crosses(value[rest], tau[rest], strict[rest]) & crosses(bound[rest], tau[rest], strict[rest])
                 n_refined += int((~still).sum())
                 tick(int((~still).sum()))
                 left = rest[still]
             else:
                 left = rest
+        settled["line search"] = n_line
         settled["by solved rows"] = n_refined
         settled["solved"] = int(exact.sum())
         settled["open"] = n_open  # of the solved: the gap still across τ after the per-row search (by the member)
