@@ -184,10 +184,14 @@ def test_screen_closed_forms_by_row_blocks_are_the_same(monkeypatch):
     np.testing.assert_array_equal(a.ranges.upper, b.ranges.upper)
 
 
-def test_ray_points_are_members_and_their_tangent_bounds_hold():
-    """Each row's own ray (logistic): the points marked inside are members of the set (recomputed from scratch), no
-    tangent bound exceeds the exact minimum, and the line search settles most rows the screen leaves open."""
+@pytest.mark.parametrize("sample", [8192, 97])
+def test_ray_points_are_members_and_their_tangent_bounds_hold(monkeypatch, sample):
+    """Each row's own ray (logistic; searched on every row or on every k-th): the points marked inside are members
+    of the set (recomputed from scratch), no tangent bound exceeds the exact minimum, both near the exact ends."""
+    from rashomon.sets.margin import _rays
     from rashomon.sets.margin._rays import ray_points
+
+    monkeypatch.setattr(_rays, "_SAMPLE", sample)
     from rashomon.sets.margin._screen import screen_of
     from rashomon.sets.rows._ranges import engine_of
 
@@ -199,7 +203,7 @@ def test_ray_points_are_members_and_their_tangent_bounds_hold():
     F = np.vstack([P, -P])
     T, inside, T0, L0, G = ray_points(eng._batch(), F)
     b_exact, _, _ = eng.minimize(F)
-    assert inside.mean() > 0.9
+    assert inside.mean() > (0.9 if sample > 600 else 0.5)
     for i in np.where(inside)[0][::40]:
         assert _in_set(rs, X, y, T[i])
     v = (F * T).sum(1)

@@ -22,14 +22,16 @@ from ._batch_kernels import _softplus_sigmoid
 
 __all__ = ["ray_points"]
 
-_STEPS = 3  # loss evaluations per row: the model's point, a Newton step from outside, a chord inside
+_STEPS = 4  # sampled loss evaluations per row: the model's point, Newton steps from outside, a chord inside
+_SAMPLE = 8192  # rows of the sample the search runs on (the point found is then checked on every row)
+_SHORT = 0.005  # the search aims this share of the slack ε - e_min inside (the sample's error)
 _LOSS_ROUNDING = 1e-13  # relative allowance for the rounding of a loss value (a tangent's offset is lowered by it)
 
 
-def ray_points(bat, A: np.ndarray):
+def ray_points(bat, A: np.ndarray, want=None):
     """``(θ, inside, θ₀, L, G)`` for the rows a of A: the last point of S found on each row's ray (rows x d; ``inside``
     marks those confirmed members of S), and the point θ₀ of the tangent plane with the loss there (lowered by its
-    rounding allowance) and its gradient (rows x d).
+    rounding allowance) and its gradient (rows x d; NaN where ``want`` declines it).
 
     Parameters
     ----------
@@ -37,6 +39,9 @@ def ray_points(bat, A: np.ndarray):
         The engine's batched solver of a logistic set (its deduplicated rows, weights and membership test).
     A : ndarray of shape (m, d)
         The functionals.
+    want : callable, optional
+        ``want(start, values, inside)`` for a block of rows from ``start``: which rows need the gradient (their
+        member's values and membership given); all rows by default.
 
     Returns
     -------
@@ -60,6 +65,75 @@ def ray_points(bat, A: np.ndarray):
     with np.errstate(divide="ignore", invalid="ignore"):
         s_ball = np.where(qa > 0, (-qb + np.sqrt(np.maximum(qb * qb - qa * qc, 0.0))) / qa, np.inf)
     s_ball = np.maximum(s_ball, 0.0)
+    target = eps - _SHORT * max(eps - e_min, 0.0)  # aim inside: the search runs on a sample of the rows
+    Zt, w = bat.Zt, bat.w
+    stride = max(1, -(-len(w) // _SAMPLE))
+    Zs, ws = Zt[:, ::stride], w[::stride] * (w.sum() / w[::stride].sum())
+    ms0 = t0 @ Zs
+    l1s = -1.0 / (1.0 + np.exp(ms0))  # ℓ'(m0) on the sample
+    l0s = np.logaddexp(0.0, -ms0)
+    gd = Dir @ bat.value_grad(t0[:, None])[1][:, 0]  # L's exact slope at θ_min along each ray
+    bat.n_eval -= 1
+    step = int(max(8, min(256, (1 << 22) // max(len(w), 1))))
+    for a in range(0, m, step):
+        D = Dir[a : a + step]
+        dM = D @ Zs  # k x (sampled rows): each row's margin direction
+        sb, gda = s_ball[a : a + step], gd[a : a + step]
+        k = len(D)
+        s_in, f_in = np.zeros(k), np.full(k, e_min - target)
+        s_out, f_out, g_out = np.full(k, np.inf), np.full(k, np.inf), np.ones(k)
+        s = np.minimum(1.0, sb)
+        for it in range(_STEPS):
+            # L(s) ≈ e_min + s·L'(0) + the sample's mean of the remainders ℓ(m0 + s·dm) - ℓ(m0) - ℓ'(m0)·s·dm
+            with np.errstate(all="ignore"):
+                X = ms0[None, :] + s[:, None] * dM
+                val, Sg = _softplus_sigmoid(X, ws)
+                val += e_min + s * gda - l0s @ ws - s * ((dM * l1s) @ ws)
+                slope = gda - (Sg * dM) @ ws - (dM * l1s) @ ws
+            f = val - target
+            ok = np.isfinite(f)
+            inn = ok & (f <= 0) & (s >= s_in)
+            s_in, f_in = np.where(inn, s, s_in), np.where(inn, f, f_in)
+            out = ok & (f > 0) & (s < s_out)
+            s_out, f_out, g_out = np.where(out, s, s_out), np.where(out, f, f_out), np.where(out, slope, g_out)
+            with np.errstate(all="ignore"):
+                chord = s_in - f_in * (s_out - s_in) / (f_out - f_in)  # between an inside and an outside point: inside
+                # Newton from the outside point stays outside (L convex and increasing along the ray); from the
+                # inside point (no outside point yet) it steps past the boundary
+                newton = np.where(np.isfinite(s_out), s_out - f_out / g_out, s - f / slope)
+            nxt = chord if it == _STEPS - 1 else newton  # the last step inside, the others toward the boundary
+            bad = ~(np.isfinite(nxt) & (nxt > s_in) & (nxt <= s_out))
+            nxt = np.where(bad, 0.5 * (s_in + np.minimum(s_out, 2.0 * np.maximum(s_in, 1.0))), nxt)
+            s = np.minimum(nxt, sb)
+        # the exact loss at the point found (every row); if it is above ε, the point on the segment to θ_min where
+        # the chord of the convex loss reaches ε - 1e-10·slack is inside, with that chord's value as its loss bound
+        Tb = t0[None, :] + s[:, None] * D
+        X = Tb @ Zt
+        L, _ = _softplus_sigmoid(X, w, sigmoid=False)
+        P[a : a + step], Ls[a : a + step] = Tb, L
+        f = np.where(L > target, (target - e_min) / np.maximum(L - e_min, 1e-300), 1.0)
+        T[a : a + step] = t0[None, :] + (f * s)[:, None] * D
+        Lup = np.where(f < 1.0, e_min + f * (L - e_min), L) * (1 + _LOSS_ROUNDING)
+        inside[a : a + step] = bat.members(T[a : a + step], Lup)
+        # the gradient at the point found (for its tangent half-space), only where the caller asks for it
+        Gs[a : a + step] = np.nan
+        need = np.arange(k)
+        if want is not None:
+            need = np.flatnonzero(want(a, (A[a : a + step] * T[a : a + step]).sum(1), inside[a : a + step]))
+        if need.size:
+            with np.errstate(over="ignore"):
+                Sg = 1.0 / (1.0 + np.exp(X[need]))
+            Gs[a + need] = -(Sg @ bat.Zw)
+    return T, inside, P, Ls, Gs
+    Dir = bat._start(A) - t0[None, :]
+    # the ball: (t0 + s·d)'B̃(t0 + s·d) <= r(1 - 1e-12), the larger root of a quadratic in s (t0 is inside)
+    Bt, r = bat.Bt, bat.r * (1 - 1e-12)
+    qa = ((Dir @ Bt) * Dir).sum(1)
+    qb = Dir @ (Bt @ t0)
+    qc = float(t0 @ Bt @ t0) - r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s_ball = np.where(qa > 0, (-qb + np.sqrt(np.maximum(qb * qb - qa * qc, 0.0))) / qa, np.inf)
+    s_ball = np.maximum(s_ball, 0.0)
     target = eps - 1e-10 * max(eps - e_min, 0.0)  # a margin for the membership test's rounding band
     m0 = t0 @ bat.Zt
     w = bat.w
@@ -67,7 +141,7 @@ def ray_points(bat, A: np.ndarray):
     for a in range(0, m, step):
         D = Dir[a : a + step]
         dM = D @ bat.Zt  # k x n: each row's margin direction
-        sb = s_ball[a : a + step]
+        sb, gda = s_ball[a : a + step], gd[a : a + step]
         k = len(D)
         s_in, f_in = np.zeros(k), np.full(k, e_min - target)
         s_out, f_out, g_out = np.full(k, np.inf), np.full(k, np.inf), np.ones(k)

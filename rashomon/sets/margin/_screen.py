@@ -211,12 +211,18 @@ class RowScreen:
             if rays:  # each row's own ray first (._rays): a member, and the tangent half-space of the loss
                 from ._rays import ray_points
 
-                T, inside, T0, L0, G = ray_points(self.eng._batch(), F[pick])
+                tp, sp = tau[pick], strict[pick]
+
+                def want(a, v, inside, tp=tp, sp=sp):  # the tangent only where the member does not cross
+                    return ~(inside & crosses(v, tp[a : a + len(v)], sp[a : a + len(v)]))
+
+                T, inside, T0, L0, G = ray_points(self.eng._batch(), F[pick], want)
                 v = np.where(inside, (F[pick] * T).sum(1), np.inf)
                 better = v < value[pick]
                 value[pick[better]], theta[pick[better]] = v[better], T[better]
-                Cr, br = -G, L0 - self.eng.eps - (G * T0).sum(1)  # L0 + G'(θ - θ0) <= ε on S
-                bound[pick] = np.maximum(bound[pick], self.tangents(F[pick], Cr, br))
+                g = np.isfinite(G).all(1)
+                Cr, br = -G[g], L0[g] - self.eng.eps - (G[g] * T0[g]).sum(1)  # L0 + G'(θ - θ0) <= ε on S
+                bound[pick[g]] = np.maximum(bound[pick[g]], self.tangents(F[pick[g]], Cr, br))
                 Ts.append(T[inside])
                 Cs.append(Cr)
                 bs.append(br)
