@@ -213,6 +213,16 @@ def test_ray_points_are_members_and_their_tangent_bounds_hold(monkeypatch, sampl
     # near the exact ends: members within a tenth of the range's half-width, most tangent bounds closer than E's
     ell = scr._halfspaces(F, scr.C[:0], scr.b[:0])
     assert np.median(tb - ell) > 0 and np.median(v - b_exact) < 0.1 * np.median(b_exact - ell)
+    # one step further from the tangent points: members again, valid and tighter tangent bounds
+    T2, in2, T1, L1, G1 = _rays.corrected_points(eng._batch(), F, T0, L0, G, _rays.hessian_factor(eng._batch()))
+    for i in np.where(in2)[0][::40]:
+        assert _in_set(rs, X, y, T2[i])
+    v2 = (F * T2).sum(1)
+    assert np.all(v2[in2] >= b_exact[in2] - 1e-9 * np.maximum(1.0, np.abs(b_exact[in2])))
+    rows, C1, b1 = scr._planes(T1, L1, G1)
+    tb1 = scr.tangents(F[rows], C1, b1)
+    assert rows.mean() > 0.5 and np.all(tb1 <= b_exact[rows] + 1e-9 * np.maximum(1.0, np.abs(b_exact[rows])))
+    assert np.median(b_exact[rows] - tb1) < np.median(b_exact[rows] - tb[rows])
 
 
 def test_line_search_settles_rows_with_the_exact_flips(monkeypatch):

@@ -20,7 +20,7 @@ import numpy as np
 
 from ._batch_kernels import _softplus_sigmoid
 
-__all__ = ["ray_points"]
+__all__ = ["corrected_points", "hessian_factor", "ray_points"]
 
 _STEPS = 4  # sampled loss evaluations per row: the model's point, Newton steps from outside, a chord inside
 _SAMPLE = 8192  # rows of the sample the search runs on (the point found is then checked on every row)
@@ -176,3 +176,77 @@ def ray_points(bat, A: np.ndarray, want=None):
         Ls[a : a + step] = val
         P[a : a + step] = t0[None, :] + s[:, None] * D
     return T, inside, P, Ls - _LOSS_ROUNDING * np.maximum(np.abs(Ls), 1.0), Gs
+
+
+def hessian_factor(bat) -> np.ndarray:
+    """The lower Cholesky factor of the loss's Hessian at θ_min (every row), for :func:`corrected_points`.
+
+    Parameters
+    ----------
+    bat : MarginBatch
+        The engine's batched solver of a logistic set.
+
+    Returns
+    -------
+    ndarray of shape (d, d)
+        The factor.
+    """
+    s0 = bat.value_grad(bat.eng.ms.theta_min[:, None])[2]
+    bat.n_eval -= 1
+    H = bat.hessians(s0, exact=True)[0]
+    # a rank-deficient design: a ridge of 1e-10 of the scale (the step only proposes a point; all is checked)
+    scale = max(float(np.trace(H)) / len(H), 1e-300)
+    try:
+        return np.linalg.cholesky(H + 1e-10 * scale * np.eye(len(H)))
+    except np.linalg.LinAlgError:
+        return np.linalg.cholesky(H + 1e-6 * scale * np.eye(len(H)))
+
+
+def corrected_points(bat, A: np.ndarray, T0: np.ndarray, L0: np.ndarray, G: np.ndarray, chol: np.ndarray):
+    """``(θ, inside, θ₁, L, G)`` as :func:`ray_points`, one step further: from the tangent point θ₀ (loss L₀,
+    gradient g), the minimiser of ``a'θ`` over the model ``L₀ + g'Δ + ½Δ'H₀Δ <= ε`` (H₀: the Hessian at θ_min),
+    ``θ₁ = θ₀ - H₀⁻¹(αa + g)`` with ``α = sqrt((2(ε - L₀) + g'H₀⁻¹g) / a'H₀⁻¹a)``, evaluated exactly: its
+    tangent plane, and the member on the segment from θ_min where the convex loss's chord reaches ε.
+
+    Parameters
+    ----------
+    bat : MarginBatch
+        The engine's batched solver of a logistic set.
+    A : ndarray of shape (m, d)
+        The functionals.
+    T0, L0, G : ndarray
+        Tangent points, their losses and gradients (from :func:`ray_points`).
+    chol : ndarray
+        :func:`hessian_factor`.
+
+    Returns
+    -------
+    tuple of ndarray
+        Points, membership, tangent points, loss lower bounds and gradients there.
+    """
+    from scipy.linalg import cho_solve
+
+    ms = bat.eng.ms
+    t0, eps, e_min = ms.theta_min, bat.eps, bat.e_min
+    Hc = (chol, True)
+    HiA, HiG = cho_solve(Hc, A.T), cho_solve(Hc, G.T)
+    Fq = np.maximum((A.T * HiA).sum(0), 1e-300)
+    Gq = (G.T * HiG).sum(0)
+    alpha = np.sqrt(np.maximum(2.0 * (eps - L0) + Gq, 0.0) / Fq)
+    P = T0 - (alpha * HiA + HiG).T
+    target = eps - _SHORT * max(eps - e_min, 0.0)
+    m, d = A.shape
+    T, inside, Ls, Gs = np.empty((m, d)), np.zeros(m, dtype=bool), np.empty(m), np.empty((m, d))
+    step = int(max(8, min(256, (1 << 22) // max(len(bat.w), 1))))
+    for a in range(0, m, step):
+        Pb = P[a : a + step]
+        X = Pb @ bat.Zt
+        L, Sg = _softplus_sigmoid(X, bat.w)
+        Ls[a : a + step], Gs[a : a + step] = L, -(Sg @ bat.Zw)
+        f = np.where(L > target, (target - e_min) / np.maximum(L - e_min, 1e-300), 1.0)
+        T[a : a + step] = t0[None, :] + f[:, None] * (Pb - t0[None, :])
+        Lup = np.where(f < 1.0, e_min + f * (L - e_min), L) * (1 + _LOSS_ROUNDING)
+        inside[a : a + step] = bat.members(T[a : a + step], Lup)
+    fin = np.isfinite(Ls) & np.isfinite(Gs).all(1)
+    Gs[~fin] = np.nan
+    return T, inside & fin, P, Ls - _LOSS_ROUNDING * np.maximum(np.abs(Ls), 1.0), Gs

@@ -37,6 +37,7 @@ __all__ = ["RowScreen", "ScreenedFlips"]
 _MARGIN = 1e-10  # relative safety subtracted from every outer bound (rounding of the closed forms)
 _CHUNK = 256  # rows solved exactly per round (one block of the batched Newton)
 _RAYS = True  # the logistic rows left after the screen: each row's own ray (._rays) before the exact solves
+_CORRECT = 2  # steps further for the rows the ray leaves open (._rays.corrected_points)
 _CELLS = 1 << 20  # rows x directions per block of the closed forms (memory: about 8 such arrays of 8 MB)
 
 
@@ -142,6 +143,17 @@ class RowScreen:
         val = np.maximum(fc - np.sqrt(A), _cut(fc, A, B, Cq, b - C @ centre))
         return val - _MARGIN * np.maximum(1.0, np.abs(val))
 
+    def _planes(self, T0, L0, G):
+        """``(rows, C, b)``: the tangent half-spaces ``c'θ >= b`` of S from the convex loss at the points T0 (loss
+        L0, gradient G): ``L0 + G'(θ - θ0) <= ε``, so ``c = -G``, ``b = L0 - ε - G'θ0``, lowered by the rounding of
+        the product; only finite planes from points within twice K's radius (no cancelling digits)."""
+        ms = self.eng.ms
+        q = ((T0[:, ms.o :] @ ms.B[ms.o :, ms.o :]) * T0[:, ms.o :]).sum(1)
+        rows = np.isfinite(G).all(1) & np.isfinite(L0) & (q <= 4.0 * ms.r)
+        Gr, Tr = G[rows], T0[rows]
+        b = L0[rows] - self.eng.eps - (Gr * Tr).sum(1) - 1e-14 * ((np.abs(Gr) * np.abs(Tr)).sum(1) + np.abs(L0[rows]))
+        return rows, -Gr, b
+
     def attained(self, F: np.ndarray, Th: np.ndarray):
         """``(min_k f'θ_k, argmin)`` over the members Th for each row f of F (in blocks of rows)."""
 
@@ -220,13 +232,36 @@ class RowScreen:
                 v = np.where(inside, (F[pick] * T).sum(1), np.inf)
                 better = v < value[pick]
                 value[pick[better]], theta[pick[better]] = v[better], T[better]
-                g = np.isfinite(G).all(1)
-                Cr, br = -G[g], L0[g] - self.eng.eps - (G[g] * T0[g]).sum(1)  # L0 + G'(θ - θ0) <= ε on S
+                g, Cr, br = self._planes(T0, L0, G)
                 bound[pick[g]] = np.maximum(bound[pick[g]], self.tangents(F[pick[g]], Cr, br))
                 Ts.append(T[inside])
                 Cs.append(Cr)
                 bs.append(br)
                 open_ = ~crosses(value[pick], tau[pick], strict[pick]) & crosses(bound[pick], tau[pick], strict[pick])
+                Tk, Lk, Gk = T0, L0, np.nan_to_num(G)
+                for _ in range(_CORRECT):  # the rows left: steps further (member and tangent again)
+                    if not open_.any():
+                        break
+                    from ._rays import corrected_points, hessian_factor
+
+                    if getattr(self, "_h0", None) is None:
+                        self._h0 = hessian_factor(self.eng._batch())
+                    o = pick[open_]
+                    args = (F[o], Tk[open_], Lk[open_], Gk[open_], self._h0)
+                    T, inside, T1, L1, G1 = corrected_points(self.eng._batch(), *args)
+                    v = np.where(inside, (F[o] * T).sum(1), np.inf)
+                    better = v < value[o]
+                    value[o[better]], theta[o[better]] = v[better], T[better]
+                    g1, C1, b1 = self._planes(T1, L1, G1)
+                    bound[o[g1]] = np.maximum(bound[o[g1]], self.tangents(F[o[g1]], C1, b1))
+                    Ts.append(T[inside])
+                    Cs.append(C1)
+                    bs.append(b1)
+                    Tk, Lk, Gk = Tk.copy(), Lk.copy(), Gk.copy()
+                    Tk[open_], Lk[open_], Gk[open_] = T1, L1, np.nan_to_num(G1)
+                    open_ = ~crosses(value[pick], tau[pick], strict[pick]) & crosses(
+                        bound[pick], tau[pick], strict[pick]
+                    )
                 n_line += int((~open_).sum())
                 tick(int((~open_).sum()))
                 todo = pick[open_]
