@@ -3,15 +3,19 @@
 For a row's flip-side functional f, the exact minimiser of ``f'θ`` over ``S = {θ ∈ K : L(θ) <= ε}`` lies near the
 minimiser of f'θ over the second-order model of L at θ_min (closed form per row, :meth:`._batch.MarginBatch._start`).
 Along the ray ``θ(s) = θ_min + s·d`` toward that point the loss is convex with its minimum at s = 0, hence
-nondecreasing for s >= 0; the last s with ``L(θ(s)) <= ε`` (and θ(s) in the ball) is found by Newton steps from
-outside (they stay outside) alternated with chords between the inside and outside points (they stay inside),
-on the margins ``m₀ + s·Zd`` (one product per row, then O(n) per step). The inside point is checked by the batch's
-exact membership test: a **member**, whose value f'θ decides a flip when it crosses the threshold.
+nondecreasing for s >= 0. The last s with ``L(θ(s)) <= ε`` (and θ(s) in the ball) is searched by Newton steps from
+outside (they stay outside) and a final chord (inside) on a sample of the rows: the exact slope of L at θ_min along
+the ray plus the sample's mean of the remainders ``ℓ(m₀ + s·dm) - ℓ(m₀) - ℓ'(m₀)s·dm`` (a control variate), aimed
+0.5% of the slack inside. The point found is evaluated exactly on every row; if its loss exceeds ε it is moved
+toward θ_min to where the convex loss's chord reaches ε, and the batch's exact membership test confirms a **member**,
+whose value f'θ decides a flip when it crosses the threshold.
 
-At that point θ₀ the tangent plane of the convex loss gives the half-space ``L(θ₀) + ∇L(θ₀)'(θ - θ₀) <= ε``
-containing S, nearly the supporting one of the row's own minimiser; with the enclosing ellipsoid E its minimum of
-f'θ is closed form (:meth:`._screen.RowScreen._halfspaces`, paired row by row): a **certified bound**, which decides
-that no member flips the row when it does not cross. Rows neither settles are solved exactly by the caller.
+At the point evaluated, θ₀, the tangent plane of the convex loss gives the half-space
+``L(θ₀) + ∇L(θ₀)'(θ - θ₀) <= ε`` containing S (any θ₀ gives one); with the enclosing ellipsoid E its minimum of f'θ
+is closed form (:meth:`._screen.RowScreen.tangents`): a **certified bound**, which decides that no member flips the
+row when it does not cross. :func:`corrected_points` steps from θ₀ to the minimiser of f'θ over the quadratic model
+``L(θ₀) + g'Δ + ½Δ'H₀Δ <= ε`` (H₀: the Hessian at θ_min, one factor for all rows), nearer the row's own minimiser,
+where the same two facts are taken again. Rows neither settles are solved exactly by the caller.
 """
 
 from __future__ import annotations

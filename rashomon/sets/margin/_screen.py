@@ -17,7 +17,9 @@ over all n rows per row (O(n²) for the fitting rows). Most rows are settled by 
 
 For the logistic loss the rows neither fact settles are searched along their own ray first (:mod:`._rays`: the
 segment from θ_min toward the row's minimiser over the second-order model, O(n·p) per row and no Hessian): the last
-member on it, and the tangent half-space of the loss there cut with E, settle most of them ("line search").
+member on it, and the tangent half-space of the loss there cut with E, settle most of them ("line search"); the
+rows still open take up to two steps from their tangent point to the minimiser over the quadratic model there
+(:func:`._rays.corrected_points`), each giving a member and a tangent half-space again.
 
 The rows still undecided are solved exactly (:meth:`._ranges.MarginFunctionalRange.minimize`: batched Newton
 on the KKT system, certified by weak duality) on their flip side only, a chunk at a time; every chunk's members and
