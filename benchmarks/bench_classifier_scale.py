@@ -5,7 +5,8 @@ For synthetic logistic (and hinge) sets of n rows x p features, in CPU seconds o
 
 * fit;
 * ``prediction_range`` of 1,000 rows (both ends of each row exact to 1e-10);
-* ``multiplicity()`` of every row: screened (members, certified outer bounds, the undecided rows solved until
+* ``multiplicity()`` of every row (with ``--baseline`` also on two fresh sets, without and with the line search
+  stage, in the same process, flips compared row by row): screened (members, certified outer bounds, the undecided rows solved until
   decided) against the previous method, the exact range of every row (``prediction_range`` of all rows, then the
   flips; skipped above ``--exact-max`` rows), with the flips compared row by row;
 * 50 row ends (25 of the 1,000 rows, both ends) against cvxpy + CLARABEL (to 1e-6; up to ``--cvxpy-max`` rows);
@@ -142,6 +143,20 @@ def run(n: int, p: int, loss: str, args) -> None:
     rs, t_fit = cpu(lambda: RashomonSet(cls(), args.epsilon).fit(X, y))
     m = min(1000, n)
     pr, t_pr = cpu(lambda: rs.prediction_range(X[:m], scale="score"))
+    if args.baseline and loss == "logistic":  # fresh sets (engines built in the call), without and with the rays
+        from rashomon.sets.margin import _screen
+
+        fresh = [RashomonSet(cls(), args.epsilon).fit(X, y) for _ in range(2)]
+        _screen._RAYS = False
+        base, t_base = cpu(lambda: fresh[0].multiplicity(threshold=0.0, scale="score"))
+        _screen._RAYS = True
+        new, t_new = cpu(lambda: fresh[1].multiplicity(threshold=0.0, scale="score"))
+        assert np.array_equal(base.flips, new.flips), "the line search changed a flip"
+        print(
+            f"{'':8s} multiplicity on a fresh set: without the line search {t_base:7.2f} s (settled {base.settled}); "
+            f"with it {t_new:7.2f} s (settled {new.settled}): {t_base / t_new:4.1f}x; flips equal",
+            flush=True,
+        )
     mult, t_mult = cpu(lambda: rs.multiplicity(threshold=0.0, scale="score"))
     line = (
         f"{loss:8s} {n:>8d} x {p:<3d} fit {t_fit:7.2f} s | prediction_range({m}) {t_pr:7.2f} s "
@@ -178,6 +193,7 @@ def main() -> None:
     ap.add_argument("--exact-max", type=int, default=10000, help="largest n timed by the exact method")
     ap.add_argument("--cvxpy-max", type=int, default=10000, help="largest n whose row ends are checked by cvxpy")
     ap.add_argument("--epsilon", type=float, default=0.1, help="relative ε (default: %(default)s)")
+    ap.add_argument("--baseline", action="store_true", help="also time multiplicity without the line search")
     ap.add_argument("--peer", default="", help="directory holding rashomon-py's package (timed in a subprocess)")
     ap.add_argument("--peer-rows", type=int, default=100, help="rows the peer is timed on (default: %(default)s)")
     args = ap.parse_args()

@@ -52,7 +52,7 @@ def test_flips_equal_the_exact_ranges(case, t):
     np.testing.assert_array_equal(mult.flips, exact.flippable(t))
     assert mult.ambiguity == pytest.approx(float(exact.flippable(t).mean()), abs=0)
     s = mult.settled
-    stages = ("members", "outer bounds", "by solved rows", "solved")
+    stages = ("members", "outer bounds", "line search", "by solved rows", "solved")
     assert sum(s[k] for k in stages) == len(X) and min(s.values()) >= 0 and s["open"] <= s["solved"]
     # the certified ends enclose the exact ones, the attained ends lie within them
     r = mult.ranges
@@ -182,3 +182,61 @@ def test_screen_closed_forms_by_row_blocks_are_the_same(monkeypatch):
     assert a.settled == b.settled
     np.testing.assert_array_equal(a.ranges.lower, b.ranges.lower)
     np.testing.assert_array_equal(a.ranges.upper, b.ranges.upper)
+
+
+@pytest.mark.parametrize("sample", [8192, 97])
+def test_ray_points_are_members_and_their_tangent_bounds_hold(monkeypatch, sample):
+    """Each row's own ray (logistic; searched on every row or on every k-th): the points marked inside are members
+    of the set (recomputed from scratch), no tangent bound exceeds the exact minimum, both near the exact ends."""
+    from rashomon.sets.margin import _rays
+    from rashomon.sets.margin._rays import ray_points
+
+    monkeypatch.setattr(_rays, "_SAMPLE", sample)
+    from rashomon.sets.margin._screen import screen_of
+    from rashomon.sets.rows._ranges import engine_of
+
+    X, y = _data(600, 5, seed=13)
+    rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, y)
+    eng = engine_of(rs, "test")
+    scr = screen_of(eng)
+    P, _ = rs.parametrization_.prediction_map(X[:200])
+    F = np.vstack([P, -P])
+    T, inside, T0, L0, G = ray_points(eng._batch(), F)
+    b_exact, _, _ = eng.minimize(F)
+    assert inside.mean() > (0.9 if sample > 600 else 0.5)
+    for i in np.where(inside)[0][::40]:
+        assert _in_set(rs, X, y, T[i])
+    v = (F * T).sum(1)
+    assert np.all(v[inside] >= b_exact[inside] - 1e-9 * np.maximum(1.0, np.abs(b_exact[inside])))
+    tb = scr.tangents(F, -G, L0 - eng.eps - (G * T0).sum(1))
+    assert np.all(tb <= b_exact + 1e-9 * np.maximum(1.0, np.abs(b_exact)))
+    # near the exact ends: members within a tenth of the range's half-width, most tangent bounds closer than E's
+    ell = scr._halfspaces(F, scr.C[:0], scr.b[:0])
+    assert np.median(tb - ell) > 0 and np.median(v - b_exact) < 0.1 * np.median(b_exact - ell)
+    # one step further from the tangent points: members again, valid and tighter tangent bounds
+    T2, in2, T1, L1, G1 = _rays.corrected_points(eng._batch(), F, T0, L0, G, _rays.hessian_factor(eng._batch()))
+    for i in np.where(in2)[0][::40]:
+        assert _in_set(rs, X, y, T2[i])
+    v2 = (F * T2).sum(1)
+    assert np.all(v2[in2] >= b_exact[in2] - 1e-9 * np.maximum(1.0, np.abs(b_exact[in2])))
+    rows, C1, b1 = scr._planes(T1, L1, G1)
+    tb1 = scr.tangents(F[rows], C1, b1)
+    assert rows.mean() > 0.5 and np.all(tb1 <= b_exact[rows] + 1e-9 * np.maximum(1.0, np.abs(b_exact[rows])))
+    assert np.median(b_exact[rows] - tb1) < np.median(b_exact[rows] - tb[rows])
+
+
+def test_line_search_settles_rows_with_the_exact_flips(monkeypatch):
+    """With and without the ray stage: the same flips; with it, fewer rows solved exactly."""
+    from rashomon.sets.margin import _screen
+
+    X, y = _data(800, 6, seed=21)
+    on = RashomonSet(LogisticModelClass(), 0.1).fit(X, y).multiplicity(scale="score")
+    monkeypatch.setattr(_screen, "_RAYS", False)
+    off = RashomonSet(LogisticModelClass(), 0.1).fit(X, y).multiplicity(scale="score")
+    np.testing.assert_array_equal(on.flips, off.flips)
+    assert on.settled["line search"] > 0 and off.settled["line search"] == 0
+    assert on.settled["solved"] < off.settled["solved"]
+    ex = RashomonSet(LogisticModelClass(), 0.1).fit(X, y).prediction_range(scale="score")
+    np.testing.assert_array_equal(on.flips, ex.flippable(0.0))
+    slack = 1e-9 * np.maximum(1.0, np.abs(ex.lower))
+    assert np.all(on.ranges.lower <= ex.lower + slack) and np.all(on.ranges.upper >= ex.upper - slack)

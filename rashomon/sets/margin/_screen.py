@@ -15,7 +15,13 @@ over all n rows per row (O(n²) for the fitting rows). Most rows are settled by 
 
   maximised over a in closed form (the minimum of f'θ over E cut by the half-space ``c_k'θ >= b_k``).
 
-The rows neither fact settles are solved exactly (:meth:`._ranges.MarginFunctionalRange.minimize`: batched Newton
+For the logistic loss the rows neither fact settles are searched along their own ray first (:mod:`._rays`: the
+segment from θ_min toward the row's minimiser over the second-order model, O(n·p) per row and no Hessian): the last
+member on it, and the tangent half-space of the loss there cut with E, settle most of them ("line search"); the
+rows still open take up to two steps from their tangent point to the minimiser over the quadratic model there
+(:func:`._rays.corrected_points`), each giving a member and a tangent half-space again.
+
+The rows still undecided are solved exactly (:meth:`._ranges.MarginFunctionalRange.minimize`: batched Newton
 on the KKT system, certified by weak duality) on their flip side only, a chunk at a time; every chunk's members and
 half-spaces then settle more of the rest. A row's flip is decided exactly as by the full ranges: by a member that
 crosses, or by a certified bound that does not. Ends that no exact solve reached are reported as they stand (the
@@ -32,6 +38,8 @@ __all__ = ["RowScreen", "ScreenedFlips"]
 
 _MARGIN = 1e-10  # relative safety subtracted from every outer bound (rounding of the closed forms)
 _CHUNK = 256  # rows solved exactly per round (one block of the batched Newton)
+_RAYS = True  # the logistic rows left after the screen: each row's own ray (._rays) before the exact solves
+_CORRECT = 2  # steps further for the rows the ray leaves open (._rays.corrected_points)
 _CELLS = 1 << 20  # rows x directions per block of the closed forms (memory: about 8 such arrays of 8 MB)
 
 
@@ -44,6 +52,22 @@ def _by_rows(f, F: np.ndarray, k: int):
     if isinstance(parts[0], tuple):
         return tuple(np.concatenate(z) for z in zip(*parts))
     return np.concatenate(parts)
+
+
+def _cut(fc, A, B, Cq, dl):
+    """``min f'θ`` over E cut by ``c'θ >= b`` (broadcast over rows and half-spaces) from ``fc = f'centre``,
+    ``A = δf'Pf``, ``B = δf'Pc``, ``Cq = δc'Pc`` and ``dl = b - c'centre`` (the closed form of the module docstring;
+    any a >= 0 gives a valid bound, so rounding in a costs only tightness); the bound of E alone where no a > 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.maximum(A * Cq - B * B, 0.0) / np.maximum(Cq - dl * dl, 1e-300)
+        a = (B + dl * np.sqrt(room)) / Cq
+    a = np.where(np.isfinite(a) & (a > 0) & (dl * dl < Cq), a, 0.0)
+    # q = δ(f - a c)'P(f - a c) by its expansion, which cancels where f is nearly parallel to c: its rounding is
+    # covered by adding 1e-13 of the terms' size under the root (500 ulp), the rest's by 1e-14 of its terms
+    size = A + 2.0 * a * np.abs(B) + a * a * Cq
+    q = A - 2.0 * a * B + a * a * Cq
+    val = fc + a * dl - np.sqrt(np.maximum(q, 0.0) + 1e-13 * size)
+    return val - 1e-14 * (np.abs(fc) + a * np.abs(dl))
 
 
 @dataclass
@@ -106,17 +130,31 @@ class RowScreen:
         B = delta * (FP @ C.T)  # rows x k
         Cq = delta * np.maximum(np.einsum("kj,jl,kl->k", C, P, C), 0.0)
         dl = b - C @ centre  # how far each solve lifted its direction above E's centre
-        with np.errstate(divide="ignore", invalid="ignore"):
-            room = np.maximum(A[:, None] * Cq[None, :] - B * B, 0.0) / np.maximum(Cq - dl * dl, 1e-300)[None, :]
-            a = (B + dl[None, :] * np.sqrt(room)) / Cq[None, :]
-        a = np.where(np.isfinite(a) & (a > 0) & (dl * dl < Cq)[None, :], a, 0.0)
-        # q = δ(f - a c)'P(f - a c) by its expansion, which cancels where f is nearly parallel to c: its rounding is
-        # covered by adding 1e-13 of the terms' size under the root (500 ulp), the rest's by 1e-14 of its terms
-        size = A[:, None] + 2.0 * a * np.abs(B) + a * a * Cq[None, :]
-        q = A[:, None] - 2.0 * a * B + a * a * Cq[None, :]
-        val = fc[:, None] + a * dl[None, :] - np.sqrt(np.maximum(q, 0.0) + 1e-13 * size)
-        val -= 1e-14 * (np.abs(fc)[:, None] + a * np.abs(dl)[None, :])
-        return np.maximum(base, val.max(1))
+        return np.maximum(base, _cut(fc[:, None], A[:, None], B, Cq[None, :], dl[None, :]).max(1))
+
+    def tangents(self, F: np.ndarray, C: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Certified lower bounds of ``min f_i'θ`` over E cut by the row's own half-space ``c_i'θ >= b_i`` (the rows
+        of F and C paired; see :meth:`_halfspaces`), widened for rounding."""
+        assert self.ell is not None  # the callers check
+        centre, P, delta = self.ell
+        fc = F @ centre
+        FP = F @ P
+        A = delta * np.maximum((FP * F).sum(1), 0.0)
+        B = delta * (FP * C).sum(1)
+        Cq = delta * np.maximum(((C @ P) * C).sum(1), 0.0)
+        val = np.maximum(fc - np.sqrt(A), _cut(fc, A, B, Cq, b - C @ centre))
+        return val - _MARGIN * np.maximum(1.0, np.abs(val))
+
+    def _planes(self, T0, L0, G):
+        """``(rows, C, b)``: the tangent half-spaces ``c'θ >= b`` of S from the convex loss at the points T0 (loss
+        L0, gradient G): ``L0 + G'(θ - θ0) <= ε``, so ``c = -G``, ``b = L0 - ε - G'θ0``, lowered by the rounding of
+        the product; only finite planes from points within twice K's radius (no cancelling digits)."""
+        ms = self.eng.ms
+        q = ((T0[:, ms.o :] @ ms.B[ms.o :, ms.o :]) * T0[:, ms.o :]).sum(1)
+        rows = np.isfinite(G).all(1) & np.isfinite(L0) & (q <= 4.0 * ms.r)
+        Gr, Tr = G[rows], T0[rows]
+        b = L0[rows] - self.eng.eps - (Gr * Tr).sum(1) - 1e-14 * ((np.abs(Gr) * np.abs(Tr)).sum(1) + np.abs(L0[rows]))
+        return rows, -Gr, b
 
     def attained(self, F: np.ndarray, Th: np.ndarray):
         """``(min_k f'θ_k, argmin)`` over the members Th for each row f of F (in blocks of rows)."""
@@ -177,31 +215,86 @@ class RowScreen:
         settled["outer bounds"] = m - settled["members"] - len(left)
         exact = np.zeros(m, dtype=bool)
         tick(m - len(left))
-        n_refined = n_open = 0
+        rays = _RAYS and self.ell is not None and self.eng.ms.loss.name == "logistic"
+        n_line = n_refined = n_open = 0
         while left.size:
             pick = left[np.linspace(0, left.size - 1, min(_CHUNK, left.size)).round().astype(int)]
             pick = np.unique(pick)
-            b, th, v = self._solve(F[pick], tau[pick], strict[pick], tol)
-            bound[pick], value[pick], theta[pick], exact[pick] = b, v, th, True
-            n_open += int((~crosses(v, tau[pick], strict[pick]) & crosses(b, tau[pick], strict[pick])).sum())
-            tick(len(pick))
+            Ts, Cs, bs = [], [], []  # the round's members and half-spaces c'θ >= b of S
+            todo = pick
+            if rays:  # each row's own ray first (._rays): a member, and the tangent half-space of the loss
+                from ._rays import ray_points
+
+                tp, sp = tau[pick], strict[pick]
+
+                def want(a, v, inside, tp=tp, sp=sp):  # the tangent only where the member does not cross
+                    return ~(inside & crosses(v, tp[a : a + len(v)], sp[a : a + len(v)]))
+
+                T, inside, T0, L0, G = ray_points(self.eng._batch(), F[pick], want)
+                v = np.where(inside, (F[pick] * T).sum(1), np.inf)
+                better = v < value[pick]
+                value[pick[better]], theta[pick[better]] = v[better], T[better]
+                g, Cr, br = self._planes(T0, L0, G)
+                bound[pick[g]] = np.maximum(bound[pick[g]], self.tangents(F[pick[g]], Cr, br))
+                Ts.append(T[inside])
+                Cs.append(Cr)
+                bs.append(br)
+                open_ = ~crosses(value[pick], tau[pick], strict[pick]) & crosses(bound[pick], tau[pick], strict[pick])
+                Tk, Lk, Gk = T0, L0, np.nan_to_num(G)
+                for _ in range(_CORRECT):  # the rows left: steps further (member and tangent again)
+                    if not open_.any():
+                        break
+                    from ._rays import corrected_points, hessian_factor
+
+                    if getattr(self, "_h0", None) is None:
+                        self._h0 = hessian_factor(self.eng._batch())
+                    o = pick[open_]
+                    args = (F[o], Tk[open_], Lk[open_], Gk[open_], self._h0)
+                    T, inside, T1, L1, G1 = corrected_points(self.eng._batch(), *args)
+                    v = np.where(inside, (F[o] * T).sum(1), np.inf)
+                    better = v < value[o]
+                    value[o[better]], theta[o[better]] = v[better], T[better]
+                    g1, C1, b1 = self._planes(T1, L1, G1)
+                    bound[o[g1]] = np.maximum(bound[o[g1]], self.tangents(F[o[g1]], C1, b1))
+                    Ts.append(T[inside])
+                    Cs.append(C1)
+                    bs.append(b1)
+                    Tk, Lk, Gk = Tk.copy(), Lk.copy(), Gk.copy()
+                    Tk[open_], Lk[open_], Gk[open_] = T1, L1, np.nan_to_num(G1)
+                    open_ = ~crosses(value[pick], tau[pick], strict[pick]) & crosses(
+                        bound[pick], tau[pick], strict[pick]
+                    )
+                n_line += int((~open_).sum())
+                tick(int((~open_).sum()))
+                todo = pick[open_]
+            if todo.size:
+                b, th, v = self._solve(F[todo], tau[todo], strict[todo], tol)
+                bound[todo], exact[todo] = np.maximum(bound[todo], b), True
+                better = v < value[todo]
+                value[todo[better]], theta[todo[better]] = v[better], th[better]
+                b, v = bound[todo], value[todo]
+                n_open += int((~crosses(v, tau[todo], strict[todo]) & crosses(b, tau[todo], strict[todo])).sum())
+                tick(len(todo))
+                Ts.append(th)
+                Cs.append(F[todo])
+                bs.append(b)
             rest = np.setdiff1d(left, pick, assume_unique=True)
-            if rest.size:
-                vr, kr = self.attained(F[rest], th)
-                better = vr < value[rest]
-                value[rest[better]], theta[rest[better]] = vr[better], th[kr[better]]
-                br = (
-                    _by_rows(lambda Fb, C=F[pick], bk=b: self._halfspaces(Fb, C, bk), F[rest], len(pick))
-                    if self.ell is not None
-                    else bound[rest]
-                )
-                bound[rest] = np.maximum(bound[rest], br - _MARGIN * np.maximum(1.0, np.abs(br)))
+            if rest.size and Ts:
+                Th, C, bk = np.vstack(Ts), np.vstack(Cs), np.concatenate(bs)
+                if len(Th):
+                    vr, kr = self.attained(F[rest], Th)
+                    better = vr < value[rest]
+                    value[rest[better]], theta[rest[better]] = vr[better], Th[kr[better]]
+                if self.ell is not None:
+                    hs = _by_rows(lambda Fb, C=C, bk=bk: self._halfspaces(Fb, C, bk), F[rest], len(C))
+                    bound[rest] = np.maximum(bound[rest], hs - _MARGIN * np.maximum(1.0, np.abs(hs)))
                 still = ~crosses(value[rest], tau[rest], strict[rest]) & crosses(bound[rest], tau[rest], strict[rest])
                 n_refined += int((~still).sum())
                 tick(int((~still).sum()))
                 left = rest[still]
             else:
                 left = rest
+        settled["line search"] = n_line
         settled["by solved rows"] = n_refined
         settled["solved"] = int(exact.sum())
         settled["open"] = n_open  # of the solved: the gap still across τ after the per-row search (by the member)

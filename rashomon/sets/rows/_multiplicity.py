@@ -56,11 +56,13 @@ class Multiplicity(DisplayMixin):
     settled : dict or None
         Classifier classes: how many rows each stage decided; the counts add up to the rows. ``"members"``: a
         member already found flips the row; ``"outer bounds"``: a certified bound shows that no member can;
-        ``"by solved rows"``: the members and half-spaces of rows solved before it decide; ``"solved"``: the row's
-        flip side was solved, to its tolerance or until its flip was decided; ``"open"`` (not a stage: of the solved
-        rows) those whose certified gap still straddles the threshold after the per-row search, decided like
-        :meth:`PredictionRange.flippable` by the member found. The ``ranges`` of rows not solved exactly are
-        certified but not tight (their gap is shown); every flip is decided as by the exact ranges.
+        ``"line search"`` (logistic, in memory): a member on the row's own ray flips it, or the tangent half-space
+        of the loss there shows that no member can; ``"by solved rows"``: the members and half-spaces of rows solved
+        before it decide; ``"solved"``: the row's flip side was solved, to its tolerance or until its flip was
+        decided; ``"open"`` (not a stage: of the solved rows) those whose certified gap still straddles the
+        threshold after the per-row search, decided like :meth:`PredictionRange.flippable` by the member found. The
+        ``ranges`` of rows not solved exactly are certified but not tight (their gap is shown); every flip is
+        decided as by the exact ranges.
     """
 
     threshold: float
