@@ -85,13 +85,14 @@ def test_dask_array_chunks_give_the_same_bits():
     assert len(set(ends)) == 1
 
 
-@pytest.mark.parametrize("model_class", ["linear", "kernel"])
+@pytest.mark.parametrize("model_class", ["linear", "kernel", "logistic"])
 def test_audit_on_any_partitioning_gives_the_same_bits(model_class):
     df = _table(n=3000, seed=2)
+    target = "cls" if model_class == "logistic" else "reg"
     runs = [
         rashomon.audit(
-            dd.from_pandas(df.drop(columns="cls"), npartitions=k),
-            "reg",
+            dd.from_pandas(df.drop(columns="reg" if target == "cls" else "cls"), npartitions=k),
+            target,
             {"a": ["x0"], "b": ["x1", "x2"]},
             model_class=model_class,
             train_size=0.5,

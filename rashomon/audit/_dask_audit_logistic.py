@@ -33,7 +33,14 @@ import pandas as pd
 
 from ..model_classes import LogisticModelClass
 from ..sets import RashomonSet
-from ..sets.scale import dask_reducer, fit_dask_margin_reference, folds_from_hash, penalised_logistic_cv
+from ..sets.scale import (
+    block_sums,
+    canonical_array,
+    dask_reducer,
+    fit_dask_margin_reference,
+    folds_from_hash,
+    penalised_logistic_cv,
+)
 from ..utils.validation import RashomonInputError
 from ._audit_classifier import hash_rule_text
 from ._dask_table import FOLD_SALT, SAMPLE_SALT, TARGET, encoded_uniform
@@ -85,7 +92,7 @@ def _standardisation(st: Any, keep: list, shift: np.ndarray, scale: np.ndarray) 
 
 def _reference(tr: Any, names: list, mean: np.ndarray, sd: np.ndarray, cv: int, func: str) -> tuple:
     """``(member, cv result)``: the norm bound by hash-fold CV, then the class's minimiser over that ball."""
-    arr = tr[names + [TARGET, FOLD]].to_dask_array()
+    arr = canonical_array(tr, names + [TARGET, FOLD])  # fixed row blocks: the same bits for any partitioning
     p = len(names)
     res = penalised_logistic_cv(dask_reducer(arr[:, :p], arr[:, p], arr[:, p + 1]), mean, sd, cv, func=func)
     rs = RashomonSet(LogisticModelClass(norm_bound=max(res["norm"], 1e-12)), 0.0, epsilon_kind="additive")
@@ -94,33 +101,29 @@ def _reference(tr: Any, names: list, mean: np.ndarray, sd: np.ndarray, cv: int, 
 
 
 def _held_out_loss(member: Any, te: Any, names: list) -> float:
-    """Mean log loss of a member on the held-out rows: per-partition sums added in partition order."""
-    import dask
-
+    """Mean log loss of a member on the held-out rows: sums over fixed row blocks (the same for any partitioning)."""
     ml = member.parametrization_.info["margin_loss"]
 
-    def part(pdf: pd.DataFrame) -> np.ndarray:
-        s = np.asarray(member.decision_function(pdf[names]), dtype=float)
-        y = pdf[TARGET].to_numpy(dtype=float)
+    def part(b: np.ndarray) -> np.ndarray:
+        s = np.asarray(member.decision_function(pd.DataFrame(b[:, :-1], columns=names)), dtype=float)
+        y = b[:, -1]
         return np.array([float(np.sum(ml.exact((2.0 * y - 1.0) * s))), len(y)])
 
-    sums = dask.compute(*[dask.delayed(part)(p) for p in te.to_delayed()])
-    tot = np.sum(np.vstack(sums), axis=0)
+    tot = block_sums(canonical_array(te, names + [TARGET]), part, 2)
     return float(tot[0] / tot[1])
 
 
 def _metrics(ref: Any, te: Any, names: list) -> dict:
-    """Held-out log loss, accuracy and base rate of the reference (per-partition sums)."""
-    import dask
+    """Held-out log loss, accuracy and base rate of the reference (sums over fixed row blocks)."""
 
-    def part(pdf: pd.DataFrame) -> np.ndarray:
-        s = np.asarray(ref.decision_function(pdf[names]), dtype=float)
-        y = pdf[TARGET].to_numpy(dtype=float)
+    def part(b: np.ndarray) -> np.ndarray:
+        s = np.asarray(ref.decision_function(pd.DataFrame(b[:, :-1], columns=names)), dtype=float)
+        y = b[:, -1]
         return np.array(
             [float(np.sum(np.logaddexp(0.0, -(2.0 * y - 1.0) * s))), float(np.sum((s > 0) == (y > 0))), y.sum(), len(y)]
         )
 
-    tot = np.sum(np.vstack(dask.compute(*[dask.delayed(part)(p) for p in te.to_delayed()])), axis=0)
+    tot = block_sums(canonical_array(te, names + [TARGET]), part, 4)
     n = tot[3]
     return {
         "accuracy": float(tot[1] / n),

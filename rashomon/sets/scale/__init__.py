@@ -19,6 +19,8 @@ __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "any_dask": "._dask_inputs",
+        "block_sums": "._dask_inputs",
+        "canonical_array": "._dask_inputs",
         "bootstrap_mcr": "._bootstrap",
         "BootstrapMCR": "._bootstrap",
         "dask_margin_ranges": "._dask_margin_ranges",

@@ -247,3 +247,48 @@ def _merge_halves(merge: Any, K: int) -> Any:
         return out if keepdims else out[0]
 
     return both
+
+
+def canonical_array(frame: Any, columns: list) -> Any:
+    """The columns of a Dask DataFrame as one Dask array re-blocked at fixed global row offsets.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+        The table (numeric columns).
+    columns : list of str
+        The columns to take, in this order.
+
+    Returns
+    -------
+    dask.array.Array
+        Shape (n_rows, len(columns)), in blocks of ``_block_rows(len(columns))`` rows from row 0: the same
+        blocks whatever the partitioning of ``frame`` (one pass counts the partitions' rows).
+    """
+    arr = frame[list(columns)].to_dask_array(lengths=True)
+    return arr.rechunk({0: _block_rows(len(columns)), 1: -1})
+
+
+def block_sums(arr: Any, fn: Any, size: int) -> np.ndarray:
+    """``fn`` of every row block of a Dask array (a vector of ``size`` sums each), added over a fixed tree.
+
+    Parameters
+    ----------
+    arr : dask.array.Array
+        A 2-D array, e.g. from :func:`canonical_array`.
+    fn : callable
+        ``fn(block) -> ndarray of shape (size,)`` for a NumPy block of rows.
+    size : int
+        The length of ``fn``'s output.
+
+    Returns
+    -------
+    ndarray of shape (size,)
+        The sum over blocks; the same bits for the same blocks, whatever the scheduler or the number of workers.
+    """
+    parts = arr.map_blocks(
+        lambda b: np.asarray(fn(b), dtype=float).reshape(1, size),
+        chunks=((1,) * arr.numblocks[0], (size,)),
+        dtype=float,
+    )
+    return np.asarray(parts.sum(axis=0).compute(), dtype=float)
