@@ -23,13 +23,14 @@ class _FibreSearch:
     positive definite (the root of the warm starts). ``ok``: the range of v'x over the set is finite (else no
     bound)."""
 
-    def __init__(self, pb, v, m_start, best, atol, max_fibres, info):
+    def __init__(self, pb, v, m_start, floor, best, atol, max_fibres, info):
         self.pb, self.best, self.atol, self.max_fibres, self.info = pb, best, atol, max_fibres, info
         self.fib = fib = _Fibres(pb, v / np.linalg.norm(v))
         self.s_lo, self.s_hi = _outer_range(pb, fib.u)
         self.ok = bool(np.isfinite(self.s_lo) and np.isfinite(self.s_hi) and self.s_lo <= self.s_hi)
         self.m_start = m_start
-        self.quads, self.lams = [], []
+        # the bound already proved (a constant minorant, a Lagrangian bound at λ = m_start[0]) is one of them
+        self.quads, self.lams = [np.array([0.0, 0.0, floor])], [m_start[0]]
         got = fib.minorant(m_start)
         if got is not None:
             self.quads.append(got[0])
@@ -39,16 +40,14 @@ class _FibreSearch:
         self.model: list[tuple] = []  # solved fibres: (s, D, slope, minorant, Φ'')
         self.starts = [(math.inf, m_start)]
 
-    def lower(self, floor: float = -math.inf) -> float:
-        """The envelope's minimum over the range (``floor``: a bound already proved, a constant minorant)."""
-        if not self.quads:
-            return floor
-        return max(floor, _min_max_quadratics(np.array(self.quads), self.s_lo, self.s_hi)[0])
+    def lower(self) -> float:
+        """The envelope's minimum over the range of v'x."""
+        return _min_max_quadratics(np.array(self.quads), self.s_lo, self.s_hi)[0]
 
     def cuts(self):
         return np.array(self.quads).reshape(-1, 3), np.array(self.lams), self.s_lo, self.s_hi
 
-    def run(self, points, floor: float = -math.inf) -> None:
+    def run(self, points) -> None:
         if not self.ok:
             return
         fib, best, atol, s_lo, s_hi = self.fib, self.best, self.atol, self.s_lo, self.s_hi
@@ -59,8 +58,7 @@ class _FibreSearch:
             return any(abs(s - t) <= 1e-12 * max(abs(s), abs(s_hi - s_lo)) for t in where)
 
         for _ in range(self.max_fibres):
-            lower = self.lower(floor)
-            s_star = _min_max_quadratics(np.array(quads), s_lo, s_hi)[1] if quads else 0.5 * (s_lo + s_hi)
+            lower, s_star = _min_max_quadratics(np.array(quads), s_lo, s_hi)
             if best["f"] - lower <= atol:
                 break
             queued = bool(todo)
@@ -112,9 +110,9 @@ def _kkt_direction(pb, x0, best, lam_best, atol, max_fibres, info, fibres) -> No
     scale = max(abs(w[0]), abs(w[-1]), 1e-300)
     if not (w[0] < -1e-10 * scale and (len(w) == 1 or w[1] > 1e-10 * scale)):
         return
-    srch = _FibreSearch(pb, U[:, 0], m, best, atol, max_fibres, info)
+    srch = _FibreSearch(pb, U[:, 0], m, lam_best["D"], best, atol, max_fibres, info)
     for pass_ in range(2):  # from the fibre through x*; then from the best member's, if it has moved
-        srch.run([x] if pass_ == 0 else [best["x"]], lam_best["D"])
+        srch.run([x] if pass_ == 0 else [best["x"]])
         if srch.ok:
             lam_best["D"] = max(lam_best["D"], srch.lower())
         if not srch.ok or best["f"] - lam_best["D"] <= atol:
