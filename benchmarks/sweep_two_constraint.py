@@ -135,28 +135,6 @@ def _worker(seeds, out_path=None):
                 print(line, flush=True)
 
 
-def _tree_from(tree: str) -> None:
-    """Import ``rashomon`` (and ``rashomon.solvers``, the folder ``solvers/``) from the checkout ``tree``, ahead of
-    the editable install's own mapping (which a PYTHONPATH does not override)."""
-    import importlib.abc
-    import importlib.util
-
-    class Finder(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, target=None, path_=None):
-            parts = name.split(".")
-            if parts[0] != "rashomon":
-                return None
-            rel = ["solvers", *parts[2:]] if parts[1:2] == ["solvers"] else parts
-            loc = os.path.join(tree, *rel)
-            if os.path.isdir(loc):
-                return importlib.util.spec_from_file_location(
-                    name, os.path.join(loc, "__init__.py"), submodule_search_locations=[loc]
-                )
-            return importlib.util.spec_from_file_location(name, loc + ".py") if os.path.isfile(loc + ".py") else None
-
-    sys.meta_path.insert(0, Finder())
-
-
 def _run(path, seeds) -> list[dict]:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env.pop("SWEEP_TREE", None)
@@ -200,6 +178,9 @@ def main() -> int:
     seeds = _seeds(args.seeds)
     if args.worker:
         if os.environ.get("SWEEP_TREE"):
+            sys.path.insert(0, HERE)
+            from bench_tightness import _tree_from
+
             _tree_from(os.environ["SWEEP_TREE"])
         _worker(seeds)
         return 0

@@ -93,16 +93,22 @@ class _FibreSearch:
                 best["x"], best["f"] = x, fx
 
 
-def _kkt_direction(pb, x0, best, lam_best, atol, max_fibres, info, fibres) -> None:
-    """Where the fibres across the jump leave a gap: a KKT point x* with both constraints active, found by a local
-    search from x0, and its multipliers m*. Where ``H* = A₀ + λ*A₁ + ν*B`` has exactly one negative eigenvalue (as
-    at the global minimum of a two-constraint problem whose Lagrangian dual leaves a gap), the fibres across its
-    eigenvector v have ``P'H*P ≻ 0``: the fibre through x* has no duality gap of its own, and the fibre search along
-    v (from m*) closes the gap where the one along the jump's direction stalls."""
-    got = _kkt_point(pb, x0)
+def _kkt_direction(pb, x0, best, lam_best, atol, max_fibres, info, fibres, visited) -> None:
+    """Where the fibres across the jump leave a gap: a KKT point x* found by a local search from x0, and its
+    multipliers m*. Where ``H* = A₀ + λ*A₁ + ν*B`` has exactly one negative eigenvalue (as at the global minimum of
+    a two-constraint problem whose Lagrangian dual leaves a gap), the fibres across its eigenvector v have
+    ``P'H*P ≻ 0``: the fibre through x* has no duality gap of its own, and the fibre search along v (from m*)
+    closes the gap where the one along the jump's direction stalls. The new envelope joins ``fibres``; a KKT point
+    already in ``visited`` is not searched again."""
+    with np.errstate(all="ignore"):  # a local search that diverges is discarded, not reported
+        got = _kkt_point(pb, x0)
     if got is None:
         return
     x, m = got
+    size = 1e-8 * (1.0 + float(np.abs(x).max()))
+    if any(float(np.abs(x - y).max()) <= size for y in visited):
+        return
+    visited.append(x)
     xf = pb.feasible(x)
     if xf is not None and pb.f(xf) < best["f"]:
         best["x"], best["f"] = xf, pb.f(xf)
@@ -132,15 +138,14 @@ def _kkt_point(pb, x0):
         {"type": "ineq", "fun": lambda x: -pb.g1(x), "jac": lambda x: -grads[0](x)},
         {"type": "ineq", "fun": lambda x: -pb.g2(x), "jac": lambda x: -grads[1](x)},
     ]
-    with np.errstate(all="ignore"):
-        o = minimize(
-            pb.f,
-            x0,
-            jac=lambda x: 2 * (pb.A0 @ x - pb.b0),
-            constraints=cons,
-            method="SLSQP",
-            options={"ftol": 1e-15, "maxiter": 400},
-        )
+    o = minimize(
+        pb.f,
+        x0,
+        jac=lambda x: 2 * (pb.A0 @ x - pb.b0),
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 400},
+    )
     x = np.asarray(o.x, dtype=float)
     scale = np.array([pb.feas_tol[0], pb.feas_tol[1]]) * 1e4  # 1e-6 relative: the search's accuracy
     if not np.all(np.isfinite(x)):

@@ -230,18 +230,19 @@ def solve_two_constraint(
     v = a[0] - b[0]
     m_start = np.array([lam_best["lam"], lam_best["nu"]])
     fibres: list = []
+    visited: list = []  # KKT points whose direction was searched
     first = _FibreSearch(pb, v, m_start, lam_best["D"], best, atol, max_fibres, info)
     steps = [
         # the fibre through the best member so far (then Newton's, Kelley's points)
         lambda: first.run([best["x"]]),
         # the fibres' own duals stall (a duality gap inside the fibres): the fibres across the direction of
         # negative curvature at a KKT point, from the best member, where the fibre through it has no gap
-        lambda: _kkt_direction(pb, best["x"], best, lam_best, atol, max_fibres, info, fibres),
+        lambda: _kkt_direction(pb, best["x"], best, lam_best, atol, max_fibres, info, fibres, visited),
         # the fibres through both minimisers of the jump (the minimum may sit on the side the first pass never
         # visited), with a budget of their own; then KKT points from both
         lambda: first.run([a[0], b[0]]),
-        lambda: _kkt_direction(pb, a[0], best, lam_best, atol, max_fibres, info, fibres),
-        lambda: _kkt_direction(pb, b[0], best, lam_best, atol, max_fibres, info, fibres),
+        lambda: _kkt_direction(pb, a[0], best, lam_best, atol, max_fibres, info, fibres, visited),
+        lambda: _kkt_direction(pb, b[0], best, lam_best, atol, max_fibres, info, fibres, visited),
     ]
     for step in steps:
         if first.ok:
