@@ -24,13 +24,14 @@ class _FibreSearch:
     bound)."""
 
     def __init__(self, pb, v, m_start, floor, best, atol, max_fibres, info):
+        # floor: (D, λ), the λ-search's best Lagrangian value and its multiplier: a constant minorant of f + λg₁ on
+        # the set (its λ is what :meth:`TwoConstraintResult.lower_shifted` needs to shift it)
         self.pb, self.best, self.atol, self.max_fibres, self.info = pb, best, atol, max_fibres, info
         self.fib = fib = _Fibres(pb, v / np.linalg.norm(v))
         self.s_lo, self.s_hi = _outer_range(pb, fib.u)
         self.ok = bool(np.isfinite(self.s_lo) and np.isfinite(self.s_hi) and self.s_lo <= self.s_hi)
         self.m_start = m_start
-        # the bound already proved (a constant minorant, a Lagrangian bound at λ = m_start[0]) is one of them
-        self.quads, self.lams = [np.array([0.0, 0.0, floor])], [m_start[0]]
+        self.quads, self.lams = [np.array([0.0, 0.0, floor[0]])], [floor[1]]
         got = fib.minorant(m_start)
         if got is not None:
             self.quads.append(got[0])
@@ -116,7 +117,7 @@ def _kkt_direction(pb, x0, best, lam_best, atol, max_fibres, info, fibres, visit
     scale = max(abs(w[0]), abs(w[-1]), 1e-300)
     if not (w[0] < -1e-10 * scale and (len(w) == 1 or w[1] > 1e-10 * scale)):
         return
-    srch = _FibreSearch(pb, U[:, 0], m, lam_best["D"], best, atol, max_fibres, info)
+    srch = _FibreSearch(pb, U[:, 0], m, lam_best["lagrangian"], best, atol, max_fibres, info)
     for pass_ in range(2):  # from the fibre through x*; then from the best member's, if it has moved
         srch.run([x] if pass_ == 0 else [best["x"]])
         if srch.ok:

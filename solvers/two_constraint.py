@@ -231,7 +231,9 @@ def solve_two_constraint(
     m_start = np.array([lam_best["lam"], lam_best["nu"]])
     fibres: list = []
     visited: list = []  # KKT points whose direction was searched
-    first = _FibreSearch(pb, v, m_start, lam_best["D"], best, atol, max_fibres, info)
+    # the λ-search's bound: raised below by the fibres' envelopes, whose minorants carry their own multipliers
+    lam_best["lagrangian"] = (lam_best["D"], lam_best["lam"])
+    first = _FibreSearch(pb, v, m_start, lam_best["lagrangian"], best, atol, max_fibres, info)
     steps = [
         # the fibre through the best member so far (then Newton's, Kelley's points)
         lambda: first.run([best["x"]]),

@@ -288,3 +288,7 @@ def test_minimum_with_only_the_ball_active_matches_brute_force():
         assert res.lower <= ref + 1e-9  # valid
         assert res.value == pytest.approx(ref, abs=1e-8)  # attained (brute force within ~1e-9 of the minimum)
         assert res.gap <= kw["atol"]
+        assert "fibres" in res.cuts
+        for tau in (0.0, 1e-3, 0.05, 0.5, 5.0):  # Dinkelbach's shifted bounds from the same solve stay valid
+            shifted = _brute_general(A0 + tau * A1, b0 + tau * b1, c0 + tau * c1, A1, b1, c1, B, rr)
+            assert res.lower_shifted(tau) <= shifted + 1e-9
