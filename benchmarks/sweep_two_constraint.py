@@ -202,6 +202,9 @@ def main() -> int:
             f"CPU seconds, total before {cb[ok].sum():.2f}, after {ca[ok].sum():.2f} (ratio {ca[ok].sum() / cb[ok].sum():.3f}); "
             f"per problem after/before: median {np.median(q):.3f}, largest {q.max():.2f}"
         )
+        seeds_ok = [r["seed"] for r, k in zip(after, ok) if k]
+        for i in np.argsort(q)[::-1][:3]:
+            print(f"  {seeds_ok[i]}: {cb[ok][i]:.4f} s -> {ca[ok][i]:.4f} s")
         return 0
     if args.out and args.resume and os.path.exists(args.out):
         with open(args.out) as fh:
