@@ -7,10 +7,10 @@ then far from the loss minimiser's) and KernelModelClass (COMPAS: the paper's ke
 difference, both ends, at ε = 0.1 (COMPAS: the paper's ε).
 
 "Before" is another checkout (``--before PATH``, e.g. ``git worktree add --detach ../main-wt main``), run in
-a subprocess of the same interpreter with ``PYTHONPATH=PATH`` in the same run, one dataset at a time,
+a subprocess of the same interpreter that imports ``rashomon`` from PATH, in the same run, one dataset at a time,
 alternating with this tree ("after"), so that the machine's load falls on both. Printed
 per dataset × class × kind: features, the largest relative gap ``(bound - attained)/max(1, |bound|)`` over both
-ends before and after, the ends not within 1e-6, and the time per feature (after/before). Then a check of a
+ends before and after, the ends not within 1e-6, and the CPU time per feature (after/before). Then a check of a
 few instances against a cvxpy/SCS Shor relaxation (exact where its solution has rank one) and a summary.
 Brute-force grids on 2-parameter sets are in ``tests/test_two_constraint.py``.
 ``--classifier`` measures the logistic and hinge bounds instead (``_tightness_classifier.py``: its own options).
@@ -106,9 +106,9 @@ def _rows(rs, columns, kind):
     for f in columns:
         t = math.inf
         for _ in range(REPEATS):  # the least of a few runs: a 5-50 ms query on a shared machine is noisy
-            t0 = time.perf_counter()
+            t0 = time.process_time()  # CPU seconds (one BLAS thread in the worker): wall time follows the load
             r = rs.model_class_reliance(f, kind=kind)
-            t = min(t, time.perf_counter() - t0)
+            t = min(t, time.process_time() - t0)
         rows.append(
             {
                 "feature": str(f),
@@ -126,6 +126,29 @@ def _rows(rs, columns, kind):
 
 def _rel(row):
     return max(row["lower_gap"] / max(1.0, abs(row["lower"])), row["upper_gap"] / max(1.0, abs(row["upper"])))
+
+
+def _tree_from(tree: str) -> None:
+    """Import ``rashomon`` (and ``rashomon.solvers``, the folder ``solvers/``) from the checkout ``tree``, ahead of
+    the editable install's own mapping, which a PYTHONPATH does not override (a "before" worker would otherwise
+    run this tree's package)."""
+    import importlib.abc
+    import importlib.util
+
+    class Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, target=None, path_=None):
+            parts = name.split(".")
+            if parts[0] != "rashomon":
+                return None
+            rel = ["solvers", *parts[2:]] if parts[1:2] == ["solvers"] else parts
+            loc = os.path.join(tree, *rel)
+            if os.path.isdir(loc):
+                return importlib.util.spec_from_file_location(
+                    name, os.path.join(loc, "__init__.py"), submodule_search_locations=[loc]
+                )
+            return importlib.util.spec_from_file_location(name, loc + ".py") if os.path.isfile(loc + ".py") else None
+
+    sys.meta_path.insert(0, Finder())
 
 
 def _solvers_from(path: str) -> None:
@@ -150,14 +173,10 @@ def _solvers_from(path: str) -> None:
 
 def run_worker(pythonpath: str | None, names) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    env.pop("BENCH_SOLVERS", None)
+    env.pop("BENCH_TREE", None)
     if pythonpath:
-        env["PYTHONPATH"] = pythonpath
-        # the editable install maps rashomon.solvers to this tree's solvers/: the other checkout's own, if any
-        if os.path.isfile(os.path.join(pythonpath, "solvers", "__init__.py")):
-            env["BENCH_SOLVERS"] = os.path.join(pythonpath, "solvers")
-    else:
-        env.pop("PYTHONPATH", None)
+        env["BENCH_TREE"] = pythonpath  # the other checkout's rashomon and solvers/, imported by the worker
+
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--datasets", ",".join(names)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/")
     if out.returncode:
@@ -222,8 +241,8 @@ def main() -> int:
         else (("diabetes", "concrete", "weak synthetic") if args.quick else NAMES)
     )
     if args.worker:
-        if os.environ.get("BENCH_SOLVERS"):
-            _solvers_from(os.environ["BENCH_SOLVERS"])
+        if os.environ.get("BENCH_TREE"):
+            _tree_from(os.environ["BENCH_TREE"])
         print(json.dumps(worker(names)))
         return 0
     # one dataset at a time, the two checkouts alternating (the order flipping), so a change of the machine's

@@ -25,6 +25,13 @@ Method
    from a solved fibre's KKT equations) locate its minimum s*; then fibres at 1.8× the half-width of the
    interval around s* that the minorants already cover (a tangent minorant covers from about half its
    distance to s* out to far beyond); Kelley's point (the envelope's minimiser) elsewhere.
+4. *A second direction* where the fibres' own duals stall (a fibre whose two-multiplier dual leaves a gap:
+   P'HP turns singular before the dual's maximum). A local search finds a KKT point x* (its active
+   constraints exact, Newton's method) and its multipliers m*; where ``H(m*)`` has exactly one negative
+   eigenvalue (as at the global minimum of a two-constraint problem with a duality gap), the fibres across
+   its eigenvector have ``P'H(m*)P ≻ 0``, the fibre through x* no gap of its own, and the same search along
+   that direction closes the gap. Then a second pass along the first direction, from the fibres through both
+   minimisers of the jump, and KKT points from those.
 
 Every bound is a Lagrangian bound with its multipliers and a Cholesky proof of the Hessian's
 definiteness, so the lower bound holds whatever the loop does; the gap left (if any) is reported.
@@ -39,7 +46,8 @@ import numpy as np
 from scipy import linalg
 
 from ._base import SolverStatus
-from ._fibres import _Fibres, _min_max_quadratics, _outer_range, _Problem, _q
+from ._fibre_search import _FibreSearch, _kkt_direction
+from ._fibres import _min_max_quadratics, _Problem, _q
 from .trust_region import QCQPSequence
 
 __all__ = ["TwoConstraintResult", "solve_two_constraint"]
@@ -100,8 +108,7 @@ class TwoConstraintResult:
             vals = lag[:, 1] + pen(lag[:, 0])
             if np.isfinite(vals).any():
                 out = float(np.max(vals[np.isfinite(vals)])) + const
-        if "fibres" in self.cuts:
-            Q, lams, s_lo, s_hi = self.cuts["fibres"]
+        for Q, lams, s_lo, s_hi in self.cuts.get("fibres", ()):  # one envelope per fibre direction
             sh = pen(lams)
             ok = np.isfinite(sh)
             if ok.any():
@@ -221,134 +228,36 @@ def solve_two_constraint(
     # A jump: one-dimensional search over the fibres v'x = s across it.
     info["method"] = "fibres"
     v = a[0] - b[0]
-    fib = _Fibres(pb, v / np.linalg.norm(v))
-    s_lo, s_hi = _outer_range(pb, fib.u)
-    if not (np.isfinite(s_lo) and np.isfinite(s_hi)) or s_lo > s_hi:
-        return _result(pb, best, lam_best, atol, info, cuts)
     m_start = np.array([lam_best["lam"], lam_best["nu"]])
-    quads, lams = [np.array([0.0, 0.0, lam_best["D"]])], [lam_best["lam"]]
-    got = fib.minorant(m_start)
-    if got is not None:
-        quads.append(got[0])
-        lams.append(m_start[0])
-    lower = lam_best["D"]
-    tried: list[float] = []
-    retried: list[float] = []
-    model: list[tuple] = []  # solved fibres: (s, D, slope, minorant, Φ'')
-    starts = [(math.inf, m_start)]
-    todo = [float(fib.u @ best["x"])]  # the fibre through the best member so far (then Kelley's, Newton's)
-    # a second pass, only where the first leaves a gap: the fibres through both minimisers of the jump first (the
-    # minimum may sit on the side the first pass never visited), with a budget of its own
-    second = [float(fib.u @ a[0]), float(fib.u @ b[0])]
-
-    def seen(s, where):
-        return any(abs(s - t) <= 1e-12 * max(abs(s), abs(s_hi - s_lo)) for t in where)
-
-    used = 0
-    for pass_ in range(2):
-        if pass_:
-            if best["f"] - _min_max_quadratics(np.array(quads), s_lo, s_hi)[0] <= atol:
-                break
-            todo = second
-        for _ in range(max_fibres):
-            lower, s_star = _min_max_quadratics(np.array(quads), s_lo, s_hi)
-            if best["f"] - lower <= atol:
-                break
-            queued = bool(todo)
-            s = todo.pop(0) if queued else _next_fibre(model, quads, s_star, best["f"], atol, s_lo, s_hi)
-            s = min(max(s, s_lo), s_hi)
-            if seen(s, tried) and not queued and not seen(s_star, tried):
-                s = s_star
-            if seen(s, tried):
-                if queued:
-                    continue
-                if seen(s, retried):  # the minorants no longer move: the gap left is reported
-                    break
-                retried.append(s)  # the fibre's dual stalled from a warm start: once more from the root multipliers
-                near, iters = m_start, 400
-            else:
-                tried.append(s)
-                near, iters = min(starts, key=lambda e: abs(e[0] - s))[1], 60  # warm start: the nearest solved fibre
-            # a fibre is dropped once its dual passes the best value by half the gap (a minorant that also covers
-            # its neighbours), or solved to 0.25·atol
-            cut = best["f"] + 0.5 * (best["f"] - lower)
-            coef, m, x, fx, conv, phi2 = fib.solve(s, near, cut, 0.25 * atol, max_iter=iters)
-            used += 1
-            info["fibres"] = used
-            if coef is not None:
-                quads.append(coef)
-                lams.append(float(m[0]))
-                D = float(coef @ (s * s, s, 1.0))
-                if D < cut:  # not dropped: its multipliers are a sensible warm start
-                    starts.append((s, m))
-                if conv:  # its slope is Φ's: a point of the model of the minimum
-                    model.append((s, D, 2 * coef[0] * s + coef[1], coef, phi2))
-            if x is not None and fx < best["f"]:
-                best["x"], best["f"] = x, fx
-    lower = max(lower, _min_max_quadratics(np.array(quads), s_lo, s_hi)[0])
-    lam_best["D"] = max(lam_best["D"], lower)
-    cuts["fibres"] = (np.array(quads), np.array(lams), s_lo, s_hi)
+    fibres: list = []
+    visited: list = []  # KKT points whose direction was searched
+    # the λ-search's bound: raised below by the fibres' envelopes, whose minorants carry their own multipliers
+    lam_best["lagrangian"] = (lam_best["D"], lam_best["lam"])
+    first = _FibreSearch(pb, v, m_start, lam_best["lagrangian"], best, atol, max_fibres, info)
+    steps = [
+        # the fibre through the best member so far (then Newton's, Kelley's points)
+        lambda: first.run([best["x"]]),
+        # the fibres' own duals stall (a duality gap inside the fibres): the fibres across the direction of
+        # negative curvature at a KKT point, from the best member, where the fibre through it has no gap
+        lambda: _kkt_direction(pb, best["x"], best, lam_best, atol, max_fibres, info, fibres, visited),
+        # the fibres through both minimisers of the jump (the minimum may sit on the side the first pass never
+        # visited), with a budget of their own; then KKT points from both
+        lambda: first.run([a[0], b[0]]),
+        lambda: _kkt_direction(pb, a[0], best, lam_best, atol, max_fibres, info, fibres, visited),
+        lambda: _kkt_direction(pb, b[0], best, lam_best, atol, max_fibres, info, fibres, visited),
+    ]
+    for step in steps:
+        if first.ok:
+            lam_best["D"] = max(lam_best["D"], first.lower())
+        if best["f"] - lam_best["D"] <= atol:
+            break
+        step()
+    if first.ok:
+        lam_best["D"] = max(lam_best["D"], first.lower())
+        fibres.insert(0, first.cuts())
+    if fibres:
+        cuts["fibres"] = fibres
     return _result(pb, best, lam_best, atol, info, cuts)
-
-
-def _next_fibre(model, quads, s_star, f_best, atol, s_lo, s_hi) -> float:
-    """The next fibre.
-
-    Φ(s) = min over the fibre s is smooth near its minimum s*, and a fibre's minorant (its dual solved) is
-    tangent to Φ there, with a curvature much smaller than Φ's: it covers the far side up to hundreds of times
-    its distance to s*, but the near side only to about half that distance, so Kelley's rule (the envelope's
-    minimiser ``s_star``) alone closes the gap in ~log₂ steps. Instead, Newton's step on Φ from the best solved
-    fibre (Φ' and Φ'' from its KKT equations), kept inside the bracket of s*, locates s*; then, while the
-    envelope's minimum lies outside the interval ``[e₁, e₂]`` around s* where the envelope is above
-    ``f_best - atol/2``, a fibre at 1.8× its half-width on that side (tangent there, it covers from ~0.9× out
-    to far beyond); Kelley's point for whatever is left. Only the order of the fibres changes: the bound is
-    the envelope's minimum whatever fibres are solved."""
-    if not model:
-        return s_star
-    s_c, _, g, _, k2 = min(model, key=lambda p: p[1])
-    if not (k2 > 0 and math.isfinite(k2)):
-        return s_star
-    step = -g / k2
-    if abs(step) > 0.5 * math.sqrt(2 * atol / k2):  # not located yet: Newton's step, inside the bracket
-        lo = max((p[0] for p in model if p[2] < 0 and p[0] <= s_c), default=s_lo)
-        hi = min((p[0] for p in model if p[2] > 0 and p[0] >= s_c), default=s_hi)
-        t = s_c + step
-        return t if lo < t < hi else s_c + 0.5 * ((hi if step > 0 else lo) - s_c)
-    e1, e2 = _covered(quads, f_best - 0.5 * atol, s_c)
-    for side, edge in ((-1.0, e1), (1.0, e2)):
-        if side * (s_star - edge) > 0 and math.isfinite(edge):  # the envelope's minimum is beyond the cover
-            t = s_c + 1.8 * (edge - s_c)
-            done = any(abs(p[0] - t) <= 0.2 * abs(edge - s_c) for p in model)
-            return s_star if done else t
-    return s_star
-
-
-def _covered(quads, level, s0) -> tuple[float, float]:
-    """The interval around s0 on which ``max_k ψ_k >= level`` (ψ_k: the rows a, b, c of quads)."""
-    ivs = []
-    for a, b, c in quads:
-        c = c - level
-        if a == 0:
-            if b != 0:
-                ivs.append((-c / b, math.inf) if b > 0 else (-math.inf, -c / b))
-            elif c >= 0:
-                ivs.append((-math.inf, math.inf))
-            continue
-        disc = b * b - 4 * a * c
-        if disc < 0:
-            if a > 0:
-                ivs.append((-math.inf, math.inf))
-            continue
-        r1, r2 = sorted(((-b + math.sqrt(disc)) / (2 * a), (-b - math.sqrt(disc)) / (2 * a)))
-        ivs.extend([(r1, r2)] if a < 0 else [(-math.inf, r1), (r2, math.inf)])
-    e1 = e2 = s0
-    grown = True
-    while grown:
-        grown = False
-        for lo, hi in ivs:
-            if lo <= e2 and hi >= e1 and (lo < e1 or hi > e2):
-                e1, e2, grown = min(e1, lo), max(e2, hi), True
-    return e1, e2
 
 
 def _g1_depth(pb) -> float:

@@ -233,3 +233,62 @@ def test_jump_whose_minimum_sits_on_the_far_side_is_attained():
     assert best >= 0.2912  # the multi-start reaches the far-side minimum (measured 0.29127)
     assert r.upper >= best - 1e-9 * max(1.0, abs(best))  # certified bound holds
     assert r.upper_model.mr >= best - 1e-6 * max(1.0, abs(best))  # and is attained
+
+
+def _brute_general(A0, b0, c0, A1, b1, c1, B, r):
+    """Brute-force minimum of the 2-D problem in standard form (any ellipsoid g₁, any positive definite B): mapped
+    to ``||z||² <= 1`` by ``x = √r B^{-1/2} z`` and g₁ written as ``(z - c)'E(z - c) <= 1``, then ``_brute``."""
+    w, U = np.linalg.eigh(B)
+    T = U @ np.diag(np.sqrt(r / w)) @ U.T  # x = T z
+    A0z, b0z, A1z, b1z = T @ A0 @ T, T @ b0, T @ A1 @ T, T @ b1
+    c = np.linalg.solve(A1z, b1z)
+    E = A1z / (c @ A1z @ c - c1)  # g₁ = (z - c)'A1z(z - c) + c1 - c'A1z c
+    return _brute(A0z, b0z, E, c) + c0
+
+
+def test_minimum_with_only_the_ball_active_matches_brute_force():
+    """A 2-D solve (one feature and the intercept, reduced along the flat direction) from a random weak-signal
+    problem whose difference-kind upper end was left 4.8e-4 below its bound: the minimum has only the ball active
+    (the loss constraint slack), a local minimiser of the ball-only problem that is not its global one, so the
+    Lagrangian dual leaves a gap and the fibres across the jump stall. The fibres across the negative eigenvector
+    of the Lagrangian Hessian at that KKT point close it; the solve equals a brute force on both boundary curves."""
+    from rashomon.sets.quadratic import _two_constraint as tc
+
+    rng = np.random.default_rng(1703386971)
+    n, p = int(rng.choice([300, 3000, 20000])), int(rng.integers(2, 9))
+    C = rng.normal(size=(p, p)) * rng.uniform(0, 1)
+    X = rng.normal(size=(n, p)) @ (np.eye(p) + C)
+    k = int(rng.integers(0, p))
+    X[:, :k] = X[:, :k] > 0
+    sig = 10 ** rng.uniform(-2.5, 0)
+    y = X @ (rng.normal(size=p) * sig) + rng.normal(size=n) * 10 ** rng.uniform(-1, 1.5) + rng.normal() * 5
+    rng.uniform(-2, 2), rng.integers(4), rng.integers(2)
+    eps = rng.uniform(0.1, 0.15)
+    group = [int(j) for j in rng.choice(p, int(rng.integers(1, p)), replace=False)]
+    calls = []
+
+    def spy(*args, **kw):
+        out = solve_two_constraint(*args, **kw)
+        calls.append((args, kw, out))
+        return out
+
+    orig = tc.solve_two_constraint
+    tc.solve_two_constraint = spy
+    try:
+        rs = RashomonSet(LinearModelClass(standardize=False), eps).fit(X, y)
+        r = rs.model_class_reliance(group, kind="difference")
+    finally:
+        tc.solve_two_constraint = orig
+    assert r.upper_tight and r.upper - r.upper_model.mr <= 1e-6 * max(1.0, abs(r.upper))
+    two_d = [c for c in calls if len(c[0][1]) == 2]
+    assert two_d
+    for args, kw, res in two_d:
+        A0, b0, c0, A1, b1, c1, B, rr, x_in = args
+        ref = _brute_general(A0, b0, c0, A1, b1, c1, B, rr)
+        assert res.lower <= ref + 1e-9  # valid
+        assert res.value == pytest.approx(ref, abs=1e-8)  # attained (brute force within ~1e-9 of the minimum)
+        assert res.gap <= kw["atol"]
+        assert "fibres" in res.cuts
+        for tau in (0.0, 1e-3, 0.05, 0.5, 5.0):  # Dinkelbach's shifted bounds from the same solve stay valid
+            shifted = _brute_general(A0 + tau * A1, b0 + tau * b1, c0 + tau * c1, A1, b1, c1, B, rr)
+            assert res.lower_shifted(tau) <= shifted + 1e-9
