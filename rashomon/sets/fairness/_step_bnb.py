@@ -39,7 +39,13 @@ class _Problem:
         self.ms, self.eps, self.t = ms, float(eps), float(t)
         self.tm = ms.theta_min
         L = ms.hessian_cholesky()
-        self.M = np.linalg.inv(L.T)  # θ = θ_min + M z
+        M = np.linalg.inv(L.T)  # θ = θ_min + M z
+        # rotated to the principal directions of the open rows' scores (weighted): boxes aligned with them
+        opn = (lr <= t) & (t < ur)
+        if opn.any():
+            A = np.sqrt(np.abs(c[opn]))[:, None] * (P[opn] @ M)
+            M = M @ np.linalg.svd(A, full_matrices=True)[2].T
+        self.M = M
         self.Pz = P @ self.M
         self.q = P @ self.tm + p0
         self.c, self.lr, self.ur = c, lr, ur
