@@ -13,6 +13,7 @@
    attained width of the mean-probability, positive-rate and group log-loss gaps, with wall-clock and CPU seconds;
    the least disparate member against an independent multi-start (SLSQP on gap² from sampled members); both answers
    of ``target=δ``.
+4. Positive-rate gaps of both sets with and without the certified branch and bound (``time_limit=``), CPU seconds.
 """
 
 from __future__ import annotations
@@ -132,13 +133,8 @@ def compas_kernel(figures):
         plt.close(fig)
 
 
-def compas_logistic(figures):
-    from fairlearn.metrics import demographic_parity_difference
-    from fairlearn.reductions import DemographicParity, ExponentiatedGradient
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import log_loss
-
-    print("\n== COMPAS two-year recidivism, logistic set (features without race; African-American vs Caucasian) ==")
+def _compas_two_year():
+    """COMPAS two-year recidivism, African-American and Caucasian defendants, features without race."""
     c = load_compas(races=("African-American", "Caucasian"))
     X = pd.DataFrame(
         {
@@ -152,7 +148,17 @@ def compas_logistic(figures):
         }
     )
     y = c["two_year_recid"].astype(float).to_numpy()
-    race = c["race"].to_numpy()
+    return X, y, c["race"].to_numpy()
+
+
+def compas_logistic(figures):
+    from fairlearn.metrics import demographic_parity_difference
+    from fairlearn.reductions import DemographicParity, ExponentiatedGradient
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import log_loss
+
+    print("\n== COMPAS two-year recidivism, logistic set (features without race; African-American vs Caucasian) ==")
+    X, y, race = _compas_two_year()
     t = time.perf_counter()
     rs = rashomon.RashomonSet(rashomon.LogisticModelClass(), 0.01).fit(X, y)
     t_fit = time.perf_counter() - t
@@ -308,6 +314,38 @@ def pima(figures):
     binding("Pima diabetes, age > 40 vs not", rs, (X["Age"] > 40).to_numpy(), False)
 
 
+def decisions(figures, time_limit=60.0):
+    """Positive-rate gaps, both data sets: the bound without and with the branch and bound (``time_limit``)."""
+    from threadpoolctl import threadpool_limits
+
+    from rashomon.datasets import load_pima_diabetes
+
+    d = load_pima_diabetes()
+    Xp, yp = d.drop(columns="Outcome"), d["Outcome"]
+    X, y, race = _compas_two_year()
+    cases = [
+        ("COMPAS two-year, ε = 1 %", X, y, 0.01, race, "Caucasian"),
+        ("Pima, age > 40, ε = 10 %", Xp, yp, 0.1, (Xp["Age"] > 40).to_numpy(), False),
+    ]
+    print(
+        f"\n== Positive-rate gap at p = 0.5 (logistic): certified / attained, one BLAS thread, time_limit {time_limit} s =="
+    )
+    print(f"{'data':<26}{'time_limit':>11}{'certified':>20}{'attained':>20}{'ratio':>8}{'CPU s':>8}")
+    with threadpool_limits(1):
+        for name, X_, y_, eps, sens, ref in cases:
+            rs = rashomon.RashomonSet(rashomon.LogisticModelClass(), eps).fit(X_, y_)
+            for tl in (0.0, time_limit):
+                c = time.process_time()
+                r = rs.disparity_range(sens, "positive_rate", reference_group=ref, time_limit=tl)
+                cpu = time.process_time() - c
+                ratio = (r.upper[0] - r.lower[0]) / (r.upper_attained[0] - r.lower_attained[0])
+                print(
+                    f"{name:<26}{tl:>11g}{f'[{r.lower[0]:.4f}, {r.upper[0]:.4f}]':>20}"
+                    f"{f'[{r.lower_attained[0]:.4f}, {r.upper_attained[0]:.4f}]':>20}{ratio:>8.3f}{cpu:>8.1f}",
+                    flush=True,
+                )
+
+
 def math_nan():
     return float("nan")
 
@@ -315,12 +353,15 @@ def math_nan():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--figures", default=None, help="folder for the PNG figures")
-    ap.add_argument("--only", choices=("kernel", "logistic", "pima"), default=None, help="run one part")
+    ap.add_argument("--only", choices=("kernel", "logistic", "pima", "decisions"), default=None, help="run one part")
+    ap.add_argument("--time-limit", type=float, default=60.0, help="CPU seconds per end of the decision-rate search")
     args = ap.parse_args(argv)
     parts = {"kernel": compas_kernel, "logistic": compas_logistic, "pima": pima}
     for name, part in parts.items():
         if args.only in (None, name):
             part(args.figures)
+    if args.only in (None, "decisions"):
+        decisions(args.figures, args.time_limit)
     return 0
 
 

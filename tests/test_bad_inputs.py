@@ -854,3 +854,10 @@ def test_least_disparate_target_is_a_nonnegative_float(target):
     s = X[:, 0] > 0
     with pytest.raises(RashomonInputError, match="The 'target' parameter of RashomonSet.least_disparate must be"):
         RS.least_disparate(s, frontier=False, target=target)
+
+
+@pytest.mark.parametrize("time_limit", [-1.0, math.nan, math.inf, "5", True])
+def test_disparity_range_time_limit_is_a_nonnegative_float(time_limit):
+    s = X[:, 0] > 0
+    with pytest.raises(RashomonInputError, match="The 'time_limit' parameter of RashomonSet.disparity_range must be"):
+        RS.disparity_range(s, time_limit=time_limit)

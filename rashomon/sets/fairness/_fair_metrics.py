@@ -50,6 +50,8 @@ class MetricSpec:
 
     #: Rows solved exactly by the row-wise bound: set by the queries, read with getattr (0 when absent).
     exact_rows: int
+    #: Processor seconds per end of the decision rates' branch and bound: set by the queries (0 when absent).
+    time_limit: float
 
     def __init__(self, rs, metric, codes, labels, ref, positive, threshold, scale, func):
         self.metric, self.labels, self.ref, self.scale, self.func = metric, list(labels), int(ref), scale, func

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.special import expit
 
 from ._joint import exact_row_bounds, frank_wolfe, joint_max, row_functions
+from ._step_bnb import bnb_max
 from ._step_bound import step_max
 
 __all__ = ["joint_pair_bounds", "lagrange_max", "lagrange_ok"]
@@ -195,6 +196,7 @@ def joint_pair_bounds(rs, spec, pairs, lo_s, hi_s, eps, func, starts):
     lo_s, hi_s = exact_row_bounds(rs, spec, lo_s, hi_s, eps, func)
     tighten = lagrange_ok(rs, spec)
     rf = row_functions(spec)
+    budget = float(getattr(spec, "time_limit", 0.0) or 0.0)
     out: dict = {}
     members: list = []
     for g, h in pairs:
@@ -216,6 +218,13 @@ def joint_pair_bounds(rs, spec, pairs, lo_s, hi_s, eps, func, starts):
             if rf is not None and rf[0] == "step":  # decisions: the programme's dual bound (:mod:`._step_bound`)
                 b3, m3 = step_max(rs, spec, sign * w, lo_s, hi_s, eps, func, rf[3])
                 b, m = min(b, b3), m + m3
+                if budget > 0:  # then branch and bound on boxes of θ (:mod:`._step_bnb`)
+                    cand = np.vstack([np.atleast_2d(starts)] + ([np.array(m)] if m else []))
+                    G = spec.group_values(cand)
+                    dv = G[:, g] - G[:, h]
+                    gap = 0.025 * float(dv.max() - dv.min())  # each end within 2.5 % of the attained width
+                    b4, m4 = bnb_max(rs, spec, sign * w, lo_s, hi_s, eps, func, rf[3], cand, budget, gap)
+                    b, m = min(b, b4), m + m4
             ends.append(b)
             members += m
         out[(g, h)] = (-ends[1], ends[0])

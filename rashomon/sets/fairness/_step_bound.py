@@ -137,11 +137,11 @@ def step_max(rs, spec, coef, lo_s, hi_s, eps, func, t):
         best = min(best, certificate(rs, P, p0, c, lr, ur, t, gam, eps, func))
         th = res.x[:d]
         members.append(_into_set(ms, th, tm, eps))
-        g = ms.orig.orig_parts(th, ms.loss, 1)[1]
-        Lv = ms.orig.e_orig(th, ms.loss)
+        Lv, g = ms.orig.orig_parts(th, ms.loss, 1)[:2]  # the hinge smoothed: above the exact loss by <= its offset
+        e_cut = eps + ms.loss.offset
         added = False
-        if Lv > eps * (1 + 1e-9):
-            cuts.append((np.r_[g, np.zeros(m)], eps - Lv + g @ th))
+        if Lv > e_cut * (1 + 1e-9):
+            cuts.append((np.r_[g, np.zeros(m)], e_cut - Lv + g @ th))
             added = True
         q = float(th @ B @ th)
         if q > r * (1 + 1e-9):
