@@ -302,9 +302,8 @@ def _margin_mcr(
             for bl in _surrogate(TL, ranges, loss, th, eps, kind, "lower", B, r):
                 lower = max(lower, bl - sp.l_shift)
         left = None if deadline is None else max(0.0, (deadline - time.monotonic()) / 2)  # half for the lower end
-        lower = lower_end_slabs(
-            ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=left, terms=TL, notes=notes
-        )
+        opts = {"max_time": left, "terms": TL, "notes": notes, "gap_tol": gap_tol}
+        lower = lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, **opts)
     lth, lmr = best("lower")
     if coarse0 and s0.e_orig <= eps and lmr - lower <= 100 * coarse0:
         lower = max(lower, step_bound(step(0.0, s0.theta, coarse=0.0, again=True), eps, kind))
