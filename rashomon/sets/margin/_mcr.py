@@ -26,7 +26,7 @@ coefficient, searched by the branch and bound of :mod:`._bnb`; proofs in their m
 ``max_time`` seconds from the start of the call, and skipped when the surrogate bound is already within
 ``gap_tol`` of the best member). The result reports both, the gap, and flags gaps above 5%.
 
-**Large sets.** Above about 4·10^6 (value, row class) pairs (a continuous feature at 10^4+ rows) the searches and
+**Large sets.** Above about 2·10^6 (value, row class) pairs (a continuous feature at 1,500+ rows) the searches and
 the γ-steps and surrogates run on cells of the feature's values (:mod:`._binned`): a certified minorant of e_switch
 for the lower end, a certified majorant for the upper end's surrogate (the slab bounds use the exact values and
 counts); members are ranked by a certified interval of their e_switch, and the final members are evaluated exactly
