@@ -14,11 +14,20 @@ wall time per feature on 2 cores (target: 2 s).
 
 ``--scale 10000x10,100000x20`` instead: synthetic logistic sets of n rows x p features (standard normal features,
 ε = 0.1), the MCR of one feature (x0) in CPU seconds of this process with one BLAS thread (the machine is shared:
-CPU time, not wall time), its bounds, members and notes (on cells of the feature's values above 4·10^6 pairs).
+CPU time, not wall time), its bounds, members and notes (on cells of the feature's values above 2·10^6 pairs).
 
     python benchmarks/bench_mcr_classification.py --scale 5000x10,10000x10,100000x20
+
+``--crossover 1500,2200,3000,4000,5000`` instead (``s3000``: the synthetic set only, ``w3000``: white wine only): where one feature's MCR should switch from the exact pairs to cells
+of the feature's values (``rashomon.sets.margin._binned.PAIRS``). At each n, a synthetic logistic set (n x 10, as
+``--scale``, feature x0) and white wine (quality >= 6, the first n rows, feature "density": about n/5 to 900
+values), the MCR with the exact pairs and on cells, alternating, in CPU seconds with one BLAS thread: time, bounds and
+upper / lower gaps of each, and the pairs (values x row classes) that the switch compares.
+
+    python benchmarks/bench_mcr_classification.py --crossover 1500,2200,3000,4000,5000
 """
 
+import math
 import sys
 import time
 import warnings
@@ -194,8 +203,75 @@ def scale(sizes):
         )
 
 
+def _crossover_sets(size):
+    """The sets of one size: ``"3000"`` both, ``"s3000"`` the synthetic one, ``"w3000"`` white wine."""
+    which, n = (size[0], int(size[1:])) if size[0] in "sw" else ("sw", int(size))
+    if "s" in which:
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(n, 10))
+        y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ (rng.normal(size=10) * 0.5))))).astype(int)
+        yield f"synthetic {n} x 10", X, y, 0
+    if "w" in which:
+        w = load_wine_quality("white").iloc[:n]
+        yield f"white wine {len(w)} rows", w.drop(columns="quality"), (w["quality"] >= 6).astype(int), "density"
+
+
+def crossover(sizes):
+    """Exact pairs against cells at each n (see the module docstring); one line per set and path."""
+    from threadpoolctl import threadpool_limits
+
+    from rashomon.sets.margin import _binned
+
+    base = _binned.PAIRS
+    for i, size in enumerate(sizes):
+        for name, X, y, f in _crossover_sets(size.strip()):
+            with threadpool_limits(1), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # e.g. ε_abs above the null model's loss on a weak synthetic signal
+                rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, y)
+                _warm(rs)
+                out = {}
+                for path in ("exact", "cells") if i % 2 == 0 else ("cells", "exact"):
+                    _binned.PAIRS = math.inf if path == "exact" else 0
+                    c = time.process_time()
+                    r = rs.model_class_reliance(f)
+                    out[path] = (time.process_time() - c, r)
+                _binned.PAIRS = base
+            for path, (t, r) in out.items():
+                lm, um = r.lower_model.mr, r.upper_model.mr
+                print(
+                    f"{name:<26} {path:<5} {t:7.2f} s CPU  [{r.lower:.4f}, {r.upper:.4f}] members [{lm:.4f}, {um:.4f}]"
+                    f"  upper gap {(r.upper - um) / abs(r.upper):6.2%}  lower gap {(lm - r.lower) / abs(lm):6.2%}",
+                    flush=True,
+                )
+            print(f"  pairs (values x row classes): {_pairs(rs, f):.3g}", flush=True)
+
+
+def _warm(rs):
+    """The set's own pieces that its first MCR computes for every later one (row ranges, intercept range), so that
+    neither path pays them."""
+    from rashomon.sets.margin._lower_ranges import set_row_ranges
+
+    ms, eps = rs._margin, float(rs.epsilon_abs_)
+    ms.intercept_range(eps)
+    set_row_ranges(ms, eps)
+
+
+def _pairs(rs, f):
+    """Values x row classes of feature f in the set's design (what ``_binned.PAIRS`` is compared with)."""
+    from rashomon.sets.margin._terms import MarginTerms
+
+    par = rs.parametrization_
+    D = par.design(np.asarray(rs.X_, float))
+    ye = np.where(np.asarray(rs.y_, float) == np.max(rs.y_), 1.0, -1.0)
+    k = (f if isinstance(f, int) else list(rs._columns).index(f)) + (D.shape[1] - rs.X_.shape[1])
+    T = MarginTerms(D, ye, np.array([k]))
+    return float(len(T.G) * len(T.ys))
+
+
 if __name__ == "__main__":
-    if "--scale" in sys.argv:
+    if "--crossover" in sys.argv:
+        crossover(sys.argv[sys.argv.index("--crossover") + 1].split(","))
+    elif "--scale" in sys.argv:
         scale(sys.argv[sys.argv.index("--scale") + 1].split(","))
     else:
         main(quick="--quick" in sys.argv)

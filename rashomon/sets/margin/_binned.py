@@ -31,6 +31,23 @@ the pair of cells (α, β) holds ``N_α N_β`` pairs with ``u + v`` in ``[lo_α 
 ``μ_α + μ_β``; ℓ(u + v) is convex in (u, v) and in u + v, so Jensen (below) and Edmundson–Madansky (above) bound
 the cell pair's sum. O(n log n + cells²): an interval of a few 1e-7 relative width for e_switch at any n, used
 for the members found during the search (the final members are evaluated exactly when the pairs allow it).
+
+**Where the cells start** (``PAIRS``). Measured with ``benchmarks/bench_mcr_classification.py --crossover`` (CPU
+seconds, one BLAS thread, the two paths alternating on the same fitted set, 2026-11-27, a loaded 2-core machine;
+logistic, ε = 0.1, upper / lower gaps in brackets):
+
+* synthetic 1,500 x 10, x0 (2.25e6 pairs): exact 7.7 s (1.98% / 0.25%), cells 5.6 s (1.98% / 0.25%);
+* synthetic 2,200 x 10, x0 (4.84e6): exact 18.1 s (3.05% / 1.70%), cells 7.3 s (the same);
+* synthetic 3,000 x 10, x0 (9.0e6): exact 34.4 s (3.61% / 2.26%), cells 7.7 s (the same);
+* synthetic 4,000 x 10, x0 (1.6e7): exact 54.4 s (3.70% / 1.91%), cells 8.9 s (the same);
+* synthetic 5,000 x 10, x0 (2.5e7): exact 87.7 s (4.38% / 2.23%), cells 10.3 s (the same);
+* white wine, first 4,000 rows, density (2.5e6): exact 9.6 s (0.38% / 3.59%), cells 5.5 s (0.40% / 3.59%);
+* white wine, all 4,898 rows, density (3.5e6, exact before): exact 14.4 s (6.68% / 3.17%), cells 8.1 s (6.68% /
+  3.18%).
+
+The bounds agree to 4 digits (white wine, 4,000 rows: upper bound 1.7019 against 1.7015; all rows: lower bound 0.9254
+against 0.9255). The cells were faster at every size measured, from the first where they are fewer than the values;
+at or below ``CELL_PAIRS`` they would be no fewer (``binned_terms`` gives the exact terms), so the cells start there.
 """
 
 from __future__ import annotations
@@ -53,8 +70,10 @@ __all__ = [
     "switch_interval",
 ]
 
-PAIRS = 1 << 22  # (values x row classes) above which one feature's MCR runs on cells (Pima: 5.9e5 pairs, exact)
 CELL_PAIRS = 1 << 21  # pairs of the cell terms (cells x row classes): K = CELL_PAIRS / m, at least MIN_CELLS
+# (values x row classes) above which one feature's MCR runs on cells (Pima: 5.9e5 pairs, exact): wherever the cells
+# are fewer than the values (2^22 before; measured faster with the same bounds from 2.25e6 pairs, module docstring)
+PAIRS = CELL_PAIRS
 MIN_CELLS = 16
 POINT_CELLS = 512  # cells per side of the one-point interval (switch_interval): ~2.6e5 cell pairs
 EXACT_PAIRS = 2e8  # pairs up to which the final members are evaluated exactly (n = 10^4: 1e8 pairs, ~1.5 s)

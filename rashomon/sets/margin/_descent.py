@@ -46,7 +46,10 @@ _RACE = 1  # iterations every start takes before only the best one continues
 _STOP = 1e-6  # relative gain of an iteration below which the descent stops
 _SEARCH = 10  # regula-falsi steps of one multiplier search
 _HINGE_SMOOTH = 0.05  # smoothing of the hinge in the majorant and tangent
-_MAX_ITER = 8  # iterations of the best start (the race's included)
+_MAX_ITER = 8  # iterations of the best start (the race's included); the logistic's: _MAX_ITER_LOGISTIC
+# (the SQP of polish_lower then finishes its members: on Pima's 8 features iterations 5-8 changed no lower member
+# to 4 digits, at 0.1-0.3 s of CPU per feature)
+_MAX_ITER_LOGISTIC = 4
 _RANDOM = 2  # random extremes polished per start asked for (n_starts)
 _RANDOM_ITER = 20  # SQP iterations from each of them
 _PAIRS = 3e7  # work budget of those SQPs, in switched pairs x iterations
@@ -139,7 +142,9 @@ def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, starts=(0, 
     if not states:
         return polished
     states.sort(key=lambda st: st[1])
-    states[0] = run(states[0], max((_MAX_ITER if max_iter is None else max_iter) - _RACE, 0))
+    if max_iter is None:
+        max_iter = _MAX_ITER_LOGISTIC if loss.name == "logistic" else _MAX_ITER
+    states[0] = run(states[0], max(max_iter - _RACE, 0))
     return [st[0] for st in states] + polished
 
 

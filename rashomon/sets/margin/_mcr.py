@@ -26,7 +26,7 @@ coefficient, searched by the branch and bound of :mod:`._bnb`; proofs in their m
 ``max_time`` seconds from the start of the call, and skipped when the surrogate bound is already within
 ``gap_tol`` of the best member). The result reports both, the gap, and flags gaps above 5%.
 
-**Large sets.** Above about 4·10^6 (value, row class) pairs (a continuous feature at 10^4+ rows) the searches and
+**Large sets.** Above about 2·10^6 (value, row class) pairs (a continuous feature at 1,500+ rows) the searches and
 the γ-steps and surrogates run on cells of the feature's values (:mod:`._binned`): a certified minorant of e_switch
 for the lower end, a certified majorant for the upper end's surrogate (the slab bounds use the exact values and
 counts); members are ranked by a certified interval of their e_switch, and the final members are evaluated exactly
@@ -302,9 +302,8 @@ def _margin_mcr(
             for bl in _surrogate(TL, ranges, loss, th, eps, kind, "lower", B, r):
                 lower = max(lower, bl - sp.l_shift)
         left = None if deadline is None else max(0.0, (deadline - time.monotonic()) / 2)  # half for the lower end
-        lower = lower_end_slabs(
-            ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, max_time=left, terms=TL, notes=notes
-        )
+        opts = {"max_time": left, "terms": TL, "notes": notes, "gap_tol": gap_tol}
+        lower = lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add, lower, **opts)
     lth, lmr = best("lower")
     if coarse0 and s0.e_orig <= eps and lmr - lower <= 100 * coarse0:
         lower = max(lower, step_bound(step(0.0, s0.theta, coarse=0.0, again=True), eps, kind))
