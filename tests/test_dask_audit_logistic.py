@@ -236,6 +236,8 @@ def test_report_and_cli_on_a_parquet_folder(parquet_dir, tmp_path, capsys):
     with dask.config.set(scheduler="sync"):  # the report and the CLI; the cluster is checked above
         code = main(args + ["--json", str(js)])
     assert code == 0
+    err = capsys.readouterr().err  # the table's NaN MCR columns are explained where they are printed
+    assert "not run: MCR of the logistic class" in err and "in-memory sample" in err
     res = json.loads(js.read_text())
     assert res["_meta"]["engine"] == "out-of-core (Dask)" and res["_meta"]["n_partitions"] == 3
     assert res["_meta"]["fold_rule"] == "hash"

@@ -237,6 +237,8 @@ def _run(args: argparse.Namespace) -> int:
         print(_fairness_line(res.fairness))
     for note in res.meta.get("notes") or []:
         print(f"note: {note}", file=sys.stderr)
+    for item in res.meta.get("skipped") or []:  # what the table's empty (NaN) columns mean
+        print(f"not run: {item}", file=sys.stderr)
     for col, levels in ({} if args.quiet else res.meta.get("encoding") or {}).items():
         shown = ", ".join(map(repr, levels[:8])) + (", ..." if len(levels) > 8 else "")
         print(f"text column {col!r}: one-hot encoded, {len(levels)} levels ({shown})", file=sys.stderr)
