@@ -243,3 +243,5 @@ def test_report_and_cli_on_a_parquet_folder(parquet_dir, tmp_path, capsys):
     assert res["_meta"]["fold_rule"] == "hash"
     html = next(out.glob("*.html")).read_text()
     assert "MCR was not run" in html and "row hash" in html and "Skipped out of core" in html
+    assert "no model of the class in the set lies outside" not in html  # no bounds claimed where none were run
+    assert ">not run</td>" in html and ">NaN</td>" not in html and "(3 partitions" in html

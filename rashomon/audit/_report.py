@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -245,7 +246,16 @@ def to_html(result, path: str | Path, figures: dict | None = None) -> None:
     names = _figure_names(result, prefix)
     first = next(iter(result.groups.values()))
 
-    table = result.to_frame().to_html(float_format=_f, classes="results", border=0)
+    run = [g for g in result.groups.values() if math.isfinite(g.mcr_lower) or math.isfinite(g.mcr_upper)]
+    table = result.to_frame().to_html(
+        float_format=_f, classes="results", border=0, na_rep="not run" if len(run) < len(result.groups) else "NaN"
+    )
+    bounds_txt = (
+        "The bounds were computed by the certified search of Fisher, Rudin &amp; Dominici (JMLR 2019): no model "
+        "of the class in the set lies outside [MCR−, MCR+]."
+        if run
+        else "MCR was not run (see the computation notes), so the report gives no bounds over the set."
+    )
     summary = "".join(f"<li>{headline(g)}</li>" for g in result.groups.values())
     cert = "".join(f"<li><b>{esc(g.name)}</b>: {certification_sentence(g)}</li>" for g in result.groups.values())
     loss = meta.get("loss") or getattr(first.mcr, "loss", "squared_error")
@@ -315,8 +325,7 @@ gives the share of the explained loss, (e<sub>null</sub> − ε)/(e<sub>null</su
 <h3>Hyper-parameters of the reference and the class</h3>
 <dl class="kv">{hp_rows}</dl>
 <p>The reference's hyper-parameters were chosen by cross-validation on the training rows (cross-validated loss
-{_g(result.cv_loss)}); its held-out loss is {_g(result.e_ref)}. The bounds were computed by the certified search of
-Fisher, Rudin &amp; Dominici (JMLR 2019): no model of the class in the set lies outside [MCR−, MCR+].</p>
+{_g(result.cv_loss)}); its held-out loss is {_g(result.e_ref)}. {bounds_txt}</p>
 
 <h2>Results</h2><div class="wide">{table}</div>
 <p>"refit loss ratio" is the held-out loss of the reference refitted without the group, divided by the reference's

@@ -360,7 +360,8 @@ def _computation_text(result, meta: dict) -> str:
     )
     if meta.get("n_partitions") is not None:
         passes = meta.get("n_passes")
-        s += f" ({_g(int(meta['n_partitions']))} partitions" + (
+        k = int(meta["n_partitions"])
+        s += f" ({_g(k)} partition{'' if k == 1 else 's'}" + (
             f", {_g(int(passes))} passes over the data)" if passes is not None else ")"
         )
     s += ". "
