@@ -1,4 +1,4 @@
-"""An independent multi-start reference for the classifier MCR members (issue 28, item 2, "inner members").
+"""An independent multi-start reference for the classifier MCR members.
 
 For one fitted classifier set (``RashomonSet(LogisticModelClass() | HingeModelClass(), ε)``) and one feature,
 maximise and minimise MR (ratio) over S = {θ : e_orig(θ) <= ε_abs, θ'Bθ <= r} from many starts, with nothing

@@ -1,4 +1,4 @@
-"""Tightness of the classifier MCR bounds (issue 28, item 2): gaps and time per feature, before and after.
+"""Tightness of the classifier MCR bounds: gaps and time per feature, before and after.
 
 Called by ``benchmarks/bench_tightness.py --classifier`` (or run directly). Sets: ``RashomonSet(LogisticModelClass(),
 0.1)`` and ``RashomonSet(HingeModelClass(), 0.1)`` (default norm bound, as ``bench_mcr_classification.py``) on
@@ -6,7 +6,7 @@ Called by ``benchmarks/bench_tightness.py --classifier`` (or run directly). Sets
 * ``pima``: Pima diabetes, all 8 features, target Outcome;
 * ``bc30``: scikit-learn breast cancer, all 569 rows and 30 features;
 * ``bc6``: breast cancer, the first 300 rows and 6 features: mean radius, mean texture, mean smoothness,
-  mean concavity, worst area, worst concave points (size, texture, shape and the two features of issue 28);
+  mean concavity, worst area, worst concave points (size, texture and shape);
 * ``compas``: COMPAS two-year recidivism (race, sex and charge-degree dummies, priors count, age; as
   ``bench_mcr_classification.py``);
 * ``wine_red``: red wine, quality >= 6.

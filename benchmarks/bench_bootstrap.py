@@ -1,4 +1,4 @@
-"""COMPAS bootstrap (issue 19 item 4): 1,000 resamples, both groups, kernel class.
+"""COMPAS bootstrap: 1,000 resamples, both groups, kernel class.
 
 The set is the audit's (``examples/compas_audit.py``: seed 0, 500 training rows, RBF kernel ridge
 reference by 10-fold CV, ε = held-out loss + 0.1 × CV loss, 2,873 held-out rows) and the

@@ -1,4 +1,4 @@
-"""Queries of classifier Rashomon sets on every row of a real table (issue 26, "Query speed"), against cvxpy and
+"""Queries of classifier Rashomon sets on every row of a real table, against cvxpy and
 rashomon-py, measured in the same run.
 
 Sets: breast cancer (scikit-learn's ``load_breast_cancer``, 569 x 30), logistic and hinge classes; COMPAS two-year

@@ -1,4 +1,4 @@
-"""Fairness over the Rashomon set (issue 29): COMPAS kernel set (Fisher et al. 2019) and COMPAS two-year logistic set.
+"""Fairness over the Rashomon set: COMPAS kernel set (Fisher et al. 2019) and COMPAS two-year logistic set.
 
     python benchmarks/bench_fairness.py [--figures docs/]
 

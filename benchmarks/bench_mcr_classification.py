@@ -1,4 +1,4 @@
-"""Classifier MCR (issue 18): logistic and hinge classes on Pima, COMPAS, red wine and a closed-form case.
+"""Classifier MCR: logistic and hinge classes on Pima, COMPAS, red wine and a closed-form case.
 
 For every feature: the certified lower bound, the member attaining the lower end, the reference's MR,
 the best member found for the upper end, the certified outer bound, the upper gap and the time of one

@@ -1,4 +1,4 @@
-"""Classifier MCR against rashomon-py's sampled logistic MCR (issue 18, "Against rashomon-py").
+"""Classifier MCR against rashomon-py's sampled logistic MCR.
 
 What rashomon-py 0.3.1 computes (read from its source, ``rashomon/rashomon_set.py`` and
 ``rashomon/_sklearn.py``):

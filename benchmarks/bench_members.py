@@ -1,4 +1,4 @@
-"""Classifier MCR members (inner values) against an independent multi-start reference (issue 28, item 2).
+"""Classifier MCR members (inner values) against an independent multi-start reference.
 
 For every feature of the chosen sets, logistic and hinge (``RashomonSet(cls(), 0.1)``, ``kind="ratio"``): the MR of
 our upper and lower members and the best found by :mod:`_members_reference` (SLSQP from θ_min and the points of S

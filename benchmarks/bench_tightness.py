@@ -1,4 +1,4 @@
-"""Tightness of the squared-loss MCR ends (issue 28): bound minus attained value, before and after.
+"""Tightness of the squared-loss MCR ends: bound minus attained value, before and after.
 
 Every feature of diabetes (scikit-learn), red and white wine, concrete, bike-sharing (day), a weak-signal
 synthetic set (20,000 rows, uncentred features, at ε = 0.10 and 0.15) and COMPAS (the paper's protocol,
@@ -223,7 +223,7 @@ def sdp_check(n_features: int = 10):
 
 
 def main() -> int:
-    if "--classifier" in sys.argv[1:]:  # the classifier bounds (issue 28, item 2): benchmarks/_tightness_classifier.py
+    if "--classifier" in sys.argv[1:]:  # the classifier bounds: benchmarks/_tightness_classifier.py
         sys.path.insert(0, HERE)
         from _tightness_classifier import main as classifier_main
 

@@ -25,7 +25,7 @@ PATTERNS = {
 
 def _product_files() -> list[Path]:
     files = [ROOT / "README.md"]
-    for top in ("docs", "rashomon", "examples", "solvers"):
+    for top in ("docs", "rashomon", "examples", "solvers", "benchmarks", "tools"):
         for path in sorted((ROOT / top).rglob("*")):
             if path.is_file() and path.suffix in SUFFIXES and not SKIP_DIRS.intersection(path.parts):
                 files.append(path)
