@@ -57,7 +57,7 @@ def datasets():
 
 
 def old_path(X, y, loss, feature):
-    """The pre-issue-18 path: cvxpy lower end, inner upper value (rashomon.sets.quadratic._convex)."""
+    """The earlier convex-loss path: cvxpy lower end, inner upper value (rashomon.sets.quadratic._convex)."""
     from rashomon.sets.quadratic._convex import convex_loss_mcr, e_orig_program, encode_labels
 
     loss = {"log_loss": "logistic"}.get(loss, loss)  # the cvxpy path's own name of the logistic loss
