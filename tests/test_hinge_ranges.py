@@ -84,3 +84,30 @@ def test_hinge_row_ranges_exact_where_the_ball_binds():
     pr = rs.prediction_range(X[:60], scale="score")
     rel = pr.gap / np.maximum(1.0, np.abs([pr.lower, pr.upper]))
     assert np.all(rel <= 1e-10)
+
+
+def test_separable_rows_with_no_slack_keep_valid_bounds():
+    """ε_abs = e_min = 0 (separable rows, a wide ball): the loss constraint's multiplier is huge, and the rounding
+    of the dual value must not become units of the bound (row 9 was certified at -128.45 while a member reaches
+    -133.92). Reference: CLARABEL on the exact problem, its point pulled into S before it is compared."""
+    import cvxpy as cp
+
+    rng = np.random.default_rng(42)
+    n, p = int(rng.choice([20, 40, 80])), int(rng.choice([1, 2, 3, 5]))
+    X = rng.normal(size=(n, p)) * rng.choice([1, 3])
+    beta = rng.normal(size=p) * rng.choice([0.5, 2, 5])
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ beta + rng.normal())))).astype(int)
+    rs = RashomonSet(HingeModelClass(norm_bound=1e4), 0.3).fit(X, y)
+    assert rs.epsilon_abs_ == 0.0  # the case: no slack at all
+    pr = rs.prediction_range(X[:10], scale="score")
+    ms = rs._margin
+    P, p0 = rs.parametrization_.prediction_map(X[:10])
+    Z, o = ms.y[:, None] * ms.D, ms.o
+    th = cp.Variable(Z.shape[1])
+    cons = [cp.sum(cp.pos(1 - Z @ th)) <= 0, cp.quad_form(th[o:], ms.B[o:, o:]) <= ms.r]
+    for k in range(10):
+        for sign, bound in ((1.0, pr.lower[k]), (-1.0, pr.upper[k])):
+            cp.Problem(cp.Minimize(sign * (P[k] @ th)), cons).solve(solver="CLARABEL")
+            ref = float(P[k] @ th.value + p0[k])  # CLARABEL's accuracy (about 1e-8) is the allowance below
+            assert sign * bound <= sign * ref + 1e-6 * max(1.0, abs(ref)), (k, sign, bound, ref)
+            assert pr.gap[0 if sign > 0 else 1, k] >= 0

@@ -17,10 +17,10 @@ rounding (gaps about 1e-13 relative).
 
 Nothing of Newton's is trusted. With ``μ = 1/λ`` and the final θ, ``h(μ) = min_K L + μc'θ`` is bounded below by
 the Frank–Wolfe bound ``f(θ) + min_{z∈K} ∇f(θ)'(z - θ)`` (logistic) or by weak duality of the exact hinge at any
-``α ∈ [0, 1]^n`` (``Σ w α + min_K (μc - Σ w α z)'z``, :mod:`._solve`), which gives the certified bound
-``(h_lb - ε)/μ`` on c'θ over S (as in :mod:`._ranges`); θ, moved into S (the ball by a radial factor, the loss by
-the segment to θ_min, along which it is convex) and checked by the engine's membership test, is the attaining
-member. A row whose gap exceeds the tolerance is left to the caller (the per-row certified search).
+``α ∈ [0, 1]^n`` (:mod:`._solve`); less its rounding (64 ulp of its terms: 1/μ multiplies it), ``(h_lb - ε)/μ``
+bounds c'θ over S. θ, moved into S (the ball by a radial factor, the loss along the segment to θ_min) and checked
+by the engine's membership test, is the attaining member; a row whose gap exceeds the tolerance goes to the
+per-row certified search.
 """
 
 from __future__ import annotations
@@ -31,17 +31,16 @@ from ._batch_kernels import _softplus_sigmoid, _solve_each, corners
 
 __all__ = ["MarginBatch"]
 
+_ROUND, _ALLOW = 64 * np.finfo(float).eps, 1e-6  # a dual value's relative rounding; the widest gap `allow` accepts
 _STAGES = 3  # smoothings of the hinge before the exact active-set finish (._hinge_exact)
-# the hinge's smoothings are only a start for ._hinge_exact: Newton steps per smoothing (before the last, at the
-# last) and the relative KKT residual at which a row stops (before the last, at the last)
+# the hinge's smoothings only start ._hinge_exact: Newton steps per smoothing and KKT residual to stop (before/at last)
 _HINGE_ITS, _HINGE_LAST, _HINGE_PATH, _HINGE_RTOL = 4, 40, 1e-3, 1e-10
 _FLAT = 40.0  # the hinge's smoothed terms are evaluated with the scaled margins clipped to ±_FLAT
 _CHUNK = 512  # functionals per block of Hessians (memory: _CHUNK x d(d+1)/2 floats)
 _COLS = 256  # functionals per block of margins (n x 256 floats; COMPAS: 15% faster than 1,024, cache)
 # the rows' outer products are kept up to 256 MB (10^5 rows x 20 features: 185 MB); above, those of every k-th row
-# (weights scaled): the Hessian only steers Newton (every row is certified), and a sampled one costs O(2^25) per row
-_ZZ_FLOATS = 1 << 25
-_ZZ_SAMPLE = 1 << 24  # the sampled rows' outer products (128 MB)
+# (weights scaled, 128 MB): the Hessian only steers Newton (every row is certified), and a sampled one costs O(2^25)
+_ZZ_FLOATS, _ZZ_SAMPLE = 1 << 25, 1 << 24
 _FAR = 1e4  # θ'B̃θ beyond this multiple of r: the iterate is too far outside K for its Frank–Wolfe bound
 _ROWS = 65536  # rows per block of outer products when they are not kept
 _MARGIN_FLOATS = 1 << 22  # margins of a block of functionals (k x n floats) up to 32 MB: fewer columns at large n
@@ -304,10 +303,9 @@ class MarginBatch:
         (:meth:`certify`: no loss evaluation, the logistic member's loss bounded by convexity)."""
         if self._decide is None:
             Ca = C[:, act].T
-            ok = self.certify(
+            return self.certify(
                 Ca, self.corners(Ca)[0], T[:, act].copy(), lam[act], L[act], G[:, act], None, self._tol, cheap=True
-            )
-            return ok[3]
+            )[3]
         corner, tau, strict = (z[act] for z in self._decide)
         S = St[act] @ self.w if self.hinge else None  # the hinge: weak duality at the smoothed multipliers
         b, _t, v, _ok, inside = self.certify(
@@ -384,12 +382,13 @@ class MarginBatch:
         if ms.o:
             supp += np.where(G[0] > 0, G[0] * eng.lo[0], G[0] * eng.hi[0])
         if self.hinge:  # weak duality of the exact hinge at α ∈ [0, 1]: h(μ) >= Σ w α + min_K g'z
-            lb = S + supp
+            lb, mag = S + supp, np.abs(S) + np.abs(supp)
         else:  # Frank–Wolfe: h(μ) >= f(θ) + min_K g'(z - θ)
             lb = L + mu * (C * T).sum(0) - (G * T).sum(0) + supp
-        bound = np.maximum((lb - eps) / mu, corner)
-        # members: the ball by a radial factor, then L along the segment to θ_min (L convex on it) to
-        # ε - 1e-13·(ε - e_min): far above rounding, about 1e-13 of the range in the value
+            mag = np.abs(L) + mu * (np.abs(C) * np.abs(T)).sum(0) + (np.abs(G) * np.abs(T)).sum(0) + np.abs(supp)
+        # lb's rounding, which 1/μ multiplies (huge without slack, e.g. ε = e_min = 0 on separable rows), allowed for
+        bound = np.maximum((lb - _ROUND * (mag + abs(eps)) - eps) / mu, corner)
+        # members: the ball by a radial factor, then L along the segment to θ_min to ε - 1e-13·(ε - e_min)
         q = (T[pen] * (ms.B[np.ix_(pen, pen)] @ T[pen])).sum(0)
         if not self.hinge:  # an iterate far outside K (a rank-deficient design's null direction: |θ| ~ 1e7 and more)
             # computes the Frank–Wolfe terms with cancelling digits (bounds up to 2.6e-8 too high): K's bound instead
@@ -415,6 +414,7 @@ class MarginBatch:
         inside = self.members(T, np.where(s < 1, self.e_min + s * (L - self.e_min), L))
         value = (A * T).sum(1)
         fin = np.isfinite(bound) & np.isfinite(value) & inside
-        ok = fin & (value - bound <= tol * np.maximum(1.0, np.abs(bound)) + 4 * ms.loss.offset / mu)
+        allow = np.minimum(4 * ms.loss.offset / mu, _ALLOW * np.maximum(1.0, np.abs(bound)))  # tiny μ: no wide gap
+        ok = fin & (value - bound <= tol * np.maximum(1.0, np.abs(bound)) + allow)
         bound = np.where(ok & (bound > value), value, bound)
         return (bound, T, value, ok, inside) if full else (bound, T, value, ok)
