@@ -92,3 +92,22 @@ def test_search_stops_at_its_gap_and_time(plane):
     assert float(c @ (P @ members[-1] + p0 > 0)) == info["attained"]
     b0, _, info0 = step_bnb(rs, P, p0, c, lr, ur, 0.0, eps, "test", starts, 0.0, 0.0)
     assert info0["nodes"] == 1 and truth <= b0 + ROUND and b0 >= b
+
+
+def test_attained_values_are_those_of_the_returned_members():
+    """Members from LP vertices sit on rows' threshold hyperplanes, where two evaluations of the same member can
+    round to different sides; they are moved off them (toward θ_min, inside S), so ``evaluate`` of each returned
+    member gives its attained value (the property holds however far the time-limited search gets)."""
+    rng = np.random.default_rng(15)
+    n, p = int(rng.choice([60, 150, 300])), int(rng.choice([1, 2, 3]))
+    s = rng.integers(0, 2, n).astype(float)
+    X = pd.DataFrame(
+        rng.normal(size=(n, p)) + 0.6 * s[:, None] * rng.normal(size=p), columns=[f"x{i}" for i in range(p)]
+    )
+    y = (X.to_numpy() @ rng.normal(size=p) + 0.5 * s + rng.logistic(size=n) > 0.3).astype(float)
+    rs = RashomonSet(HingeModelClass(norm_bound=0.3), 0.02).fit(X, y)
+    for metric in ("positive_rate", "true_positive_rate", "false_positive_rate"):
+        res = rs.disparity_range(s, metric, threshold=0.2, time_limit=1.0)
+        for mod, att in ((res.lower_models[0], res.lower_attained[0]), (res.upper_models[0], res.upper_attained[0])):
+            assert _in_set(rs, mod)
+            assert res.evaluate(mod[None])[0, 0] == pytest.approx(att, abs=ROUND), metric

@@ -175,8 +175,8 @@ def _lp(pb: _Problem, lo, hi, lo_s, hi_s, centre_cuts):
 
 def _into_set(pb: _Problem, th):
     tm = pb.tm
-    if pb.in_set(th):
-        return th
+    if pb.in_set(th):  # an LP vertex sits on rows' threshold hyperplanes: moved off them (into S, by convexity),
+        return tm + (1.0 - 1e-7) * (th - tm)  # so that every evaluation of the member rounds alike
     a, b = 0.0, 1.0
     for _ in range(40):
         mid = 0.5 * (a + b)
