@@ -191,14 +191,14 @@ def _as_arrays(X: Any, y: Any, w: Any, func: str):
             v = v[v.columns[0]]
         extra[f"__rashomon_{name}__"] = v
     try:
-        arr = X.assign(**extra).to_dask_array(lengths=True)
+        frame = X.assign(**extra)
+        arr = canonical_array(frame, list(frame.columns), len(columns))
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise RashomonInputError(
             f"The 'y' and 'sample_weight' parameters of {func} must be columns of the same Dask "
             f"DataFrame as X (partitioned alike). Got {exc} instead."
         ) from None
     p = len(columns)
-    arr = arr.rechunk({0: _block_rows(p), 1: -1})
     return arr[:, :p], arr[:, p], (arr[:, p + 1] if w is not None else None), columns
 
 
@@ -249,7 +249,7 @@ def _merge_halves(merge: Any, K: int) -> Any:
     return both
 
 
-def canonical_array(frame: Any, columns: list) -> Any:
+def canonical_array(frame: Any, columns: list, p: int | None = None) -> Any:
     """The columns of a Dask DataFrame as one Dask array re-blocked at fixed global row offsets.
 
     Parameters
@@ -258,15 +258,18 @@ def canonical_array(frame: Any, columns: list) -> Any:
         The table (numeric columns).
     columns : list of str
         The columns to take, in this order.
+    p : int, optional
+        The number of columns that sets the block size (default: all of them; the design's columns when the
+        others are its target, weights or strata, so that every pass over the design has the same blocks).
 
     Returns
     -------
     dask.array.Array
-        Shape (n_rows, len(columns)), in blocks of ``_block_rows(len(columns))`` rows from row 0: the same
-        blocks whatever the partitioning of ``frame`` (one pass counts the partitions' rows).
+        Shape (n_rows, len(columns)), in blocks of ``_block_rows(p)`` rows from row 0: the same blocks whatever
+        the partitioning of ``frame`` (one pass counts the partitions' rows).
     """
     arr = frame[list(columns)].to_dask_array(lengths=True)
-    return arr.rechunk({0: _block_rows(len(columns)), 1: -1})
+    return arr.rechunk({0: _block_rows(len(columns) if p is None else p), 1: -1})
 
 
 def block_sums(arr: Any, fn: Any, size: int) -> np.ndarray:

@@ -27,7 +27,7 @@ from ...model_classes import (
 )
 from ...utils.validation import RashomonInputError
 from .._row_statistics import RowStatistics, block_statistics, member_theta, merge_statistics, packed_size
-from ._dask_inputs import _as_vector, _block_rows, _per_block, _reduce_rows, is_dask
+from ._dask_inputs import _as_vector, _per_block, _reduce_rows, canonical_array, is_dask
 
 __all__ = ["DaskKernelRows", "DaskKernelParametrization", "dask_strata", "feature_statistics"]
 
@@ -88,13 +88,13 @@ def _with_strata(rows: DaskKernelRows, strata: Any, levels: np.ndarray, func: st
     if w is not None:
         extra["__rashomon_w__"] = w
     try:
-        arr = X.assign(**extra).to_dask_array(lengths=True)
+        frame = X.assign(**extra)
+        arr = canonical_array(frame, list(frame.columns), p)  # the fit's blocks (._dask_inputs)
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise RashomonInputError(
             f"The 'strata' parameter of {func} must be a column of the same Dask DataFrame as X (partitioned "
             f"alike). Got {exc} instead."
         ) from None
-    arr = arr.rechunk({0: _block_rows(p), 1: -1})  # the fit's canonical blocks (._dask_inputs)
     return arr[:, :p], arr[:, p], (arr[:, p + 2] if w is not None else None), arr[:, p + 1]
 
 
