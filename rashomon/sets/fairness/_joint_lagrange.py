@@ -213,7 +213,7 @@ def joint_pair_bounds(rs, spec, pairs, lo_s, hi_s, eps, func, starts):
                 cand = np.vstack([np.atleast_2d(starts)] + ([np.array(m)] if m else []))
                 G = spec.group_values(cand)
                 th = cand[int(np.argmax(sign * (G[:, g] - G[:, h])))]
-                nl = _N_LAMBDA  # decisions too: on Pima the envelope carries the lower end (-0.359 at 9, -0.387 at 5)
+                nl = 5 if rf[0] == "step" else _N_LAMBDA  # decisions: the programme below carries the bound
                 b2, m2 = lagrange_max(rs, spec, sign * w, lo_s, hi_s, eps, func, cand, th, nl)
                 b, m = min(b, b2), m + m2
             if rf is not None and rf[0] == "step":  # decisions: the programme's dual bound (:mod:`._step_bound`)
