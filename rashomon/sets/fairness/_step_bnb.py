@@ -18,8 +18,9 @@ solution moved into S along the segment to θ_min; the search is best-first and 
 ``gap`` of the best member or at the time limit (the bound at that moment stands).
 
 Measured (one BLAS thread): on sets of two parameters the bound closes to the stopping gap in seconds; with eight
-or nine parameters and hundreds of open rows (COMPAS two-year, Pima) it tightens slowly, by a few points of the
-width per minute (``benchmarks/bench_fairness.py``). Where every row's hyperplane meets at one point of S (a
+or nine parameters and hundreds of open rows (COMPAS two-year, Pima) it tightens slowly, by about 0.007-0.010 of
+the gap per doubling of processor time (COMPAS positive-rate gap: [0.066, 0.363] at 10 s, [0.110, 0.333] at 240 s
+per end, members at [0.176, 0.290]; ``benchmarks/bench_fairness.py --only trace``). Where every row's hyperplane meets at one point of S (a
 constant model whose score is the threshold) no box around it closes, and the bound stays at the programme's.
 """
 
