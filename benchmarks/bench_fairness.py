@@ -14,6 +14,9 @@
    the least disparate member against an independent multi-start (SLSQP on gap² from sampled members); both answers
    of ``target=δ``.
 4. Positive-rate gaps of both sets with and without the certified branch and bound (``time_limit=``), CPU seconds.
+5. ``--only trace``: where the positive-rate gap's truth lies. For each end of both sets, the problem's size and
+   the branch and bound's certified bound and best member over processor time (``--trace-time`` seconds per end),
+   from the members of the smoothed ascent.
 """
 
 from __future__ import annotations
@@ -346,6 +349,69 @@ def decisions(figures, time_limit=60.0):
                 )
 
 
+def _decision_rows(rs, sens, ref):
+    """The positive-rate gap's distinct rows as the pipeline builds them: ``(P, p0, w, lo_s, hi_s, t, spec)``."""
+    from rashomon.sets.fairness._fair_metrics import make_spec
+    from rashomon.sets.fairness._joint import exact_row_bounds, row_functions
+    from rashomon.sets.fairness._rowwise import _row_score_bounds
+
+    func = "bench"
+    spec = make_spec(
+        rs, sens, "positive_rate", positive=None, threshold=None, scale=None, reference_group=ref, func=func
+    )
+    spec.exact_rows = 32
+    lo_s, hi_s = _row_score_bounds(rs, spec, rs.epsilon_abs_, 1e-8, func)
+    lo_s, hi_s = exact_row_bounds(rs, spec, lo_s, hi_s, rs.epsilon_abs_, func)
+    g = next(i for i in range(len(spec.labels)) if i != spec.ref)
+    return spec, spec.W[g] - spec.W[spec.ref], lo_s, hi_s, row_functions(spec)[3]
+
+
+def trace(figures, time_limit=600.0, checkpoints=(0, 10, 30, 60, 120, 300, 600, 1200)):
+    """Certified bound and best member of each end of the positive-rate gap over processor time (one BLAS thread)."""
+    from threadpoolctl import threadpool_limits
+
+    from rashomon.datasets import load_pima_diabetes
+    from rashomon.sets.fairness._step_bnb import step_bnb
+    from rashomon.sets.fairness._step_bound import _rows
+    from rashomon.sets.fairness._step_search import smooth_ascent
+
+    d = load_pima_diabetes()
+    Xp, yp = d.drop(columns="Outcome"), d["Outcome"]
+    X, y, race = _compas_two_year()
+    cases = [
+        ("COMPAS two-year, ε = 1 %", X, y, 0.01, race, "Caucasian"),
+        ("Pima, age > 40, ε = 10 %", Xp, yp, 0.1, (Xp["Age"] > 40).to_numpy(), False),
+    ]
+    print(f"\n== Positive-rate gap at p = 0.5: branch and bound over processor time, {time_limit:g} s per end ==")
+    with threadpool_limits(1):
+        for name, X_, y_, eps, sens, ref in cases:
+            rs = rashomon.RashomonSet(rashomon.LogisticModelClass(), eps).fit(X_, y_)
+            spec, w, lo_s, hi_s, t = _decision_rows(rs, sens, ref)
+            r0 = rs.disparity_range(sens, "positive_rate", reference_group=ref)  # every bound but the search's
+            for sign, end in ((1.0, "upper"), (-1.0, "lower")):
+                P, p0, c, lr, ur, keep = _rows(spec, sign * w, lo_s, hi_s)
+                P, p0, c, lr, ur = P[keep], p0[keep], c[keep], lr[keep], ur[keep]
+                opn = (lr <= t) & (t < ur)
+                b_lp = float(r0.upper[0] if sign > 0 else -r0.lower[0])
+                cpu = time.process_time()
+                members = smooth_ascent(rs, P, p0, c, t, rs.epsilon_abs_, rs.theta_min_[None])
+                cpu = time.process_time() - cpu
+                att = float(c @ (P @ members[-1] + p0 > t))
+                print(
+                    f"{name}, {end} end: {len(c)} distinct rows, {int(opn.sum())} open, {P.shape[1]} parameters; "
+                    f"bound without the search {sign * b_lp:.4f}; smoothed ascent {sign * att:.4f} ({cpu:.1f} s)"
+                )
+                _, _, info = step_bnb(rs, P, p0, c, lr, ur, t, rs.epsilon_abs_, "bench", members, time_limit, 0.0)
+                tr = info["trace"]
+                cells = []
+                for k in checkpoints:
+                    seen = [x for x in tr if x[0] <= k + 0.5]
+                    if seen and k <= time_limit:
+                        cells.append(f"{k:g} s: {sign * min(seen[-1][1], b_lp):.4f} / {sign * seen[-1][2]:.4f}")
+                print("   bound / member at " + "; ".join(cells), flush=True)
+                print(f"   ({info['nodes']} boxes, {info['lps']} programmes, {info['open']} boxes open at the end)")
+
+
 def math_nan():
     return float("nan")
 
@@ -353,8 +419,11 @@ def math_nan():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--figures", default=None, help="folder for the PNG figures")
-    ap.add_argument("--only", choices=("kernel", "logistic", "pima", "decisions"), default=None, help="run one part")
+    ap.add_argument(
+        "--only", choices=("kernel", "logistic", "pima", "decisions", "trace"), default=None, help="run one part"
+    )
     ap.add_argument("--time-limit", type=float, default=60.0, help="CPU seconds per end of the decision-rate search")
+    ap.add_argument("--trace-time", type=float, default=600.0, help="CPU seconds per end of the trace (--only trace)")
     args = ap.parse_args(argv)
     parts = {"kernel": compas_kernel, "logistic": compas_logistic, "pima": pima}
     for name, part in parts.items():
@@ -362,6 +431,8 @@ def main(argv=None):
             part(args.figures)
     if args.only in (None, "decisions"):
         decisions(args.figures, args.time_limit)
+    if args.only == "trace":
+        trace(args.figures, args.trace_time)
     return 0
 
 

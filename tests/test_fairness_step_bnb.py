@@ -111,3 +111,23 @@ def test_attained_values_are_those_of_the_returned_members():
         for mod, att in ((res.lower_models[0], res.lower_attained[0]), (res.upper_models[0], res.upper_attained[0])):
             assert _in_set(rs, mod)
             assert res.evaluate(mod[None])[0, 0] == pytest.approx(att, abs=ROUND), metric
+
+
+def test_trace_bounds_every_member_and_only_tightens(plane):
+    """The search's trace (processor seconds, bound, attained), also passed to ``progress``: every bound in it lies
+    above the brute-force grid's maximum, bounds never rise (a box's bound is capped by its parent's), and the
+    attained values never fall."""
+    rs, s, grid = plane
+    P, p0 = rs.parametrization_.prediction_map(rs.X_)
+    c = np.where(s == 1, 1 / (s == 1).sum(), -1 / (s == 0).sum())
+    eps = rs.epsilon_abs_
+    lr = min_functionals(rs, P, p0, eps, 1e-10, "test")[0] - 0.5
+    ur = -min_functionals(rs, -P, -p0, eps, 1e-10, "test")[0] + 0.5
+    truth = (c @ (P @ grid.T + p0[:, None] > 0)).max()
+    seen: list = []
+    b, _, info = step_bnb(rs, P, p0, c, lr, ur, 0.0, eps, "test", rs.theta_min_[None], 3.0, 0.0, progress=seen.append)
+    tr = np.array(info["trace"])
+    assert seen and [tuple(x) for x in seen] == info["trace"][: len(seen)]
+    assert np.all(tr[:, 1] >= truth - ROUND) and tr[-1, 1] == b
+    assert np.all(np.diff(tr[:, 1]) <= 0) and np.all(np.diff(tr[:, 2]) >= 0) and np.all(np.diff(tr[:, 0]) >= 0)
+    assert np.all(tr[:, 2] <= tr[:, 1] + ROUND)

@@ -3,8 +3,8 @@ and the certified order of features.
 
 - ``_fairness``: the queries as methods of :class:`~rashomon.RashomonSet` (:class:`FairnessQueries`);
 - ``_fair_inputs``, ``_fair_metrics``: the sensitive labels and the group metrics (fairlearn's definitions);
-- ``_disparity``, ``_rowwise``, ``_joint``, ``_joint_lagrange``, ``_step_bound``: certified disparity ranges and
-  their members;
+- ``_disparity``, ``_rowwise``, ``_joint``, ``_joint_lagrange``, ``_step_bound``, ``_step_bnb``, ``_step_search``:
+  certified disparity ranges and their members;
 - ``_least``: the least disparate member, its frontier over ε and a benchmark's place;
 - ``_order``, ``_order_margin``: reliance differences and orders (quadratic and classifier classes);
 - ``_fair_results``, ``_order_results``: the typed results.

@@ -19,6 +19,7 @@ from scipy.special import expit
 from ._joint import exact_row_bounds, frank_wolfe, joint_max, row_functions
 from ._step_bnb import bnb_max
 from ._step_bound import step_max
+from ._step_search import step_members
 
 __all__ = ["joint_pair_bounds", "lagrange_max", "lagrange_ok"]
 
@@ -218,6 +219,8 @@ def joint_pair_bounds(rs, spec, pairs, lo_s, hi_s, eps, func, starts):
             if rf is not None and rf[0] == "step":  # decisions: the programme's dual bound (:mod:`._step_bound`)
                 b3, m3 = step_max(rs, spec, sign * w, lo_s, hi_s, eps, func, rf[3])
                 b, m = min(b, b3), m + m3
+                cand = np.vstack([np.atleast_2d(starts)] + ([np.array(m)] if m else []))
+                m = m + step_members(rs, spec, sign * w, lo_s, hi_s, eps, rf[3], cand)  # smoothed ascent
                 if budget > 0:  # then branch and bound on boxes of θ (:mod:`._step_bnb`)
                     cand = np.vstack([np.atleast_2d(starts)] + ([np.array(m)] if m else []))
                     G = spec.group_values(cand)

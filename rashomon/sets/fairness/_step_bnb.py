@@ -18,8 +18,9 @@ solution moved into S along the segment to θ_min; the search is best-first and 
 ``gap`` of the best member or at the time limit (the bound at that moment stands).
 
 Measured (one BLAS thread): on sets of two parameters the bound closes to the stopping gap in seconds; with eight
-or nine parameters and hundreds of open rows (COMPAS two-year, Pima) it tightens slowly, by a few points of the
-width per minute (``benchmarks/bench_fairness.py``). Where every row's hyperplane meets at one point of S (a
+or nine parameters and hundreds of open rows (COMPAS two-year, Pima) it tightens slowly, by about 0.007-0.010 of
+the gap per doubling of processor time (COMPAS positive-rate gap: [0.066, 0.363] at 10 s, [0.110, 0.333] at 240 s
+per end, members at [0.176, 0.290]; ``benchmarks/bench_fairness.py --only trace``). Where every row's hyperplane meets at one point of S (a
 constant model whose score is the threshold) no box around it closes, and the bound stays at the programme's.
 """
 
@@ -187,11 +188,12 @@ def _into_set(pb: _Problem, th):
     return tm + a * (th - tm)
 
 
-def step_bnb(rs, P, p0, c, lr, ur, t, eps, func, starts, time_limit=60.0, gap=0.0):
+def step_bnb(rs, P, p0, c, lr, ur, t, eps, func, starts, time_limit=60.0, gap=0.0, progress=None):
     """Certified ``max_S Σ_j c_j 1[p_j'θ + p0_j > t]`` by branch and bound on boxes (see the module notes).
 
     ``lr``, ``ur``: certified score ranges of the rows over S; ``starts``: members (the best is the first
-    incumbent). Returns ``(bound, members, info)``."""
+    incumbent); ``progress``: called with ``(processor seconds, bound, attained)`` about once a second.
+    Returns ``(bound, members, info)``; ``info["trace"]`` lists the same triples."""
     from ._functionals import min_functionals
 
     t0 = time.process_time()
@@ -217,15 +219,16 @@ def step_bnb(rs, P, p0, c, lr, ur, t, eps, func, starts, time_limit=60.0, gap=0.
     count = 0
     nodes = 0
 
-    def push(lo, hi, mult):
-        """A box with the cheap bound (separable; the parent's multipliers): its programme is solved when popped."""
+    def push(lo, hi, mult, parent=np.inf):
+        """A box with the cheap bound (separable; the parent's multipliers; the parent's bound, valid on its part):
+        its programme is solved when popped."""
         nonlocal count, nodes
         nodes += 1
         rg = _ranges(pb, lo, hi)
         if rg is None:
             return
         lo_s, hi_s, _ = rg
-        bnd = _separable(pb, lo_s, hi_s)
+        bnd = min(parent, _separable(pb, lo_s, hi_s))
         if mult is not None:
             bnd = min(bnd, _certificate(pb, lo, hi, lo_s, hi_s, *mult))
         if bnd > inc:
@@ -234,8 +237,14 @@ def step_bnb(rs, P, p0, c, lr, ur, t, eps, func, starts, time_limit=60.0, gap=0.
 
     push(lo0, hi0, None)
     n_lp = 0
+    trace: list[tuple[float, float, float]] = []  # (processor seconds, bound, attained) every second or so
     while heap:
         ub = -heap[0][0]
+        now = time.process_time() - t0
+        if not trace or now - trace[-1][0] >= 1.0:
+            trace.append((now, max(ub, inc), inc))
+            if progress is not None:
+                progress(trace[-1])
         if ub - inc <= gap or time.process_time() - t0 > time_limit or nodes > _MAX_NODES:
             break
         nb, _, lo, hi, mult = heapq.heappop(heap)
@@ -279,9 +288,10 @@ def step_bnb(rs, P, p0, c, lr, ur, t, eps, func, starts, time_limit=60.0, gap=0.
                 h2[i] = zc[i]
             else:
                 l2[i] = zc[i]
-            push(l2, h2, mult)
+            push(l2, h2, mult, -nb)
     ub = max(inc, -heap[0][0]) if heap else inc
-    info = {"nodes": nodes, "lps": n_lp, "cpu": time.process_time() - t0, "attained": inc, "open": len(heap)}
+    trace.append((time.process_time() - t0, ub, inc))
+    info = {"nodes": nodes, "lps": n_lp, "cpu": trace[-1][0], "attained": inc, "open": len(heap), "trace": trace}
     return ub, members + [inc_th], info
 
 
