@@ -52,7 +52,7 @@ def test_flips_equal_the_exact_ranges(case, t):
     np.testing.assert_array_equal(mult.flips, exact.flippable(t))
     assert mult.ambiguity == pytest.approx(float(exact.flippable(t).mean()), abs=0)
     s = mult.settled
-    stages = ("members", "outer bounds", "line search", "by solved rows", "solved")
+    stages = ("members", "outer bounds", "line search", "by solved rows", "inner ellipsoids", "solved")
     assert sum(s[k] for k in stages) == len(X) and min(s.values()) >= 0 and s["open"] <= s["solved"]
     # the certified ends enclose the exact ones, the attained ends lie within them
     r = mult.ranges

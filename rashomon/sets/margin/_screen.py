@@ -39,6 +39,8 @@ __all__ = ["RowScreen", "ScreenedFlips"]
 _MARGIN = 1e-10  # relative safety subtracted from every outer bound (rounding of the closed forms)
 _CHUNK = 256  # rows solved exactly per round (one block of the batched Newton)
 _RAYS = True  # the logistic rows left after the screen: each row's own ray (._rays) before the exact solves
+_FIRST = 1024  # rows of the first round (their points' inner ellipsoids settle many of the others, ._inner)
+_INNER = True  # the inner ellipsoids about every point evaluated (._inner; with them every ray point's gradient)
 _CORRECT = 2  # steps further for the rows the ray leaves open (._rays.corrected_points)
 _CELLS = 1 << 20  # rows x directions per block of the closed forms (memory: about 8 such arrays of 8 MB)
 
@@ -216,21 +218,30 @@ class RowScreen:
         exact = np.zeros(m, dtype=bool)
         tick(m - len(left))
         rays = _RAYS and self.ell is not None and self.eng.ms.loss.name == "logistic"
-        n_line = n_refined = n_open = 0
+        n_line = n_refined = n_open = n_inner = 0
+        inner = None
+        if rays and _INNER:  # the inner ellipsoids about every point the line search evaluates (._inner)
+            from ._inner import InnerPoints
+
+            inner = InnerPoints(self.eng._batch())
+        size = _FIRST if inner is not None else _CHUNK
         while left.size:
-            pick = left[np.linspace(0, left.size - 1, min(_CHUNK, left.size)).round().astype(int)]
+            pick = left[np.linspace(0, left.size - 1, min(size, left.size)).round().astype(int)]
+            size = _CHUNK
             pick = np.unique(pick)
             Ts, Cs, bs = [], [], []  # the round's members and half-spaces c'θ >= b of S
             todo = pick
             if rays:  # each row's own ray first (._rays): a member, and the tangent half-space of the loss
-                from ._rays import ray_points
+                from ._rays import _LOSS_ROUNDING, ray_points
 
                 tp, sp = tau[pick], strict[pick]
 
                 def want(a, v, inside, tp=tp, sp=sp):  # the tangent only where the member does not cross
                     return ~(inside & crosses(v, tp[a : a + len(v)], sp[a : a + len(v)]))
 
-                T, inside, T0, L0, G = ray_points(self.eng._batch(), F[pick], want)
+                T, inside, T0, L0, G = ray_points(self.eng._batch(), F[pick], None if inner is not None else want)
+                if inner is not None:
+                    inner.add(T0, L0, G)
                 v = np.where(inside, (F[pick] * T).sum(1), np.inf)
                 better = v < value[pick]
                 value[pick[better]], theta[pick[better]] = v[better], T[better]
@@ -239,6 +250,10 @@ class RowScreen:
                 Ts.append(T[inside])
                 Cs.append(Cr)
                 bs.append(br)
+                if inner is not None:  # the round's other points too
+                    vi, ti = inner.best(F[pick], theta[pick])
+                    better = vi < value[pick]
+                    value[pick[better]], theta[pick[better]] = vi[better], ti[better]
                 open_ = ~crosses(value[pick], tau[pick], strict[pick]) & crosses(bound[pick], tau[pick], strict[pick])
                 Tk, Lk, Gk = T0, L0, np.nan_to_num(G)
                 for _ in range(_CORRECT):  # the rows left: steps further (member and tangent again)
@@ -251,6 +266,8 @@ class RowScreen:
                     o = pick[open_]
                     args = (F[o], Tk[open_], Lk[open_], Gk[open_], self._h0)
                     T, inside, T1, L1, G1 = corrected_points(self.eng._batch(), *args)
+                    if inner is not None:
+                        inner.add(T1, L1 + 2.0 * _LOSS_ROUNDING * np.maximum(np.abs(L1), 1.0), G1)
                     v = np.where(inside, (F[o] * T).sum(1), np.inf)
                     better = v < value[o]
                     value[o[better]], theta[o[better]] = v[better], T[better]
@@ -291,11 +308,21 @@ class RowScreen:
                 still = ~crosses(value[rest], tau[rest], strict[rest]) & crosses(bound[rest], tau[rest], strict[rest])
                 n_refined += int((~still).sum())
                 tick(int((~still).sum()))
-                left = rest[still]
+                rest = rest[still]
+                if inner is not None and len(inner) and rest.size:  # every point evaluated, for every row left
+                    vi, ti = inner.best(F[rest], theta[rest])
+                    better = vi < value[rest]
+                    value[rest[better]], theta[rest[better]] = vi[better], ti[better]
+                    still = ~crosses(value[rest], tau[rest], strict[rest])
+                    n_inner += int((~still).sum())
+                    tick(int((~still).sum()))
+                    rest = rest[still]
+                left = rest
             else:
                 left = rest
         settled["line search"] = n_line
         settled["by solved rows"] = n_refined
+        settled["inner ellipsoids"] = n_inner
         settled["solved"] = int(exact.sum())
         settled["open"] = n_open  # of the solved: the gap still across τ after the per-row search (by the member)
         # the side away from the threshold: outer bound and best member (no exact solve)
