@@ -70,27 +70,29 @@ class InnerPoints:
         self.C = np.vstack([self.C, (T0 - HiG)[keep]])
         self.rho = np.concatenate([self.rho, np.sqrt(rho2[keep])])
 
-    def best(self, F: np.ndarray, base: np.ndarray | None = None):
+    def best(self, F: np.ndarray, base: np.ndarray | None = None, start: int = 0):
         """``(value, θ)``: for each row f of F the least f'θ over the ellipsoids and that point, a member of S
         (``inf`` and θ = 0 where there is none).
 
         Where the ellipsoid's point T leaves the ball and ``base`` gives a member θ_b of S for each row (rows x d),
         the point is the last one in the ball on the segment from θ_b to T: the loss is convex, so it stays at most
-        ε on the segment.
+        ε on the segment. ``start``: only the ellipsoids from that one on (those added since the rows were last
+        screened).
         """
         m, d = F.shape
         value, theta = np.full(m, np.inf), np.zeros((m, d))
-        if not len(self.rho) or not m:
+        C, rho = self.C[start:], self.rho[start:]
+        if not len(rho) or not m:
             return value, theta
-        step = max(1, _CELLS // len(self.rho))
+        step = max(1, _CELLS // len(rho))
         r = self.r * (1 - 1e-15)  # as the batch's membership test
         for a in range(0, m, step):
             Fb = F[a : a + step]
             FH = self._hinv(Fb)
             sq = np.sqrt(np.maximum((Fb * FH).sum(1), 1e-300))
-            V = Fb @ self.C.T - sq[:, None] * self.rho[None, :]
+            V = Fb @ C.T - sq[:, None] * rho[None, :]
             k = np.argmin(V, axis=1)
-            T = self.C[k] - (self.rho[k] / sq)[:, None] * FH
+            T = C[k] - (rho[k] / sq)[:, None] * FH
             ok = ((T @ self.Bt) * T).sum(1) <= r
             if base is not None and not ok.all():
                 M0 = base[a : a + step][~ok]

@@ -40,6 +40,7 @@ _MARGIN = 1e-10  # relative safety subtracted from every outer bound (rounding o
 _CHUNK = 256  # rows solved exactly per round (one block of the batched Newton)
 _RAYS = True  # the logistic rows left after the screen: each row's own ray (._rays) before the exact solves
 _FIRST = 1024  # rows of the first round (their points' inner ellipsoids settle many of the others, ._inner)
+_PLANES_YIELD = 1e-3  # the re-screen stops cutting E with half-spaces once they settle less than this share
 _INNER = True  # the inner ellipsoids about every point evaluated (._inner; with them every ray point's gradient)
 _CORRECT = 2  # steps further for the rows the ray leaves open (._rays.corrected_points)
 _CELLS = 1 << 20  # rows x directions per block of the closed forms (memory: about 8 such arrays of 8 MB)
@@ -219,12 +220,12 @@ class RowScreen:
         tick(m - len(left))
         rays = _RAYS and self.ell is not None and self.eng.ms.loss.name == "logistic"
         n_line = n_refined = n_open = n_inner = 0
-        inner = None
+        inner, seen, planes = None, 0, True
         if rays and _INNER:  # the inner ellipsoids about every point the line search evaluates (._inner)
             from ._inner import InnerPoints
 
             inner = InnerPoints(self.eng._batch())
-        size = _FIRST if inner is not None else _CHUNK
+        size = max(_CHUNK, min(_FIRST, left.size // 16)) if inner is not None else _CHUNK
         while left.size:
             pick = left[np.linspace(0, left.size - 1, min(size, left.size)).round().astype(int)]
             size = _CHUNK
@@ -302,20 +303,27 @@ class RowScreen:
                     vr, kr = self.attained(F[rest], Th)
                     better = vr < value[rest]
                     value[rest[better]], theta[rest[better]] = vr[better], Th[kr[better]]
-                if self.ell is not None:
-                    hs = _by_rows(lambda Fb, C=C, bk=bk: self._halfspaces(Fb, C, bk), F[rest], len(C))
-                    bound[rest] = np.maximum(bound[rest], hs - _MARGIN * np.maximum(1.0, np.abs(hs)))
-                still = ~crosses(value[rest], tau[rest], strict[rest]) & crosses(bound[rest], tau[rest], strict[rest])
+                still = ~crosses(value[rest], tau[rest], strict[rest])
                 n_refined += int((~still).sum())
                 tick(int((~still).sum()))
                 rest = rest[still]
                 if inner is not None and len(inner) and rest.size:  # every point evaluated, for every row left
-                    vi, ti = inner.best(F[rest], theta[rest])
+                    vi, ti = inner.best(F[rest], theta[rest], start=seen)  # every row left saw the earlier ones
                     better = vi < value[rest]
                     value[rest[better]], theta[rest[better]] = vi[better], ti[better]
                     still = ~crosses(value[rest], tau[rest], strict[rest])
                     n_inner += int((~still).sum())
                     tick(int((~still).sum()))
+                    rest = rest[still]
+                    seen = len(inner)
+                if self.ell is not None and planes and rest.size:  # the round's half-spaces cut with E
+                    hs = _by_rows(lambda Fb, C=C, bk=bk: self._halfspaces(Fb, C, bk), F[rest], len(C))
+                    bound[rest] = np.maximum(bound[rest], hs - _MARGIN * np.maximum(1.0, np.abs(hs)))
+                    still = crosses(bound[rest], tau[rest], strict[rest])
+                    n_refined += int((~still).sum())
+                    tick(int((~still).sum()))
+                    # at 10^5 rows and more they settle almost none (E is loose): stop paying for them
+                    planes = (~still).sum() >= _PLANES_YIELD * rest.size
                     rest = rest[still]
                 left = rest
             else:
