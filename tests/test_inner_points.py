@@ -34,7 +34,7 @@ def _in_set(rs, X, y, theta):
 
 
 def test_inner_points_are_members_and_never_below_the_exact_minimum():
-    from rashomon.sets.margin._inner import InnerPoints
+    from rashomon.sets.margin._inner import of_batch
     from rashomon.sets.margin._rays import ray_points
     from rashomon.sets.rows._ranges import engine_of
 
@@ -44,7 +44,7 @@ def test_inner_points_are_members_and_never_below_the_exact_minimum():
     bat = eng._batch()
     P, _ = rs.parametrization_.prediction_map(X)
     F = np.vstack([P, -P])
-    inner = InnerPoints(bat)
+    inner = of_batch(bat)
     _, _, T0, L0, G = ray_points(bat, F[::10])  # points evaluated for one row in ten
     inner.add(T0, L0, G)
     assert len(inner) > 0.9 * len(T0)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["InnerPoints"]
+__all__ = ["InnerPoints", "of_batch"]
 
 _SLACK = 1e-6  # share of the slack ε - e_min the level is lowered by (rounding of L₀, g and the closed form)
 _LOSS_ROUNDING = 1e-13  # relative rounding of a computed loss value
@@ -29,22 +29,35 @@ class InnerPoints:
 
     Parameters
     ----------
-    bat : MarginBatch
-        The engine's batched solver of a logistic set (its deduplicated rows, weights, ball and ε).
+    gram : ndarray of shape (d, d)
+        ``Σ_i w_i z_i z_i'`` over the rows (weights summing to 1, as the loss's mean), for H = gram / 4.
+    Bt : ndarray of shape (d, d)
+        The ball's matrix on θ (zero on the intercept).
+    r : float
+        The ball's radius: ``θ'Btθ <= r``.
+    eps, e_min : float
+        The set's loss level and the least loss (its slack sets the rounding allowance).
+    o : int
+        Number of leading coordinates outside the ball (the intercept).
+
+    Notes
+    -----
+    Only "the loss and its gradient at a batch of points" is needed (:meth:`add`), so an engine whose rows are
+    elsewhere (Dask) can feed it with its own passes; :func:`of_batch` builds it for the in-memory batch.
     """
 
-    def __init__(self, bat):
+    def __init__(self, gram, Bt, r: float, eps: float, e_min: float, o: int):
         from scipy.linalg import cho_factor
 
-        H = 0.25 * (bat.Zw.T @ bat.Z)
+        H = 0.25 * np.asarray(gram, dtype=float)
         H = 0.5 * (H + H.T)
         try:
             self.chol = cho_factor(H, lower=True)
         except np.linalg.LinAlgError:  # a rank-deficient design: no inner ellipsoids (members come from elsewhere)
             self.chol = None
-        self.level = bat.eps - _SLACK * max(bat.eps - bat.e_min, 0.0)
-        self.Bt, self.r = bat.Bt, bat.r
-        d = bat.d
+        self.level = eps - _SLACK * max(eps - e_min, 0.0)
+        self.Bt, self.r, self.o = Bt, r, o
+        d = len(H)
         self.C, self.rho = np.empty((0, d)), np.empty(0)
 
     def __len__(self) -> int:
@@ -110,3 +123,19 @@ class InnerPoints:
             value[a : a + step] = np.where(ok & np.isfinite(v), v, np.inf)
             theta[a : a + step] = T
         return value, theta
+
+
+def of_batch(bat) -> InnerPoints:
+    """:class:`InnerPoints` of the in-memory batched solver of a logistic set.
+
+    Parameters
+    ----------
+    bat : MarginBatch
+        The engine's batched solver (its deduplicated rows and weights, ball and ε).
+
+    Returns
+    -------
+    InnerPoints
+        With no ellipsoid yet.
+    """
+    return InnerPoints(bat.Zw.T @ bat.Z, bat.Bt, bat.r, bat.eps, bat.e_min, bat.o)

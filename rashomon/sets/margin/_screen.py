@@ -227,9 +227,9 @@ class RowScreen:
         n_line = n_refined = n_open = n_inner = 0
         inner, seen, planes = None, 0, True
         if rays and _INNER:  # the inner ellipsoids about every point the line search evaluates (._inner)
-            from ._inner import InnerPoints
+            from ._inner import of_batch
 
-            inner = InnerPoints(self.eng._batch())
+            inner = of_batch(self.eng._batch())
         size = max(_CHUNK, min(_FIRST, left.size // 16)) if inner is not None else _CHUNK
         while left.size:
             pick = left[np.linspace(0, left.size - 1, min(size, left.size)).round().astype(int)]
