@@ -108,3 +108,32 @@ def test_inner_ellipsoids_settle_rows_with_the_exact_flips(monkeypatch, t):
     assert not np.any(((S > t) != on.reference_decision[None, :])[:, ~on.flips])
     assert np.all(S >= r.lower[None, :] - 1e-9 * np.maximum(1.0, np.abs(S)))
     assert np.all(S <= r.upper[None, :] + 1e-9 * np.maximum(1.0, np.abs(S)))
+
+
+def test_tangent_half_space_cut_with_the_ball_is_valid_and_tighter(monkeypatch):
+    """Each row's own tangent half-space cut with K (the ball, the intercept interval): never above the exact
+    minimum, and tighter than the cut with the enclosing ellipsoid where the norm bound binds at the minimiser."""
+    from rashomon.sets.margin._rays import k_cut, ray_points
+    from rashomon.sets.margin._screen import screen_of
+    from rashomon.sets.rows._ranges import engine_of
+
+    X, y = _data(2000, 8, seed=7)
+    rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, y)
+    eng = engine_of(rs, "test")
+    scr = screen_of(eng)
+    P, _ = rs.parametrization_.prediction_map(X[:150])
+    F = np.vstack([P, -P])
+    _, _, T0, L0, G = ray_points(eng._batch(), F)
+    rows, C, b = scr._planes(T0, L0, G)
+    kb = k_cut(F[rows], C, b, scr.mid, scr.Pball, scr.fw, scr.r)
+    b_exact, _, _ = eng.minimize(F[rows])
+    assert np.all(kb <= b_exact + 1e-9 * np.maximum(1.0, np.abs(b_exact)))
+    tb = scr.tangents(F[rows], C, b)
+    assert np.all(tb <= b_exact + 1e-9 * np.maximum(1.0, np.abs(b_exact))) and np.all(tb >= kb - 1e-9)
+    ms = eng.ms
+    assert ms.theta_min[ms.o :] @ ms.B[ms.o :, ms.o :] @ ms.theta_min[ms.o :] >= ms.r * (1 - 1e-6)  # on the ball
+    from rashomon.sets.margin import _screen
+
+    monkeypatch.setattr(_screen, "_KCUT", False)
+    te = scr.tangents(F[rows], C, b)  # the ellipsoid's cut alone (the previous bound): looser in the median
+    assert np.median(b_exact - tb) < np.median(b_exact - te)

@@ -192,6 +192,9 @@ def test_ray_points_are_members_and_their_tangent_bounds_hold(monkeypatch, sampl
     from rashomon.sets.margin._rays import ray_points
 
     monkeypatch.setattr(_rays, "_SAMPLE", sample)
+    from rashomon.sets.margin import _screen
+
+    monkeypatch.setattr(_screen, "_KCUT", False)  # the cuts with E (the cut with K: tests/test_inner_points.py)
     from rashomon.sets.margin._screen import screen_of
     from rashomon.sets.rows._ranges import engine_of
 

@@ -46,6 +46,7 @@ _CHUNK = 256  # rows solved exactly per round (one block of the batched Newton)
 _RAYS = True  # the logistic rows left after the screen: each row's own ray (._rays) before the exact solves
 _FIRST = 1024  # rows of the first round (their points' inner ellipsoids settle many of the others, ._inner)
 _PLANES_YIELD = 1e-3  # the re-screen stops cutting E with half-spaces once they settle less than this share
+_KCUT = True  # each row's own tangent half-space is also cut with K (._rays.k_cut)
 _INNER = True  # the inner ellipsoids about every point evaluated (._inner; with them every ray point's gradient)
 _CORRECT = 2  # steps further for the rows the ray leaves open (._rays.corrected_points)
 _CELLS = 1 << 20  # rows x directions per block of the closed forms (memory: about 8 such arrays of 8 MB)
@@ -142,7 +143,9 @@ class RowScreen:
 
     def tangents(self, F: np.ndarray, C: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Certified lower bounds of ``min f_i'θ`` over E cut by the row's own half-space ``c_i'θ >= b_i`` (the rows
-        of F and C paired; see :meth:`_halfspaces`), widened for rounding."""
+        of F and C paired; see :meth:`_halfspaces`), or over K cut by it (:func:`._rays.k_cut`), widened for rounding."""
+        from ._rays import k_cut
+
         assert self.ell is not None  # the callers check
         centre, P, delta = self.ell
         fc = F @ centre
@@ -151,6 +154,8 @@ class RowScreen:
         B = delta * (FP * C).sum(1)
         Cq = delta * np.maximum(((C @ P) * C).sum(1), 0.0)
         val = np.maximum(fc - np.sqrt(A), _cut(fc, A, B, Cq, b - C @ centre))
+        if _KCUT:
+            val = np.maximum(val, k_cut(F, C, b, self.mid, self.Pball, self.fw, self.r))
         return val - _MARGIN * np.maximum(1.0, np.abs(val))
 
     def _planes(self, T0, L0, G):
