@@ -5,8 +5,8 @@ For synthetic logistic (and hinge) sets of n rows x p features, in CPU seconds o
 
 * fit;
 * ``prediction_range`` of 1,000 rows (both ends of each row exact to 1e-10);
-* ``multiplicity()`` of every row (with ``--baseline`` also on two fresh sets, without and with the line search
-  stage, in the same process, flips compared row by row): screened (members, certified outer bounds, the undecided rows solved until
+* ``multiplicity()`` of every row (with ``--baseline`` also on three fresh sets, without the line search stage,
+  with it but without the inner ellipsoids, and with both, in the same process, flips compared row by row): screened (members, certified outer bounds, the undecided rows solved until
   decided) against the previous method, the exact range of every row (``prediction_range`` of all rows, then the
   flips; skipped above ``--exact-max`` rows), with the flips compared row by row;
 * 50 row ends (25 of the 1,000 rows, both ends) against cvxpy + CLARABEL (to 1e-6; up to ``--cvxpy-max`` rows);
@@ -146,15 +146,18 @@ def run(n: int, p: int, loss: str, args) -> None:
     if args.baseline and loss == "logistic":  # fresh sets (engines built in the call), without and with the rays
         from rashomon.sets.margin import _screen
 
-        fresh = [RashomonSet(cls(), args.epsilon).fit(X, y) for _ in range(2)]
+        fresh = [RashomonSet(cls(), args.epsilon).fit(X, y) for _ in range(3)]
         _screen._RAYS = False
         base, t_base = cpu(lambda: fresh[0].multiplicity(threshold=0.0, scale="score"))
-        _screen._RAYS = True
-        new, t_new = cpu(lambda: fresh[1].multiplicity(threshold=0.0, scale="score"))
-        assert np.array_equal(base.flips, new.flips), "the line search changed a flip"
+        _screen._RAYS, _screen._INNER = True, False
+        mid, t_mid = cpu(lambda: fresh[1].multiplicity(threshold=0.0, scale="score"))
+        _screen._INNER = True
+        new, t_new = cpu(lambda: fresh[2].multiplicity(threshold=0.0, scale="score"))
+        assert np.array_equal(base.flips, new.flips) and np.array_equal(mid.flips, new.flips), "a stage changed a flip"
         print(
             f"{'':8s} multiplicity on a fresh set: without the line search {t_base:7.2f} s (settled {base.settled}); "
-            f"with it {t_new:7.2f} s (settled {new.settled}): {t_base / t_new:4.1f}x; flips equal",
+            f"with it, without the inner ellipsoids {t_mid:7.2f} s (settled {mid.settled}); with both "
+            f"{t_new:7.2f} s (settled {new.settled}): {t_base / t_new:4.1f}x, {t_mid / t_new:4.1f}x; flips equal",
             flush=True,
         )
     mult, t_mult = cpu(lambda: rs.multiplicity(threshold=0.0, scale="score"))

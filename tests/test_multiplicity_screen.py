@@ -52,7 +52,7 @@ def test_flips_equal_the_exact_ranges(case, t):
     np.testing.assert_array_equal(mult.flips, exact.flippable(t))
     assert mult.ambiguity == pytest.approx(float(exact.flippable(t).mean()), abs=0)
     s = mult.settled
-    stages = ("members", "outer bounds", "line search", "by solved rows", "solved")
+    stages = ("members", "outer bounds", "line search", "by solved rows", "inner ellipsoids", "solved")
     assert sum(s[k] for k in stages) == len(X) and min(s.values()) >= 0 and s["open"] <= s["solved"]
     # the certified ends enclose the exact ones, the attained ends lie within them
     r = mult.ranges
@@ -192,6 +192,9 @@ def test_ray_points_are_members_and_their_tangent_bounds_hold(monkeypatch, sampl
     from rashomon.sets.margin._rays import ray_points
 
     monkeypatch.setattr(_rays, "_SAMPLE", sample)
+    from rashomon.sets.margin import _screen
+
+    monkeypatch.setattr(_screen, "_KCUT", False)  # the cuts with E (the cut with K: tests/test_inner_points.py)
     from rashomon.sets.margin._screen import screen_of
     from rashomon.sets.rows._ranges import engine_of
 

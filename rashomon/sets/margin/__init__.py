@@ -14,6 +14,7 @@ of MCR). Modules:
   ``_hinge_lp``: all rows at once (batched KKT-Newton; the hinge's exact active-set finish), certified per row;
 - ``_screen``: which rows' decisions the set can flip (multiplicity), screened by members and outer bounds;
   ``_rays``: each undecided row's own line search (a member and a tangent plane of the loss, no Hessian);
+  ``_inner``: an ellipsoid of members about every point evaluated, for every row;
 - ``_sample``: members by hit-and-run with an exact membership oracle;
 - ``_envelope``: MCR over ε;
 - ``_access``: the fitted pieces of a :class:`~rashomon.RashomonSet` (``margin_set``).

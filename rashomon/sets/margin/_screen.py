@@ -21,6 +21,11 @@ member on it, and the tangent half-space of the loss there cut with E, settle mo
 rows still open take up to two steps from their tangent point to the minimiser over the quadratic model there
 (:func:`._rays.corrected_points`), each giving a member and a tangent half-space again.
 
+Every point the line search evaluates (loss and gradient on every row) also gives an ellipsoid of members, from
+the logistic loss's curvature bound of 1/4 (:mod:`._inner`); each round, every row left takes the best point of the
+new ellipsoids ("inner ellipsoids"), so one O(n·p) evaluation serves many rows. The round's half-spaces cut with E
+settle rows too, until a round settles almost none (E is loose: at 10⁵ rows they settle none).
+
 The rows still undecided are solved exactly (:meth:`._ranges.MarginFunctionalRange.minimize`: batched Newton
 on the KKT system, certified by weak duality) on their flip side only, a chunk at a time; every chunk's members and
 half-spaces then settle more of the rest. A row's flip is decided exactly as by the full ranges: by a member that
@@ -39,6 +44,10 @@ __all__ = ["RowScreen", "ScreenedFlips"]
 _MARGIN = 1e-10  # relative safety subtracted from every outer bound (rounding of the closed forms)
 _CHUNK = 256  # rows solved exactly per round (one block of the batched Newton)
 _RAYS = True  # the logistic rows left after the screen: each row's own ray (._rays) before the exact solves
+_FIRST = 1024  # rows of the first round (their points' inner ellipsoids settle many of the others, ._inner)
+_PLANES_YIELD = 1e-3  # the re-screen stops cutting E with half-spaces once they settle less than this share
+_KCUT = True  # each row's own tangent half-space is also cut with K (._rays.k_cut)
+_INNER = True  # the inner ellipsoids about every point evaluated (._inner; with them every ray point's gradient)
 _CORRECT = 2  # steps further for the rows the ray leaves open (._rays.corrected_points)
 _CELLS = 1 << 20  # rows x directions per block of the closed forms (memory: about 8 such arrays of 8 MB)
 
@@ -134,7 +143,9 @@ class RowScreen:
 
     def tangents(self, F: np.ndarray, C: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Certified lower bounds of ``min f_i'θ`` over E cut by the row's own half-space ``c_i'θ >= b_i`` (the rows
-        of F and C paired; see :meth:`_halfspaces`), widened for rounding."""
+        of F and C paired; see :meth:`_halfspaces`), or over K cut by it (:func:`._rays.k_cut`), widened for rounding."""
+        from ._rays import k_cut
+
         assert self.ell is not None  # the callers check
         centre, P, delta = self.ell
         fc = F @ centre
@@ -143,6 +154,8 @@ class RowScreen:
         B = delta * (FP * C).sum(1)
         Cq = delta * np.maximum(((C @ P) * C).sum(1), 0.0)
         val = np.maximum(fc - np.sqrt(A), _cut(fc, A, B, Cq, b - C @ centre))
+        if _KCUT:
+            val = np.maximum(val, k_cut(F, C, b, self.mid, self.Pball, self.fw, self.r))
         return val - _MARGIN * np.maximum(1.0, np.abs(val))
 
     def _planes(self, T0, L0, G):
@@ -216,21 +229,30 @@ class RowScreen:
         exact = np.zeros(m, dtype=bool)
         tick(m - len(left))
         rays = _RAYS and self.ell is not None and self.eng.ms.loss.name == "logistic"
-        n_line = n_refined = n_open = 0
+        n_line = n_refined = n_open = n_inner = 0
+        inner, seen, planes = None, 0, True
+        if rays and _INNER:  # the inner ellipsoids about every point the line search evaluates (._inner)
+            from ._inner import of_batch
+
+            inner = of_batch(self.eng._batch())
+        size = max(_CHUNK, min(_FIRST, left.size // 16)) if inner is not None else _CHUNK
         while left.size:
-            pick = left[np.linspace(0, left.size - 1, min(_CHUNK, left.size)).round().astype(int)]
+            pick = left[np.linspace(0, left.size - 1, min(size, left.size)).round().astype(int)]
+            size = _CHUNK
             pick = np.unique(pick)
             Ts, Cs, bs = [], [], []  # the round's members and half-spaces c'θ >= b of S
             todo = pick
             if rays:  # each row's own ray first (._rays): a member, and the tangent half-space of the loss
-                from ._rays import ray_points
+                from ._rays import _LOSS_ROUNDING, ray_points
 
                 tp, sp = tau[pick], strict[pick]
 
                 def want(a, v, inside, tp=tp, sp=sp):  # the tangent only where the member does not cross
                     return ~(inside & crosses(v, tp[a : a + len(v)], sp[a : a + len(v)]))
 
-                T, inside, T0, L0, G = ray_points(self.eng._batch(), F[pick], want)
+                T, inside, T0, L0, G = ray_points(self.eng._batch(), F[pick], None if inner is not None else want)
+                if inner is not None:
+                    inner.add(T0, L0, G)
                 v = np.where(inside, (F[pick] * T).sum(1), np.inf)
                 better = v < value[pick]
                 value[pick[better]], theta[pick[better]] = v[better], T[better]
@@ -239,6 +261,10 @@ class RowScreen:
                 Ts.append(T[inside])
                 Cs.append(Cr)
                 bs.append(br)
+                if inner is not None:  # the round's other points too
+                    vi, ti = inner.best(F[pick], theta[pick])
+                    better = vi < value[pick]
+                    value[pick[better]], theta[pick[better]] = vi[better], ti[better]
                 open_ = ~crosses(value[pick], tau[pick], strict[pick]) & crosses(bound[pick], tau[pick], strict[pick])
                 Tk, Lk, Gk = T0, L0, np.nan_to_num(G)
                 for _ in range(_CORRECT):  # the rows left: steps further (member and tangent again)
@@ -251,6 +277,8 @@ class RowScreen:
                     o = pick[open_]
                     args = (F[o], Tk[open_], Lk[open_], Gk[open_], self._h0)
                     T, inside, T1, L1, G1 = corrected_points(self.eng._batch(), *args)
+                    if inner is not None:
+                        inner.add(T1, L1 + 2.0 * _LOSS_ROUNDING * np.maximum(np.abs(L1), 1.0), G1)
                     v = np.where(inside, (F[o] * T).sum(1), np.inf)
                     better = v < value[o]
                     value[o[better]], theta[o[better]] = v[better], T[better]
@@ -285,17 +313,34 @@ class RowScreen:
                     vr, kr = self.attained(F[rest], Th)
                     better = vr < value[rest]
                     value[rest[better]], theta[rest[better]] = vr[better], Th[kr[better]]
-                if self.ell is not None:
-                    hs = _by_rows(lambda Fb, C=C, bk=bk: self._halfspaces(Fb, C, bk), F[rest], len(C))
-                    bound[rest] = np.maximum(bound[rest], hs - _MARGIN * np.maximum(1.0, np.abs(hs)))
-                still = ~crosses(value[rest], tau[rest], strict[rest]) & crosses(bound[rest], tau[rest], strict[rest])
+                still = ~crosses(value[rest], tau[rest], strict[rest])
                 n_refined += int((~still).sum())
                 tick(int((~still).sum()))
-                left = rest[still]
+                rest = rest[still]
+                if inner is not None and len(inner) and rest.size:  # every point evaluated, for every row left
+                    vi, ti = inner.best(F[rest], theta[rest], start=seen)  # every row left saw the earlier ones
+                    better = vi < value[rest]
+                    value[rest[better]], theta[rest[better]] = vi[better], ti[better]
+                    still = ~crosses(value[rest], tau[rest], strict[rest])
+                    n_inner += int((~still).sum())
+                    tick(int((~still).sum()))
+                    rest = rest[still]
+                    seen = len(inner)
+                if self.ell is not None and planes and rest.size:  # the round's half-spaces cut with E
+                    hs = _by_rows(lambda Fb, C=C, bk=bk: self._halfspaces(Fb, C, bk), F[rest], len(C))
+                    bound[rest] = np.maximum(bound[rest], hs - _MARGIN * np.maximum(1.0, np.abs(hs)))
+                    still = crosses(bound[rest], tau[rest], strict[rest])
+                    n_refined += int((~still).sum())
+                    tick(int((~still).sum()))
+                    # at 10^5 rows and more they settle almost none (E is loose): stop paying for them
+                    planes = (~still).sum() >= _PLANES_YIELD * rest.size
+                    rest = rest[still]
+                left = rest
             else:
                 left = rest
         settled["line search"] = n_line
         settled["by solved rows"] = n_refined
+        settled["inner ellipsoids"] = n_inner
         settled["solved"] = int(exact.sum())
         settled["open"] = n_open  # of the solved: the gap still across τ after the per-row search (by the member)
         # the side away from the threshold: outer bound and best member (no exact solve)

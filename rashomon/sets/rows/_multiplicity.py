@@ -58,7 +58,8 @@ class Multiplicity(DisplayMixin):
         member already found flips the row; ``"outer bounds"``: a certified bound shows that no member can;
         ``"line search"`` (logistic, in memory): a member on the row's own ray flips it, or the tangent half-space
         of the loss there shows that no member can; ``"by solved rows"``: the members and half-spaces of rows solved
-        before it decide; ``"solved"``: the row's flip side was solved, to its tolerance or until its flip was
+        before it decide; ``"inner ellipsoids"`` (logistic, in memory): a member of an ellipsoid
+        about a point evaluated for another row flips it; ``"solved"``: the row's flip side was solved, to its tolerance or until its flip was
         decided; ``"open"`` (not a stage: of the solved rows) those whose certified gap still straddles the
         threshold after the per-row search, decided like :meth:`PredictionRange.flippable` by the member found. The
         ``ranges`` of rows not solved exactly are certified but not tight (their gap is shown); every flip is
