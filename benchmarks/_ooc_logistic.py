@@ -43,6 +43,11 @@ def logistic_queries(X, yb, sample, r):
     t1 = time.perf_counter()
     mult = rs.multiplicity(sample) if len(sample) else None  # --sample 0: the fit and MR only
     t2 = time.perf_counter()
+    if mult is not None:
+        from rashomon.sets.rows._ranges import engine_of
+
+        eng = engine_of(rs, "multiplicity")
+        rs._bench_passes = {"passes": eng.passes, **getattr(eng.screen(), "points", {})}
     mr = model_reliance(rs.reference_, X, yb, "x0", method="divide")
     t3 = time.perf_counter()
     return rs, mult, mr, (t1 - t0, t2 - t1, t3 - t2)
@@ -105,6 +110,17 @@ def logistic_full_run(directory: str, rows: int, scheduler: str, n_sample: int, 
     fs = files(directory, rows)
     sample = pd.concat([pd.read_parquet(f, columns=COLS) for f in fs[: max(1, -(-n_sample // PART))]]).iloc[:n_sample]
     ddf = dd.read_parquet(fs)
+    from rashomon.sets.scale import _dask_margin_points as pts
+
+    grad = pts.value_grad
+
+    def logged(eng, T):  # one line per pass of batched points (stderr), to follow a long run
+        t = time.perf_counter()
+        out = grad(eng, T)
+        print(f"pass of {len(T)} points: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+        return out
+
+    pts.value_grad = logged
     cpu = resource.getrusage(resource.RUSAGE_SELF)
     rs, mult, mr, t = logistic_queries(ddf[COLS], binary(ddf["y"]), sample, r)
     peak = peak_rss_mib()
@@ -122,6 +138,7 @@ def logistic_full_run(directory: str, rows: int, scheduler: str, n_sample: int, 
                 "mr": mr.ratio,
                 "mr_method": mr.method,
                 "sample": len(sample),
+                "passes": getattr(rs, "_bench_passes", None),
                 "partitions": ddf.npartitions,
             }
         )
@@ -143,7 +160,7 @@ def logistic_main(args, script: str) -> None:
     print(
         f"[logistic full n={q['rows']:,}, p={P}, {q['partitions']} partitions, scheduler={args.scheduler}] "
         f"e_min {q['e_min']:.9f}; multiplicity of {q['sample']:,} rows: ambiguity {q['ambiguity']}, "
-        f"settled {q['settled']}; MR(x0, {q['mr_method']}) {q['mr']:.9f}"
+        f"settled {q['settled']}; passes of multiplicity {q['passes']}; MR(x0, {q['mr_method']}) {q['mr']:.9f}"
     )
     print(
         f"  fit {q['t'][0]:.1f} s, multiplicity {q['t'][1]:.1f} s, MR {q['t'][2]:.1f} s; peak resident memory "
