@@ -12,10 +12,12 @@ evaluated point θ₀ then serves **every** undecided row twice:
   ellipsoid of the screen: the least ``f'θ`` over the cut is closed form; a row whose bound stays on its side of
   the threshold cannot flip (the offset widened for rounding).
 
-A picked row's next point is the minimiser of its functional over the quadratic model
-``e(θ₀) + g'Δ + ½Δ'H₀Δ <= ε`` (H₀ the Hessian at θ_min, one factor for all rows; the first point is that model
-at θ_min itself); at its fixed point the exact KKT conditions hold, so the points approach the row's own end
-and its two certificates close around it. A row still open after a few of its own points is left to the exact
+The cuts found so far are also combined for the rows still open (:mod:`._dask_margin_cuts`, weak duality), which
+bounds rows lying between the points. A picked row's next point is the minimiser of its functional over the
+quadratic model ``e(θ₀) + g'Δ + ½Δ'H₀Δ <= ε`` (H₀ the Hessian at θ_min, one factor for all rows) around its last
+point; its first point is that model around the evaluated point whose gradient is most opposed to it (the model
+at θ_min in the first round); at the fixed point the exact KKT conditions hold, so the points approach the
+row's own end and its two certificates close around it. A row still open after a few of its own points is left to the exact
 solves. Nothing here is trusted without the pass: every member and every half-space comes from exact sums.
 """
 
@@ -31,6 +33,8 @@ _K = 256  # points evaluated per pass
 _OWN = 4  # points of its own a row takes before it is left to the exact solves
 _BLOCK = 4096  # rows of F per block of the closed forms (bounded |rows| x K temporaries)
 _SLICE = 4096  # rows per slice of a block in the pass (temporaries of slice x K)
+_WARM = True  # a fresh row's first point from the exact point nearest its end (else the model at θ_min)
+_COMBINE = True  # combine every cut found so far for the rows still undecided (:mod:`._dask_margin_cuts`)
 _MARGIN = 1e-10  # relative widening of every certified bound (rounding of the closed forms)
 
 
@@ -152,6 +156,11 @@ def points_stage(scr: Any, F, tau, strict, value, theta, bound, left, tick) -> t
     own = np.zeros(len(F), dtype=int)
     point: dict[int, np.ndarray] = {}
     members: list = []
+    cuts_h: list = []
+    seen_T: list = []
+    seen_e: list = []
+    seen_G: list = []
+    cuts_b: list = []
     counts = {"by exact points": 0, "points": 0, "passes": 0}
     n0 = left.size
     if scr.ell is None:
@@ -169,6 +178,14 @@ def points_stage(scr: Any, F, tau, strict, value, theta, bound, left, tick) -> t
         T = np.empty((pick.size, F.shape[1]))
         for j, i in enumerate(pick):
             T[j] = point[i] if i in point else eng._start(F[i : i + 1])[0][0]
+        new = np.array([j for j, i in enumerate(pick) if i not in point], dtype=int)
+        if _WARM and new.size and seen_T:  # a fresh row starts from the model around the evaluated point nearest
+            PT, Pe, PG = np.vstack(seen_T), np.concatenate(seen_e), np.vstack(seen_G)  # to its end
+            FH = F[pick[new]] @ Hinv
+            near = np.argmax(-(FH @ PG.T) / np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", PG, Hinv, PG), 1e-300)), axis=1)
+            W = _model_points(eng, F[pick[new]], PT[near], Pe[near], PG[near], Hinv)
+            inb = ~_outside(eng, W)
+            T[new[inb]] = W[inb]
         e, G = value_grad(eng, T)
         counts["points"] += pick.size
         counts["passes"] += 1
@@ -184,12 +201,24 @@ def points_stage(scr: Any, F, tau, strict, value, theta, bound, left, tick) -> t
             better = v < value[left]
             value[left[better]], theta[left[better]] = v[better], Mb[k[better]]
         Hs, Tk, ek = G[ok], T[ok], e[ok]
+        seen_T.append(Tk)
+        seen_e.append(ek)
+        seen_G.append(Hs)
         # S ⊆ {e(θ₀) + g'(θ - θ₀) <= ε}: offset raised for the rounding of the sums and of the product
         slack = 1e-12 * (1.0 + np.abs(ek) + np.linalg.norm(Hs, axis=1) * (np.linalg.norm(Tk, axis=1) + radius))
         b = np.einsum("ij,ij->i", Hs, Tk) + eng.eps - ek + slack
         if Hs.size:
             bound[left] = np.maximum(bound[left], np.minimum(_cut_bounds(F[left], scr.ell, Hs, b), value[left]))
+            cuts_h.append(Hs)
+            cuts_b.append(b)
         undecided = ~crosses(value[left], tau[left], strict[left]) & crosses(bound[left], tau[left], strict[left])
+        if _COMBINE and undecided.any() and cuts_h:  # every cut so far, combined (weak duality): rows between points
+            from ._dask_margin_cuts import combined_bounds
+
+            rest = left[undecided]
+            cb = combined_bounds(F[rest], scr.ell, np.vstack(cuts_h), np.concatenate(cuts_b))
+            bound[rest] = np.maximum(bound[rest], np.minimum(cb, value[rest]))
+            undecided = ~crosses(value[left], tau[left], strict[left]) & crosses(bound[left], tau[left], strict[left])
         left = left[undecided]
         counts["by exact points"] += before - left.size
         tick(before - left.size)

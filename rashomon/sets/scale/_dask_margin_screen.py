@@ -80,9 +80,13 @@ class DaskRowScreen:
         return np.where(ok, np.einsum("ij,ij->i", F, pts), np.inf), pts
 
     def _best(self, F: np.ndarray, Th: np.ndarray):
-        V = F @ Th.T
-        k = np.argmin(V, axis=1)
-        v, th = V[np.arange(len(F)), k], Th[k]
+        v, k = np.empty(len(F)), np.empty(len(F), dtype=int)
+        step = max(1, (1 << 22) // max(len(Th), 1))  # rows x members products in blocks of about 32 MB
+        for a in range(0, len(F), step):
+            V = F[a : a + step] @ Th.T
+            k[a : a + step] = np.argmin(V, axis=1)
+            v[a : a + step] = V[np.arange(len(V)), k[a : a + step]]
+        th = Th[k]
         iv, ip = self._inner_values(F)
         better = iv < v
         return np.where(better, iv, v), np.where(better[:, None], ip, th)
