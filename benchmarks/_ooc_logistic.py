@@ -48,7 +48,8 @@ def logistic_queries(X, yb, sample, r):
         from rashomon.sets.rows._ranges import engine_of
 
         eng = engine_of(rs, "multiplicity")
-        rs._bench_passes = {"passes": eng.passes, **getattr(eng.screen(), "points", {})}
+        pts = {f"stage {k}": v for k, v in getattr(eng.screen(), "points", {}).items()}
+        rs._bench_passes = {"passes": eng.passes, **pts}  # all passes of the engine, then the points stage's
     mr = model_reliance(rs.reference_, X, yb, "x0", method="divide")
     t3 = time.perf_counter()
     return rs, mult, mr, (t1 - t0, t2 - t1, t3 - t2)
