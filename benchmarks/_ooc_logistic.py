@@ -44,7 +44,9 @@ def logistic_queries(X, yb, sample, r):
     mult = rs.multiplicity(sample) if len(sample) else None  # --sample 0: the fit and MR only
     t2, c2 = time.perf_counter(), time.process_time()
     rs._bench_cpu = (c1 - c0, c2 - c1)  # CPU seconds of the process (with in-process workers: theirs too)
-    if mult is not None:
+    from rashomon.sets.scale import is_dask_margin
+
+    if mult is not None and is_dask_margin(rs):
         from rashomon.sets.rows._ranges import engine_of
 
         eng = engine_of(rs, "multiplicity")
