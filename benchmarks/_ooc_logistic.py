@@ -38,11 +38,20 @@ def binary(y):
 def logistic_queries(X, yb, sample, r):
     from rashomon import LogisticModelClass, RashomonSet, model_reliance
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     rs = RashomonSet(LogisticModelClass(norm_bound=r), 0.05).fit(X, yb)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     mult = rs.multiplicity(sample) if len(sample) else None  # --sample 0: the fit and MR only
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
+    rs._bench_cpu = (c1 - c0, c2 - c1)  # CPU seconds of the process (with in-process workers: theirs too)
+    from rashomon.sets.scale import is_dask_margin
+
+    if mult is not None and is_dask_margin(rs):
+        from rashomon.sets.rows._ranges import engine_of
+
+        eng = engine_of(rs, "multiplicity")
+        pts = {f"stage {k}": v for k, v in getattr(eng.screen(), "points", {}).items()}
+        rs._bench_passes = {"passes": eng.passes, **pts}  # all passes of the engine, then the points stage's
     mr = model_reliance(rs.reference_, X, yb, "x0", method="divide")
     t3 = time.perf_counter()
     return rs, mult, mr, (t1 - t0, t2 - t1, t3 - t2)
@@ -105,6 +114,17 @@ def logistic_full_run(directory: str, rows: int, scheduler: str, n_sample: int, 
     fs = files(directory, rows)
     sample = pd.concat([pd.read_parquet(f, columns=COLS) for f in fs[: max(1, -(-n_sample // PART))]]).iloc[:n_sample]
     ddf = dd.read_parquet(fs)
+    from rashomon.sets.scale import _dask_margin_points as pts
+
+    grad = pts.value_grad
+
+    def logged(eng, T):  # one line per pass of batched points (stderr), to follow a long run
+        t = time.perf_counter()
+        out = grad(eng, T)
+        print(f"pass of {len(T)} points: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+        return out
+
+    pts.value_grad = logged
     cpu = resource.getrusage(resource.RUSAGE_SELF)
     rs, mult, mr, t = logistic_queries(ddf[COLS], binary(ddf["y"]), sample, r)
     peak = peak_rss_mib()
@@ -122,6 +142,8 @@ def logistic_full_run(directory: str, rows: int, scheduler: str, n_sample: int, 
                 "mr": mr.ratio,
                 "mr_method": mr.method,
                 "sample": len(sample),
+                "passes": getattr(rs, "_bench_passes", None),
+                "cpu_fit_multiplicity": getattr(rs, "_bench_cpu", None),
                 "partitions": ddf.npartitions,
             }
         )
@@ -143,7 +165,7 @@ def logistic_main(args, script: str) -> None:
     print(
         f"[logistic full n={q['rows']:,}, p={P}, {q['partitions']} partitions, scheduler={args.scheduler}] "
         f"e_min {q['e_min']:.9f}; multiplicity of {q['sample']:,} rows: ambiguity {q['ambiguity']}, "
-        f"settled {q['settled']}; MR(x0, {q['mr_method']}) {q['mr']:.9f}"
+        f"settled {q['settled']}; passes of multiplicity {q['passes']}; MR(x0, {q['mr_method']}) {q['mr']:.9f}"
     )
     print(
         f"  fit {q['t'][0]:.1f} s, multiplicity {q['t'][1]:.1f} s, MR {q['t'][2]:.1f} s; peak resident memory "

@@ -28,6 +28,8 @@ __all__ = ["DaskRowScreen"]
 
 _MARGIN = 1e-10  # relative safety subtracted from every outer bound (rounding of the closed forms)
 _CHUNK = 128  # rows solved exactly per round (one batch of the Newton passes)
+_POINTS = True  # rounds of batched exact points (:mod:`._dask_margin_points`) before the per-row solves
+_CHEAP_AXES = True  # the axis members from batched points (else exact ends by the Newton passes)
 
 
 def _outer(F: np.ndarray, ell, box, r: float) -> np.ndarray:
@@ -53,7 +55,18 @@ class DaskRowScreen:
         # members: θ_min and the exact extremes along the axes of the outer ellipsoid (or the coordinates)
         d = len(eng.theta_min)
         dirs = np.eye(d) if self.ell is None else np.linalg.eigh(self.ell[1])[1].T
-        self.members = np.vstack([eng.theta_min[None, :], eng.minimize(np.vstack([dirs, -dirs]))[1]])
+        if _POINTS and _CHEAP_AXES:  # members near the axes' ends from a few passes of batched points (no Hessian pass)
+            from ._dask_margin_points import axis_members
+
+            C = np.vstack([dirs, -dirs])
+            ends, ball = axis_members(eng, C)
+            if ball.any():  # ends on the ball: the exact Newton passes, which handle it
+                ends = np.vstack([ends, eng.minimize(C[ball])[1]])
+        else:
+            ends = eng.minimize(np.vstack([dirs, -dirs]))[1]
+        self.members = np.vstack([eng.theta_min[None, :], ends])
+        self.use_points = _POINTS
+        self.points: dict = {}
 
     def _inner_values(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(values, points)`` of ``min f'θ`` over the inner ellipsoid (``inf`` where the point leaves the ball)."""
@@ -67,9 +80,13 @@ class DaskRowScreen:
         return np.where(ok, np.einsum("ij,ij->i", F, pts), np.inf), pts
 
     def _best(self, F: np.ndarray, Th: np.ndarray):
-        V = F @ Th.T
-        k = np.argmin(V, axis=1)
-        v, th = V[np.arange(len(F)), k], Th[k]
+        v, k = np.empty(len(F)), np.empty(len(F), dtype=int)
+        step = max(1, (1 << 22) // max(len(Th), 1))  # rows x members products in blocks of about 32 MB
+        for a in range(0, len(F), step):
+            V = F[a : a + step] @ Th.T
+            k[a : a + step] = np.argmin(V, axis=1)
+            v[a : a + step] = V[np.arange(len(V)), k[a : a + step]]
+        th = Th[k]
         iv, ip = self._inner_values(F)
         better = iv < v
         return np.where(better, iv, v), np.where(better[:, None], ip, th)
@@ -87,6 +104,13 @@ class DaskRowScreen:
         settled["outer bounds"] = m - settled["members"] - len(left)
         exact = np.zeros(m, dtype=bool)
         tick(m - len(left))
+        if self.use_points and left.size:
+            from ._dask_margin_points import points_stage
+
+            left, found, counts = points_stage(self, F, tau, strict, value, theta, bound, left, tick)
+            members += found
+            settled["by exact points"] = counts["by exact points"]
+            self.points = counts
         n_refined = n_open = 0
         while left.size:
             pick = np.unique(left[np.linspace(0, left.size - 1, min(_CHUNK, left.size)).round().astype(int)])
