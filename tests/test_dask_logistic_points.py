@@ -155,3 +155,27 @@ def test_stage_decisions_against_exact_ranges(sets):
         screen._POINTS = old
     np.testing.assert_array_equal(m2.flips, mb.flips)
     assert eng.passes < passes_old
+
+
+def test_member_on_the_level_set_is_pulled_strictly_inside(sets):
+    """A point whose computed loss equals ε (a model step converged onto the level set) is moved toward θ_min by a
+    band wider than the rounding of the loss, so that its loss in the user's units is below ε_abs, not a few ulp
+    above it; a point well inside is returned unchanged."""
+    X, y, _, b = sets
+    eng = _engine(b)
+    rng = np.random.default_rng(4)
+    D, ye = _design(b, X), 2.0 * y - 1
+    for _ in range(20):
+        d = rng.normal(size=len(b.theta_min_))
+        lo, hi = 0.0, 1.0
+        while np.logaddexp(0, -ye * (D @ (b.theta_min_ + hi * d))).mean() <= eng.eps:
+            hi *= 2.0
+        for _ in range(200):  # the last point of the ray inside, to the last bit
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if np.logaddexp(0, -ye * (D @ (b.theta_min_ + mid * d))).mean() <= eng.eps else (lo, mid)
+        t = b.theta_min_ + lo * d
+        out = eng._member(t, eng.eps)
+        assert np.linalg.norm(out - t) > 0
+        assert np.logaddexp(0, -ye * (D @ out)).mean() < eng.eps
+        inner = b.theta_min_ + 0.5 * lo * d
+        np.testing.assert_array_equal(eng._member(inner, np.logaddexp(0, -ye * (D @ inner)).mean()), inner)

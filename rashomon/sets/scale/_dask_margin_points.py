@@ -61,7 +61,8 @@ def _cut_bounds(F: np.ndarray, ell: tuple, Hs: np.ndarray, b: np.ndarray) -> np.
                 fc[:, None]
                 + fMh / hMh[None, :] * s[None, :]
                 - np.sqrt(np.maximum(rho2, 0.0))[None, :]
-                * np.sqrt(np.maximum(fMf[:, None] - fMh**2 / hMh[None, :], 0.0))
+                # the part of f across h, widened by 4 ulp of f'Mf: it cancels when f is nearly parallel to h
+                * np.sqrt(np.maximum(fMf[:, None] - fMh**2 / hMh[None, :], 0.0) + 1e-15 * fMf[:, None])
             )
         val = np.where(free | ~(rho2 >= 0)[None, :] | ~np.isfinite(on), (fc - sq)[:, None], on)
         out[a : a + _BLOCK] = val.max(axis=1)
@@ -194,12 +195,13 @@ def points_stage(scr: Any, F, tau, strict, value, theta, bound, left, tick) -> t
         Mb = np.array([eng._member(T[j], e[j]) for j in np.flatnonzero(ok)]).reshape(-1, F.shape[1])
         members.append(Mb)
         before = left.size
-        if Mb.size:
-            V = F[left] @ Mb.T
+        for a in range(0, left.size if Mb.size else 0, _BLOCK):  # rows x members in bounded blocks
+            rows = left[a : a + _BLOCK]
+            V = F[rows] @ Mb.T
             k = np.argmin(V, axis=1)
-            v = V[np.arange(left.size), k]
-            better = v < value[left]
-            value[left[better]], theta[left[better]] = v[better], Mb[k[better]]
+            v = V[np.arange(rows.size), k]
+            better = v < value[rows]
+            value[rows[better]], theta[rows[better]] = v[better], Mb[k[better]]
         Hs, Tk, ek = G[ok], T[ok], e[ok]
         seen_T.append(Tk)
         seen_e.append(ek)

@@ -105,11 +105,14 @@ class DaskMarginRanges:
         """t pulled toward θ_min just enough to be a member (the loss and the ball are convex, θ_min in both)."""
         tm = self.theta_min
         eta = 0.0
-        if e > self.eps:
-            eta = 2.0 * (e - self.eps) / max(e - self.e_min, 1e-300)
-        # the ball within rounding (1e-9 relative, the in-memory engine's membership test); θ_min may lie on it
+        # a band below ε for the rounding of the pass's loss against the loss in the user's units (a point exactly
+        # on the level set in floating point can lie a few ulp outside); the in-memory engine's band, made wider
+        band = max(1e-13 * (self.eps - self.e_min), 8e-15 * abs(self.eps), 1e-300)
+        if e > self.eps - band:
+            eta = 2.0 * (e - self.eps + band) / max(e - self.e_min, 1e-300)
+        # the ball within rounding (1e-12 relative, the in-memory engine's membership test); θ_min may lie on it
         nt, nm = np.sqrt(max(t @ self.B @ t, 0.0)), np.sqrt(max(tm @ self.B @ tm, 0.0))
-        if nt * nt > self.r * (1 + 1e-9) and nm < nt:
+        if nt * nt > self.r * (1 + 1e-12) and nm < nt:
             eta = max(eta, 2.0 * (nt - np.sqrt(self.r)) / (nt - nm))
         return t if eta == 0.0 else tm + (1.0 - min(eta, 1.0)) * (t - tm)
 
