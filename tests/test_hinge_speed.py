@@ -8,6 +8,7 @@
 import numpy as np
 import pytest
 
+from rashomon import HingeModelClass, RashomonSet
 from rashomon.model_classes._svm_path import _line_search
 
 
@@ -40,3 +41,75 @@ def test_line_search_equals_the_root_over_every_breakpoint(seed):
     got = _line_search(phi0, dd, u, delta, cw, tau)
     ref = _root_from_all_breakpoints(phi0, dd, u, delta, cw, tau)
     assert abs(got - ref) <= 1e-12 * max(1.0, abs(ref))
+
+
+def _hinge_data(n, p, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    beta = rng.normal(size=p) * 0.7
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ beta + 0.3)))).astype(int)
+    return X, y
+
+
+def _clarabel_min(rs, c):
+    """min c'θ over the hinge set with its ball, by cvxpy + CLARABEL (accurate to about 1e-8)."""
+    import cvxpy as cp
+
+    ms = rs._margin
+    th = cp.Variable(ms.D.shape[1])
+    loss = cp.sum(cp.pos(1 - cp.multiply(ms.y, ms.D @ th)))
+    Bp = ms.B[ms.o :, ms.o :]
+    L = np.linalg.cholesky(0.5 * (Bp + Bp.T))
+    cons = [loss <= len(ms.y) * rs.epsilon_abs_, cp.sum_squares(L.T @ th[ms.o :]) <= ms.r]
+    cp.Problem(cp.Minimize(c @ th), cons).solve(solver="CLARABEL")
+    return float(c @ th.value)
+
+
+def test_hinge_rays_give_members_and_valid_half_spaces():
+    """Each row's ray (``_rays_hinge.ray_points``): its points are members (exact hinge loss and ball recomputed),
+    and each subgradient half-space ``c'θ >= b`` holds over the whole set: b is at most CLARABEL's ``min c'θ``
+    (to 1e-6 relative, CLARABEL's accuracy with room), and so is the bound it gives with the enclosing ellipsoid."""
+    from rashomon.sets.margin._rays_hinge import ray_points
+    from rashomon.sets.margin._screen import screen_of
+    from rashomon.sets.rows._ranges import engine_of
+
+    X, y = _hinge_data(300, 3, seed=5)
+    rs = RashomonSet(HingeModelClass(), 0.1).fit(X, y)
+    eng = engine_of(rs, "test")
+    scr = screen_of(eng)
+    P, p0 = rs.parametrization_.prediction_map(X[:24])
+    F = np.vstack([P, -P])
+    T, inside, T0, L0, G = ray_points(eng._batch(), F)
+    assert inside.all()
+    ms = rs._margin
+    for th in T:
+        loss = float(np.mean(np.maximum(0.0, 1.0 - ms.y * (ms.D @ th))))
+        assert loss <= rs.epsilon_abs_ * (1 + 1e-12)
+        assert th[ms.o :] @ ms.B[ms.o :, ms.o :] @ th[ms.o :] <= ms.r * (1 + 1e-12)
+    rows, C, b = scr._planes(T0, L0, G)
+    assert rows.all()
+    tb = scr.tangents(F, C, b)
+    for k in range(len(F)):
+        ref_c = _clarabel_min(rs, C[k])
+        assert b[k] <= ref_c + 1e-6 * max(1.0, abs(ref_c))
+        ref_f = _clarabel_min(rs, F[k])
+        assert tb[k] <= ref_f + 1e-6 * max(1.0, abs(ref_f))
+        assert (F[k] @ T[k]) >= ref_f - 1e-6 * max(1.0, abs(ref_f))
+
+
+def test_hinge_line_search_settles_rows_with_the_exact_flips(monkeypatch):
+    """With and without the hinge's ray stage: the same flips as the exact range of every row; with it, fewer rows
+    solved exactly."""
+    from rashomon.sets.margin import _screen
+
+    X, y = _hinge_data(500, 4, seed=21)
+    on = RashomonSet(HingeModelClass(), 0.1).fit(X, y).multiplicity(scale="score")
+    monkeypatch.setattr(_screen, "_RAYS", False)
+    off = RashomonSet(HingeModelClass(), 0.1).fit(X, y).multiplicity(scale="score")
+    np.testing.assert_array_equal(on.flips, off.flips)
+    assert on.settled["line search"] > 0 and off.settled["line search"] == 0
+    assert on.settled["solved"] < off.settled["solved"]
+    ex = RashomonSet(HingeModelClass(), 0.1).fit(X, y).prediction_range(scale="score")
+    np.testing.assert_array_equal(on.flips, ex.flippable(0.0))
+    slack = 1e-9 * np.maximum(1.0, np.abs(ex.lower))
+    assert np.all(on.ranges.lower <= ex.lower + slack) and np.all(on.ranges.upper >= ex.upper - slack)

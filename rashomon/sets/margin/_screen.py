@@ -215,7 +215,8 @@ class RowScreen:
         settled["outer bounds"] = m - settled["members"] - len(left)
         exact = np.zeros(m, dtype=bool)
         tick(m - len(left))
-        rays = _RAYS and self.ell is not None and self.eng.ms.loss.name == "logistic"
+        rays = _RAYS and self.ell is not None
+        hinge = self.eng.ms.loss.name == "hinge"  # its own rays (._rays_hinge: exact loss, a subgradient)
         n_line = n_refined = n_open = 0
         while left.size:
             pick = left[np.linspace(0, left.size - 1, min(_CHUNK, left.size)).round().astype(int)]
@@ -224,13 +225,14 @@ class RowScreen:
             todo = pick
             if rays:  # each row's own ray first (._rays): a member, and the tangent half-space of the loss
                 from ._rays import ray_points
+                from ._rays_hinge import ray_points as hinge_ray_points
 
                 tp, sp = tau[pick], strict[pick]
 
                 def want(a, v, inside, tp=tp, sp=sp):  # the tangent only where the member does not cross
                     return ~(inside & crosses(v, tp[a : a + len(v)], sp[a : a + len(v)]))
 
-                T, inside, T0, L0, G = ray_points(self.eng._batch(), F[pick], want)
+                T, inside, T0, L0, G = (hinge_ray_points if hinge else ray_points)(self.eng._batch(), F[pick], want)
                 v = np.where(inside, (F[pick] * T).sum(1), np.inf)
                 better = v < value[pick]
                 value[pick[better]], theta[pick[better]] = v[better], T[better]
@@ -242,7 +244,7 @@ class RowScreen:
                 open_ = ~crosses(value[pick], tau[pick], strict[pick]) & crosses(bound[pick], tau[pick], strict[pick])
                 Tk, Lk, Gk = T0, L0, np.nan_to_num(G)
                 for _ in range(_CORRECT):  # the rows left: steps further (member and tangent again)
-                    if not open_.any():
+                    if not open_.any() or hinge:
                         break
                     from ._rays import corrected_points, hessian_factor
 
