@@ -16,7 +16,9 @@ rounding. Nothing here is trusted: the caller certifies every answer, and rows i
 per-row search.
 
 The margins of all rows of a block are one product per round (the columns still moving); E starts from the rows the
-smoothed multipliers put strictly between 0 and 1.
+smoothed multipliers put strictly between 0 and 1. Above 1,024 rows each end is followed first on the rows nearest
+their kink only, the others held as fixed sums while θ stays within the radius that keeps them on their side
+(:func:`_row`).
 """
 
 from __future__ import annotations
