@@ -18,6 +18,7 @@ For synthetic logistic (and hinge) sets of n rows x p features, in CPU seconds o
 
     python benchmarks/bench_classifier_scale.py                 # 10^4 x 10 logistic and hinge, 3 x 10^4 x 20
     python benchmarks/bench_classifier_scale.py --sizes 100000x20 --exact-max 0
+    python benchmarks/bench_classifier_scale.py --sizes 100000x20 --exact-max 0 --cvxpy-max 0 --rows 100 --no-multiplicity
     python benchmarks/bench_classifier_scale.py --peer /tmp/peer  # pip install --target /tmp/peer rashomon-py
 """
 
@@ -141,7 +142,7 @@ def run(n: int, p: int, loss: str, args) -> None:
     X, y = data(n, p)
     cls = LogisticModelClass if loss == "logistic" else HingeModelClass
     rs, t_fit = cpu(lambda: RashomonSet(cls(), args.epsilon).fit(X, y))
-    m = min(1000, n)
+    m = min(args.rows, n)
     pr, t_pr = cpu(lambda: rs.prediction_range(X[:m], scale="score"))
     if args.baseline and loss == "logistic":  # fresh sets (engines built in the call), without and with the rays
         from rashomon.sets.margin import _screen
@@ -160,10 +161,15 @@ def run(n: int, p: int, loss: str, args) -> None:
             f"{t_new:7.2f} s (settled {new.settled}): {t_base / t_new:4.1f}x, {t_mid / t_new:4.1f}x; flips equal",
             flush=True,
         )
-    mult, t_mult = cpu(lambda: rs.multiplicity(threshold=0.0, scale="score"))
     line = (
         f"{loss:8s} {n:>8d} x {p:<3d} fit {t_fit:7.2f} s | prediction_range({m}) {t_pr:7.2f} s "
         f"(largest gap {float(np.max(pr.gap / np.maximum(1.0, np.abs([pr.lower, pr.upper])))):.1e}) | "
+    )
+    if args.no_multiplicity:
+        print(f"{line}peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB", flush=True)
+        return
+    mult, t_mult = cpu(lambda: rs.multiplicity(threshold=0.0, scale="score"))
+    line += (
         f"multiplicity {t_mult:7.2f} s (ambiguity {mult.ambiguity:.4f}; settled {mult.settled}) | "
         f"peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
     )
@@ -196,6 +202,8 @@ def main() -> None:
     ap.add_argument("--exact-max", type=int, default=10000, help="largest n timed by the exact method")
     ap.add_argument("--cvxpy-max", type=int, default=10000, help="largest n whose row ends are checked by cvxpy")
     ap.add_argument("--epsilon", type=float, default=0.1, help="relative ε (default: %(default)s)")
+    ap.add_argument("--rows", type=int, default=1000, help="rows of prediction_range (default: %(default)s)")
+    ap.add_argument("--no-multiplicity", action="store_true", help="fit and prediction_range only")
     ap.add_argument("--baseline", action="store_true", help="also time multiplicity without the line search")
     ap.add_argument("--peer", default="", help="directory holding rashomon-py's package (timed in a subprocess)")
     ap.add_argument("--peer-rows", type=int, default=100, help="rows the peer is timed on (default: %(default)s)")

@@ -12,7 +12,7 @@ F is minimised exactly in the d = p + 1 dimensions of θ, with rows sharing (z, 
 * Newton's method on the Huber-smoothed hinge ``h_τ`` (0 below 0, u²/2τ on (0, τ), u - τ/2 above, of
   u = 1 - g'θ), with an exact line search (φ' is piecewise linear); the smoothed objective is piecewise
   quadratic, so a step that keeps every row's piece is its exact minimiser;
-* τ = 1, 0.1, 0.01, ... (from 0.01 when warm-started at the previous C); after each level, a polish: the
+* τ = 1, 0.1, 0.01, ... (from 1e-4 when warm-started at the previous C); after each level, a polish: the
   rows in the smoothing zone are taken as the margin set E, those above it as L (λ = 1), the rest as R
   (λ = 0), and θ = C Σ_L w g + δ with δ the least-norm solution of ``G_E θ = 1``; it is accepted when it
   meets the KKT conditions of F to 1e-9: ``G_E θ = 1``, the L rows at or inside the margin, the R rows
@@ -30,6 +30,8 @@ import numpy as np
 __all__ = ["C_GRID", "hinge_svm", "hinge_svm_cv"]
 
 C_GRID = np.logspace(-3, 2, 11)
+_WARM_TAU = 1e-4  # the first smoothing of a fit warm-started at the previous C (10^5 x 20: 20% fewer Newton steps
+# than from 1e-2; the polish makes every fit exact whatever the start)
 
 
 def _merge(Z: np.ndarray, s: np.ndarray):
@@ -40,27 +42,44 @@ def _merge(Z: np.ndarray, s: np.ndarray):
 
 def _line_search(phi0: float, dd: float, u: np.ndarray, delta: np.ndarray, cw: np.ndarray, tau: float) -> float:
     """argmin over t >= 0 of the smoothed objective along θ + tΔ: the root of its derivative,
-    ``φ'(t) = φ'(0) + t Δ'Δ + Σ_i cw_i δ_i² / τ · |(0, t) ∩ {0 < u_i - s δ_i < τ}|``, nondecreasing and
-    piecewise linear (δ = GΔ)."""
+    ``φ'(t) = φ'(0) + t Δ'Δ - Σ_i cw_i δ_i (h'(u_i - tδ_i) - h'(u_i))`` (h' = clip(·/τ, 0, 1), δ = GΔ),
+    nondecreasing and piecewise linear. The root is bracketed first by evaluating φ' at t = 1, 4, 16, ...
+    (O(n) each; a Newton step usually ends near 1), then found exactly on the linear pieces inside the
+    bracket, whose breakpoints alone are sorted (near the optimum a few rows, not all)."""
     nz = delta != 0
     u, delta, cw = u[nz], delta[nz], cw[nz]
-    a, b = u / delta, (u - tau) / delta
+    if not len(u):
+        return -phi0 / dd
+    h0 = np.clip(u / tau, 0.0, 1.0)
+    cd = cw * delta
+
+    def dphi(t: float) -> float:
+        return phi0 + t * dd - float(cd @ (np.clip((u - t * delta) / tau, 0.0, 1.0) - h0))
+
+    t_lo, f_lo, t_hi = 0.0, phi0, 1.0
+    f_hi = dphi(t_hi)
+    while f_hi < 0:  # φ'(t) >= φ'(0) + tΔ'Δ: a bracket within -φ'(0)/Δ'Δ
+        t_lo, f_lo, t_hi = t_hi, f_hi, 4.0 * t_hi
+        f_hi = dphi(t_hi)
+    a, b = u / delta, (u - tau) / delta  # row i is in the zone 0 < u_i - tδ_i < τ for t strictly between a and b
     lo, hi = np.minimum(a, b), np.maximum(a, b)
-    on = hi > 0
-    if not on.any():
-        return -phi0 / dd
-    k = (cw * delta * delta / tau)[on]
-    ts = np.concatenate([np.maximum(lo[on], 0.0), hi[on]])
+    k = cw * delta * delta / tau
+    ins = (lo > t_lo) & (lo < t_hi)
+    outs = (hi > t_lo) & (hi < t_hi)
+    ts = np.concatenate([lo[ins], hi[outs]])
+    if not len(ts):  # one linear piece: interpolation is exact
+        return t_lo - f_lo * (t_hi - t_lo) / (f_hi - f_lo)
+    slope0 = dd + float(k[(lo <= t_lo) & (hi > t_lo)].sum())  # slope of φ' right after t_lo
     order = np.argsort(ts, kind="stable")
-    ts, dk = ts[order], np.concatenate([k, -k])[order]
-    slope = dd + np.cumsum(dk)  # slope of φ' right after ts[j]
+    ts, dk = np.r_[t_lo, ts[order]], np.concatenate([k[ins], -k[outs]])[order]
+    slope = slope0 + np.r_[0.0, np.cumsum(dk)]  # slope of φ' right after ts[j]
     vals = np.empty(len(ts))  # φ'(ts[j])
-    vals[0] = phi0 + dd * ts[0]
-    vals[1:] = vals[0] + np.cumsum(slope[:-1] * np.diff(ts))
+    vals[0] = f_lo
+    vals[1:] = f_lo + np.cumsum(slope[:-1] * np.diff(ts))
     j = int(np.searchsorted(vals >= 0, True))  # vals is nondecreasing: first event with φ' >= 0
-    if j == 0:
-        return -phi0 / dd
-    return float(ts[j - 1] - vals[j - 1] / slope[j - 1])
+    if j == len(ts):  # the root lies after the last breakpoint, before t_hi
+        return float(ts[-1] - vals[-1] / slope[-1])
+    return float(ts[j - 1] - vals[j - 1] / slope[j - 1]) if j else t_lo
 
 
 def _polish(G: np.ndarray, cw: np.ndarray, u: np.ndarray, tau: float, tol: float = 1e-9):
@@ -112,8 +131,10 @@ def hinge_svm(
             phi0 = float(grad @ step)
             if not phi0 < 0:
                 break
-            theta = theta + _line_search(phi0, float(step @ step), u, G @ step, cw, tau) * step
-            u_new = 1.0 - G @ theta
+            delta = G @ step
+            t = _line_search(phi0, float(step @ step), u, delta, cw, tau)
+            theta = theta + t * step
+            u_new = u - t * delta  # (recomputed from θ at each level and in the polish)
             same = np.array_equal(u_new > 0, u > 0) and np.array_equal(u_new < tau, u < tau)
             u = u_new
             if same:  # every row kept its piece: the exact minimiser of the smoothed objective
@@ -144,7 +165,7 @@ def hinge_svm_cv(Z: np.ndarray, y: np.ndarray, Cs: np.ndarray = C_GRID, n_splits
         G, w = _merge(Z[rows], s[rows])
         theta = None
         for C in grid:
-            th = hinge_svm(G, w, C, theta, tau=1.0 if theta is None else 0.01)
+            th = hinge_svm(G, w, C, theta, tau=1.0 if theta is None else _WARM_TAU)
             theta = _liblinear(Z[rows], s[rows], C) if th is None else th
             yield theta
 

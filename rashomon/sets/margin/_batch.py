@@ -32,9 +32,8 @@ from ._batch_kernels import _softplus_sigmoid, _solve_each, corners
 __all__ = ["MarginBatch"]
 
 _ROUND, _ALLOW = 64 * np.finfo(float).eps, 1e-6  # a dual value's relative rounding; the widest gap `allow` accepts
-_STAGES = 3  # smoothings of the hinge before the exact active-set finish (._hinge_exact)
-# the hinge's smoothings only start ._hinge_exact: Newton steps per smoothing and KKT residual to stop (before/at last)
-_HINGE_ITS, _HINGE_LAST, _HINGE_PATH, _HINGE_RTOL = 4, 40, 1e-3, 1e-10
+# the hinge's smoothings (they only start ._hinge_exact): Newton steps and KKT residual to stop (before/at the last)
+_STAGES, _HINGE_ITS, _HINGE_LAST, _HINGE_PATH, _HINGE_RTOL = 3, 4, 40, 1e-3, 1e-10
 _FLAT = 40.0  # the hinge's smoothed terms are evaluated with the scaled margins clipped to ±_FLAT
 _CHUNK = 512  # functionals per block of Hessians (memory: _CHUNK x d(d+1)/2 floats)
 _COLS = 256  # functionals per block of margins (n x 256 floats; COMPAS: 15% faster than 1,024, cache)
@@ -70,8 +69,7 @@ class MarginBatch:
         if self.ZZ is None:
             Zs, ws = Z[:: self.stride], self.w[:: self.stride]
             self.ZZs, self.ws = Zs[:, self.iu[0]] * Zs[:, self.iu[1]], ws * (self.w.sum() / ws.sum())
-        self.hinge = ms.loss.name == "hinge"
-        self.lc = ms.loss.c
+        self.hinge, self.lc = ms.loss.name == "hinge", ms.loss.c
         self.cols = int(max(8, min(_COLS, _MARGIN_FLOATS // max(len(Z), 1))))
         self._cache_rows = min(32, self.cols)  # in cache at 10^4 rows; at 10^5 fewer would reread Z per product
         # L at θ with the penalised part zeroed is at most log 2 + |θ_0|·Σw|z_0| (softplus(-x) <= log 2 + |x|)
@@ -309,7 +307,7 @@ class MarginBatch:
         corner, tau, strict = (z[act] for z in self._decide)
         S = St[act] @ self.w if self.hinge else None  # the hinge: weak duality at the smoothed multipliers
         b, _t, v, _ok, inside = self.certify(
-            C[:, act].T, corner, T[:, act].copy(), lam[act], L[act], G[:, act], S, 0.0, full=True
+            C[:, act].T, corner, T[:, act].copy(), lam[act], L[act], G[:, act], S, 0.0, full=True, above=tau
         )
         below = lambda x: np.where(strict, x < tau, x <= tau)  # noqa: E731
         return (inside & below(v)) | (np.isfinite(b) & ~below(b))  # certify: no bound from an iterate far outside K
@@ -363,13 +361,13 @@ class MarginBatch:
             finish_hinge(self, A, corner, T, lam, nu, ball, out, tol, decide)
         return out
 
-    def certify(self, A, corner, T, lam, L, G, S, tol, full=False, cheap=False):
+    def certify(self, A, corner, T, lam, L, G, S, tol, full=False, cheap=False, above=None):
         """``(bound, θ, value, ok)`` from the solver's θ (columns of T) and multipliers λ (see the module notes);
         ``full``: also whether each member is in S. ``L`` (the exact loss at T, logistic) spares its evaluation:
         where the ball moves θ by a factor f >= 1 - 1e-6 on the penalised part, L at fθ is at most ``fL + (1 -
         f)(log 2 + |θ_0|Σw|z_0|)`` (convexity; the other end has the penalised part zeroed); ``cheap``: no loss
         evaluated, a member moved further is not found (θ_min stands for it). ``S``: the hinge's
-        ``Σ_j w_j α_j`` per column (unused for the logistic loss)."""
+        ``Σ_j w_j α_j`` per column (unused for the logistic loss). ``above``: see where L is evaluated."""
         eng, eps = self.eng, self.eps
         ms = eng.ms
         mu = 1.0 / lam
@@ -395,9 +393,11 @@ class MarginBatch:
             bound = np.where(q > ms.r * _FAR, corner, bound)
         f = np.where(q > ms.r * (1 - 1e-14), np.sqrt(ms.r * (1 - 1e-14) / np.maximum(q, 1e-300)), 1.0)
         T[pen] *= f
-        moved = f < 1.0
-        if self.hinge or L is None:
-            L = self.loss(T)
+        moved, t0_ = f < 1.0, ms.theta_min
+        if self.hinge or L is None:  # above: θ and θ_min both above, so is their segment (L: 1e300 bounds it in K)
+            keep = np.ones(T.shape[1], bool) if above is None else ((C * T).sum(0) <= above) | (A @ t0_ <= above)
+            L = np.where(keep, 0.0, 1e300)
+            L[keep] = self.loss(T[:, keep])
         elif moved.any():
             near = moved & (f >= 1 - 1e-6)
             far = moved & ~near

@@ -16,7 +16,9 @@ rounding. Nothing here is trusted: the caller certifies every answer, and rows i
 per-row search.
 
 The margins of all rows of a block are one product per round (the columns still moving); E starts from the rows the
-smoothed multipliers put strictly between 0 and 1.
+smoothed multipliers put strictly between 0 and 1. Above 1,024 rows each end is followed first on the rows nearest
+their kink only, the others held as fixed sums while θ stays within the radius that keeps them on their side
+(:func:`_row`).
 """
 
 from __future__ import annotations
@@ -28,34 +30,38 @@ __all__ = ["exact_hinge", "finish_hinge"]
 _ROUNDS = 40  # partition corrections per row (each: one small solve, one pass over the margins)
 _FINER = 30  # Newton steps per further smoothing of the rows the first start leaves
 _NEWTON = 30  # Newton steps of the small system per round (only the ball is nonlinear)
+_NEAR_MIN, _NEAR_SHARE = 512, 8  # rows followed first: those nearest their kink, max(512, n/32) of them
+_FAR = object()  # a point left the radius within which the other rows keep their sides
 
 
 def _kkt(c, g, aA, ZE, wE, Bt, r, eps, th, lam, beta, nu, ball):
-    """Newton on the partition's KKT system; ``(θ, λ, β, ν, ok)``."""
+    """Newton on the partition's KKT system; ``(θ, λ, β, ν, ok)``. The Jacobian is built once and only its ball
+    blocks are updated per step (the system is linear but for the ball)."""
     d, k = len(th), len(wE)
     n = d + 1 + k + (1 if ball else 0)
     ok = False
-    cs = max(1.0, float(np.max(np.abs(c))))
+    cs = max(1.0, float(np.abs(c).max()))
+    R = np.zeros((n, n))
+    R[:d, d] = -g
+    R[:d, d + 1 : d + 1 + k] = -(ZE * wE[:, None]).T
+    R[d : d + k, :d] = ZE
+    R[d + k, :d] = -g
+    ZWt = R[:d, d + 1 : d + 1 + k]  # -(Z_E' diag(w_E)), a view
+    F = np.empty(n)
+    gmax = float(np.abs(g).max()) if d else 0.0
     for _ in range(_NEWTON):
-        BT = 2.0 * Bt @ th
-        F = np.concatenate(
-            [
-                c - lam * g - ZE.T @ (wE * beta) + nu * BT,
-                ZE @ th - 1.0,
-                [aA - g @ th - eps],
-                [0.5 * th @ BT - r] if ball else [],
-            ]
-        )
-        if not np.all(np.isfinite(F)):
+        BT = 2.0 * (Bt @ th)
+        F[:d] = c - lam * g + ZWt @ beta + nu * BT
+        F[d : d + k] = ZE @ th - 1.0
+        F[d + k] = aA - g @ th - eps
+        if ball:
+            F[d + k + 1] = 0.5 * (th @ BT) - r
+        fmax = float(np.abs(F).max())
+        if not np.isfinite(fmax):
             return th, lam, beta, nu, False
-        if np.max(np.abs(F)) <= 4e-16 * cs * max(1.0, abs(lam) * float(np.max(np.abs(g)))):
+        if fmax <= 4e-16 * cs * max(1.0, abs(lam) * gmax):
             return th, lam, beta, nu, True
-        R = np.zeros((n, n))
         R[:d, :d] = 2.0 * nu * Bt
-        R[:d, d] = -g
-        R[:d, d + 1 : d + 1 + k] = -(ZE * wE[:, None]).T
-        R[d : d + k, :d] = ZE
-        R[d + k, :d] = -g
         if ball:
             R[:d, n - 1] = BT
             R[d + k + 1, :d] = BT
@@ -63,7 +69,7 @@ def _kkt(c, g, aA, ZE, wE, Bt, r, eps, th, lam, beta, nu, ball):
             step = np.linalg.solve(R, -F)
         except np.linalg.LinAlgError:
             return th, lam, beta, nu, False
-        if not np.all(np.isfinite(step)):
+        if not np.isfinite(step).all():
             return th, lam, beta, nu, False
         th = th + step[:d]
         lam = lam + step[d]
@@ -73,7 +79,7 @@ def _kkt(c, g, aA, ZE, wE, Bt, r, eps, th, lam, beta, nu, ball):
         ok = True
         if not ball:  # linear: one step solves it (to rounding)
             break
-        if np.max(np.abs(step[:d])) <= 1e-15 * max(1.0, float(np.max(np.abs(th)))):
+        if float(np.abs(step[:d]).max()) <= 1e-15 * max(1.0, float(np.abs(th).max())):
             break
     return th, lam, beta, nu, ok
 
@@ -101,8 +107,40 @@ def exact_hinge(bat, A, T, lam, nu, ball, tau, cap=None):
 def _row(bat, c, th, la, nv, bl, tau, cap=None, E0=None):
     """``(θ, λ, g_A, a_A, E, α_E)`` at the exact KKT point of one row (see the module docstring), or None. E starts
     empty with the ball engaged (it grows by ratio tests), else from the d - 1 rows nearest the kink among those the
-    smoothed multiplier puts in (0.02, 0.98)."""
-    Z, Zw, w, eps, Bt, r, d = bat.Z, bat.Zw, bat.w, bat.eps, bat.Bt, bat.r, bat.d
+    smoothed multiplier puts in (0.02, 0.98).
+
+    With many rows, the method runs first on the rows near their kink only: a row whose hyperplane ``z_j'θ = 1`` is
+    at distance ρ_j from the start cannot change side while θ stays within ρ_j of it, so the rows with ρ_j below a
+    radius R are followed exactly and the others enter as fixed sums (``g_A``, ``a_A``) while every point the method
+    visits stays within R of the start (checked at each step; past it, the method restarts on every row)."""
+    n, k = len(bat.w), max(_NEAR_MIN, len(bat.w) // _NEAR_SHARE)
+    if E0 is None and n > 2 * k:
+        if getattr(bat, "_znorm", None) is None:
+            bat._znorm = np.sqrt((bat.Z * bat.Z).sum(1))
+        mg = bat.Z @ th
+        rho = np.abs(1.0 - mg) / np.maximum(bat._znorm, 1e-300)
+        near = np.argpartition(rho, k)[:k]
+        R = float(rho[near].max())
+        far = np.ones(n, dtype=bool)
+        far[near] = False
+        lo = far & (mg < 1.0)
+        g0, a0 = bat.Zw.T @ lo, float(bat.w @ lo)
+        got = _row_on(bat, bat.Z[near], bat.Zw[near], bat.w[near], g0, a0, c, th, la, nv, bl, tau, cap, None, (th, R))
+        if got is not _FAR:
+            if got is not None:
+                got = (*got[:4], near[got[4]], got[5])
+            return got
+    return _row_on(bat, bat.Z, bat.Zw, bat.w, 0.0, 0.0, c, th, la, nv, bl, tau, cap, E0, None)
+
+
+def _row_on(bat, Z, Zw, w, g0, a0, c, th, la, nv, bl, tau, cap, E0, guard):
+    """:func:`_row` on the rows Z (weights w) with the others' sums g0, a0 fixed; ``guard = (θ₀, R)``: return _FAR
+    as soon as a point would leave the ball of radius R about θ₀ (the fixed rows could then change side)."""
+    eps, Bt, r, d = bat.eps, bat.Bt, bat.r, bat.d
+
+    def out(x):
+        return guard is not None and float(np.linalg.norm(x - guard[0])) >= guard[1] * (1 - 1e-9)
+
     th = th.copy()
     window = tau * np.log(49.0)
     mg = Z @ th
@@ -116,7 +154,7 @@ def _row(bat, c, th, la, nv, bl, tau, cap=None, E0=None):
     inE = np.zeros(len(w), dtype=bool)
     inE[E] = True
     act = (mg < 1.0) & ~inE
-    g, aA = Zw.T @ act, float(w @ act)  # kept up to date as rows change sides
+    g, aA = Zw.T @ act + g0, float(w @ act) + a0  # kept up to date as rows change sides
     beta = la / (1.0 + np.exp((mg[E] - 1.0) / tau))
     done = False
     for _ in range(_ROUNDS):
@@ -139,6 +177,8 @@ def _row(bat, c, th, la, nv, bl, tau, cap=None, E0=None):
             t_ball = (-tb + np.sqrt(max(tb * tb - pb * rb, 0.0))) / pb if pb > 0 else np.inf
             if not np.isfinite(min(t[j], t_ball)):
                 break
+            if out(th + min(t[j], t_ball) * p):
+                return _FAR
             if t_ball < t[j]:
                 th, mg = th + t_ball * p, mg + t_ball * dm
                 bl, nv = True, 1e-3 * la
@@ -155,6 +195,8 @@ def _row(bat, c, th, la, nv, bl, tau, cap=None, E0=None):
         if not bl and th2 @ Bt @ th2 > r * (1 + 1e-12):
             bl, nv = True, max(nv, 1e-3 * la2)
             continue
+        if out(th2):
+            return _FAR
         m2 = Z @ th2
         cross = (act & (m2 >= 1.0)) | (~act & ~inE & (m2 <= 1.0))
         if cross.any():  # ratio test: the first row to reach 1 on the segment joins E

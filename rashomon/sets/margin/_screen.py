@@ -228,10 +228,11 @@ class RowScreen:
         settled["outer bounds"] = m - settled["members"] - len(left)
         exact = np.zeros(m, dtype=bool)
         tick(m - len(left))
-        rays = _RAYS and self.ell is not None and self.eng.ms.loss.name == "logistic"
+        rays = _RAYS and self.ell is not None and self.eng.ms.loss.name in ("logistic", "hinge")
+        hinge = self.eng.ms.loss.name == "hinge"  # its own rays (._rays_hinge: exact loss, a subgradient)
         n_line = n_refined = n_open = n_inner = 0
         inner, seen, planes = None, 0, True
-        if rays and _INNER:  # the inner ellipsoids about every point the line search evaluates (._inner)
+        if rays and _INNER and not hinge:  # the inner ellipsoids about every point the line search evaluates (._inner)
             from ._inner import of_batch
 
             inner = of_batch(self.eng._batch())
@@ -244,13 +245,16 @@ class RowScreen:
             todo = pick
             if rays:  # each row's own ray first (._rays): a member, and the tangent half-space of the loss
                 from ._rays import _LOSS_ROUNDING, ray_points
+                from ._rays_hinge import ray_points as hinge_ray_points
 
                 tp, sp = tau[pick], strict[pick]
 
                 def want(a, v, inside, tp=tp, sp=sp):  # the tangent only where the member does not cross
                     return ~(inside & crosses(v, tp[a : a + len(v)], sp[a : a + len(v)]))
 
-                T, inside, T0, L0, G = ray_points(self.eng._batch(), F[pick], None if inner is not None else want)
+                T, inside, T0, L0, G = (hinge_ray_points if hinge else ray_points)(
+                    self.eng._batch(), F[pick], None if inner is not None else want
+                )
                 if inner is not None:
                     inner.add(T0, L0, G)
                 v = np.where(inside, (F[pick] * T).sum(1), np.inf)
@@ -268,7 +272,7 @@ class RowScreen:
                 open_ = ~crosses(value[pick], tau[pick], strict[pick]) & crosses(bound[pick], tau[pick], strict[pick])
                 Tk, Lk, Gk = T0, L0, np.nan_to_num(G)
                 for _ in range(_CORRECT):  # the rows left: steps further (member and tangent again)
-                    if not open_.any():
+                    if not open_.any() or hinge:
                         break
                     from ._rays import corrected_points, hessian_factor
 
