@@ -11,6 +11,7 @@ import pytest
 from rashomon import HingeModelClass, LogisticModelClass, RashomonInputError, RashomonSet
 
 da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
 
 TOL = 1e-9  # Dask vs in memory: the same Newton iterations, only the order of the row sums differs
@@ -171,3 +172,26 @@ def test_multiplicity_matches_in_memory(norm_bound):
             assert np.all(
                 np.logaddexp(0, -(2.0 * y - 1)[:, None] * (D @ th.T)).mean(axis=0) <= b.epsilon_abs_ * (1 + 1e-12)
             )
+
+
+def test_multiplicity_near_collinear_columns_on_the_ball():
+    """Two columns equal to 1e-3 and a small norm bound: the loss is flat along their difference, and a Newton step
+    of an end that lies on the ball overshot it to overflow (a NumPy warning, then a failed consistency check).
+    The step is now cut at twice the ball's radius: no warning, and every decision stays valid: a flip the Dask
+    path reports is a flip of the exact ranges, and its certified upper share covers the exact ambiguity."""
+    rng = np.random.default_rng(5)
+    n, p = 1000, 3
+    X = rng.normal(size=(n, p)) * rng.uniform(0.5, 3, size=p) + rng.normal(size=p) * 2
+    X[:, 1] = X[:, 0] + 1e-3 * rng.normal(size=n)
+    z = (X - X.mean(0)) @ rng.normal(size=p) / X.std(0).mean()
+    y = (z + rng.logistic(size=n) > 0.3).astype(int)
+    mc = LogisticModelClass(norm_bound=0.5, fit_intercept=False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*null model.*")
+        warnings.simplefilter("error", RuntimeWarning)
+        with dask.config.set(scheduler="synchronous"):
+            b = RashomonSet(mc, 0.2).fit(da.from_array(X, chunks=(334, p)), da.from_array(y, chunks=334))
+            mb = b.multiplicity(X[:600], threshold=0.3, scale="probability")
+        ma = RashomonSet(mc, 0.2).fit(X, y).multiplicity(X[:600], threshold=0.3, scale="probability")
+    assert not np.any(mb.flips & ~ma.flips)
+    assert mb.discrepancy_upper >= ma.ambiguity

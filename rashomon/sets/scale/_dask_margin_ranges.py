@@ -159,6 +159,10 @@ class DaskMarginRanges:
                 except np.linalg.LinAlgError:
                     step = np.linalg.lstsq(J, rhs, rcond=None)[0]
                 dt = step[:d]
+                if not ball[i]:  # a step far outside the ball (a flat loss along near-collinear columns) is cut
+                    q = float((T[i] + dt) @ B @ (T[i] + dt))  # to twice its radius: the iterate stays finite, and
+                    if not q <= 4.0 * r:  # the end is then solved on the ball
+                        dt = dt * (2.0 * np.sqrt(r / q)) if np.isfinite(q) else np.zeros(d)
                 T[i] = T[i] + dt
                 lam[i] = lam[i] + step[d] if lam[i] + step[d] > 0 else lam[i] / 4
                 if ball[i]:
