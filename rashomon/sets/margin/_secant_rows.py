@@ -93,11 +93,14 @@ class RowEnvelopes:
                     z_lo = (rlo[rows] + (yg[rows] * e)) - (s * e) * g[rows]
                     z_hi = (rlo[rows] + np.maximum(rhi[rows] - rlo[rows], 0.0) + (yg[rows] * e)) - (s * e) * g[rows]
                     self._fine_grid(e, s, float(z_lo.min()), float(z_hi.max()))
-        parts = [
-            self._rest_block(a, b, own_w, ends, rlo[r : r + ROW_BLOCK], rhi[r : r + ROW_BLOCK], slice(r, r + ROW_BLOCK))
-            for r in range(0, self.n, ROW_BLOCK)
-        ]
-        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+        out = tuple(np.empty((self.n, self.grid - 1)) for _ in range(3))  # filled block by block: no second copy
+        for r in range(0, self.n, ROW_BLOCK):
+            part = self._rest_block(
+                a, b, own_w, ends, rlo[r : r + ROW_BLOCK], rhi[r : r + ROW_BLOCK], slice(r, r + ROW_BLOCK)
+            )
+            for o, v in zip(out, part):
+                o[r : r + ROW_BLOCK] = v
+        return out
 
     def _rest_block(self, a, b, own_w, ends, rlo, rhi, sl):
         """The pieces of the rows ``sl`` (:meth:`_rest_pieces`)."""
