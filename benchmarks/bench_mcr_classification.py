@@ -14,9 +14,11 @@ wall time per feature on 2 cores (target: 2 s).
 
 ``--scale 10000x10,100000x20`` instead: synthetic logistic sets of n rows x p features (standard normal features,
 ε = 0.1), the MCR of one feature (x0) in CPU seconds of this process with one BLAS thread (the machine is shared:
-CPU time, not wall time), its bounds, members and notes (on cells of the feature's values above 2·10^6 pairs).
+CPU time, not wall time), its bounds, members, gaps, the process's peak memory (``ru_maxrss``, the fit included) and
+notes (on cells of the feature's values above 2·10^6 pairs). One size per process for the peak memory of that size.
 
     python benchmarks/bench_mcr_classification.py --scale 5000x10,10000x10,100000x20
+    python benchmarks/bench_mcr_classification.py --scale 1000000x20
 
 ``--crossover 1500,2200,3000,4000,5000`` instead (``s3000``: the synthetic set only, ``w3000``: white wine only): where one feature's MCR should switch from the exact pairs to cells
 of the feature's values (``rashomon.sets.margin._binned.PAIRS``). At each n, a synthetic logistic set (n x 10, as
@@ -28,6 +30,7 @@ upper / lower gaps of each, and the pairs (values x row classes) that the switch
 """
 
 import math
+import resource
 import sys
 import time
 import warnings
@@ -196,9 +199,12 @@ def scale(sizes):
             t_fit, c = time.process_time() - c, time.process_time()
             r = rs.model_class_reliance(0)
             t_mcr = time.process_time() - c
+        lm, um = r.lower_model.mr, r.upper_model.mr
         print(
             f"logistic {n:>7d} x {p:<3d} fit {t_fit:6.2f} s | MCR(x0) {t_mcr:7.2f} s CPU: [{r.lower:.4f}, {r.upper:.4f}] "
-            f"around members [{r.lower_model.mr:.4f}, {r.upper_model.mr:.4f}]\n  notes: {r.notes}",
+            f"around members [{lm:.4f}, {um:.4f}] (upper gap {(r.upper - um) / abs(r.upper):.1%}, lower gap "
+            f"{(lm - r.lower) / abs(lm):.1%}, certified {r.certified}); peak memory of the process so far "
+            f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB\n  notes: {r.notes}",
             flush=True,
         )
 

@@ -76,6 +76,11 @@ CELL_PAIRS = 1 << 21  # pairs of the cell terms (cells x row classes): K = CELL_
 PAIRS = CELL_PAIRS
 MIN_CELLS = 16
 POINT_CELLS = 512  # cells per side of the one-point interval (switch_interval): ~2.6e5 cell pairs
+# cell-term pairs (atoms x row classes) up to which the surrogate bounds of ._bounds, which hold about 15 whole
+# arrays of them, run on the search's cells (10^5 x 20: 3.8e6); beyond (10^6 rows: 3.2e7, 4 GB), not: the slab bound
+# gives the upper end and the γ = 0 step the lower one; a surrogate on a few coarse cells is the upper end's fallback
+SURROGATE_PAIRS = 1 << 22
+SPLIT_PAIRS = 1 << 20  # pairs per part of the terms where whole arrays are built from them (the descent: 8 MB each)
 EXACT_PAIRS = 2e8  # pairs up to which the final members are evaluated exactly (n = 10^4: 1e8 pairs, ~1.5 s)
 
 
@@ -93,10 +98,20 @@ class BinnedTerms(MarginTerms):
         m = len(self.ys)
         step = max(1, _BLOCK // max(m, 1))
         self._blocks = [slice(a, min(a + step, len(atoms))) for a in range(0, len(atoms), step)]
-        self._wkeep = [self._weights(sl) for sl in self._blocks]  # K·m floats: the cell terms are small
+        # the weights of a block are one outer product: rebuilt per block (kept, K·m floats: 0.4 GB at 10^6 rows)
+        self._wkeep = None
 
     def switch_is_orig(self) -> bool:
         return False
+
+    def split(self, max_pairs: int) -> list[BinnedTerms]:
+        """The terms as a sum of terms on runs of the atoms, each of at most ``max_pairs`` pairs (one atom at least):
+        what materialises whole (atoms x row classes) arrays (the descent's quadratic) runs on each in turn."""
+        step = max(1, int(max_pairs) // max(len(self.ys), 1))
+        K = len(self.G)
+        if step >= K:
+            return [self]
+        return [BinnedTerms(self, self.G[a : a + step, 0], self._aw[a : a + step]) for a in range(0, K, step)]
 
     def _weights(self, sl: slice) -> np.ndarray:
         return (self._aw[sl, None] * self._size[None, :]) * self._scale
@@ -235,6 +250,19 @@ class SwitchPlan:
         self.TU: MarginTerms = T if cells is None else cells[1]
         self.g_shift = 1.0 / (T.n - 1.0) if self.on else 0.0
         self.l_shift = lower_shift(T.n, eps, kind) if self.on else 0.0
+        # whether the surrogate bounds may build whole arrays of the cell terms (SURROGATE_PAIRS)
+        self.whole = not self.on or len(self.TU.G) * len(T.ys) <= SURROGATE_PAIRS
+        self._coarse: tuple | None = None
+
+    def surrogate_terms(self) -> tuple[MarginTerms, MarginTerms]:
+        """``(TL, TU)`` for the surrogate bounds: the search's, or where they are too many to build whole
+        (``whole`` False) a few coarse cells (certified as well, looser)."""
+        if self.whole:
+            return self.TL, self.TU
+        if self._coarse is None:
+            K = max(4, SURROGATE_PAIRS // (8 * max(len(self.T.ys), 1)))
+            self._coarse = binned_terms(self.T, cells=K) or (self.TL, self.TU)
+        return self._coarse
 
     def interval(self, theta, loss) -> tuple[float, float]:
         """``(lower, upper)`` of the exact e_switch at θ (equal when the pairs are exact)."""
@@ -260,5 +288,6 @@ class SwitchPlan:
             f"e_switch on {len(self.TL.G)} cells of the feature's {len(T.G)} values (certified Jensen and "
             "Edmundson-Madansky bounds); the members' MR "
             + ("exact" if ex_l and ex_u else "from a certified interval of e_switch (the conservative end)")
+            + ("" if self.whole else "; no quadratic-surrogate bounds (too many cell pairs to build them whole)")
         )
         return lmod, umod, ref, ref_lo

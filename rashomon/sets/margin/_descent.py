@@ -34,9 +34,11 @@ import math
 
 import numpy as np
 
+from ...model_classes import Quadratic
 from ...solvers import SmoothBallProgram
 from .._steps import mr_value
 from ._ascent import _smoothed
+from ._binned import SPLIT_PAIRS
 from ._level import _search_t
 from ._starts import random_extremes
 
@@ -90,8 +92,7 @@ def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, starts=(0, 
 
     def step(th, q):
         """The majorise–minimise step from θ (see the module docstring)."""
-        M0 = T.switched_scores(th) * T.ys[None, :]
-        quad = T.switch_quadratic(th, mj, mj.jj_curvature(M0))
+        quad = _jj_quadratic(T, th, mj)
         g = T.orig_parts(th, mj, 1)[1]
         Q2, lin = 2.0 * quad.Q, -2.0 * quad.c - q * g
 
@@ -146,6 +147,19 @@ def descend_lower(ms, T, loss, eps, lo, hi, kind, members, extremes, starts=(0, 
         max_iter = _MAX_ITER_LOGISTIC if loss.name == "logistic" else _MAX_ITER
     states[0] = run(states[0], max(max_iter - _RACE, 0))
     return [st[0] for st in states] + polished
+
+
+def _jj_quadratic(T, th, mj):
+    """The Jaakkola–Jordan majorant of e_switch at θ (a Quadratic), built on parts of the terms of at most
+    ``._binned.SPLIT_PAIRS`` pairs each where they have a ``split`` (cell terms: whole arrays of 10^6 rows x 16
+    cells are 128 MB each), else at once."""
+    parts = T.split(SPLIT_PAIRS) if hasattr(T, "split") else [T]
+    out = None
+    for P in parts:
+        M0 = P.switched_scores(th) * P.ys[None, :]
+        q = P.switch_quadratic(th, mj, mj.jj_curvature(M0))
+        out = q if out is None else Quadratic(out.Q + q.Q, out.c + q.c, out.k + q.k)
+    return out
 
 
 _POLISH_STARTS = 3  # best distinct members polished by the SQP below

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["set_row_ranges"]
+__all__ = ["distinct_rows", "set_row_ranges"]
 
 _WORK = 1.2e7  # the largest (distinct rows)² computed (a deterministic budget: red wine 1.8e6 in about 2.5 s of CPU,
 # COMPAS 1.1e7 in about 10 s, where the lower slab bound gains 0.1% from them and the upper one 2-5 points: logistic
@@ -21,11 +21,22 @@ _WORK = 1.2e7  # the largest (distinct rows)² computed (a deterministic budget:
 _NEWTON = 6  # Newton iterations of the batched solver (a fixed count: deterministic; every bound is certified)
 
 
+def distinct_rows(ms) -> int:
+    """The number of distinct rows ``y_j d_j`` of the set (computed once per set, in O(n) memory besides one copy of
+    the design: :func:`._terms.unique_rows`)."""
+    cache = ms.__dict__
+    if "_distinct_rows" not in cache:
+        from ._terms import unique_rows
+
+        cache["_distinct_rows"] = len(unique_rows(ms.y[:, None] * ms.D)[2])
+    return cache["_distinct_rows"]
+
+
 def set_row_ranges(ms, eps):
     """``(lo, hi)``: certified bounds on every row's margin ``y_j d_j'θ`` over S at ε (rows of ``ms.D``)."""
     cache = ms.__dict__.setdefault("_lower_row_ranges", {})
     key = float(eps)
-    if key not in cache and len(np.unique(ms.y[:, None] * ms.D, axis=0)) ** 2 > _WORK:
+    if key not in cache and distinct_rows(ms) ** 2 > _WORK:
         cache[key] = (np.full(len(ms.y), -np.inf), np.full(len(ms.y), np.inf))  # too large: E's ranges alone
     if key not in cache:
         from ._ranges import MarginFunctionalRange

@@ -238,7 +238,7 @@ def tighten_ranges(ms, ranges, loss, eps, lo, hi, quick=False) -> None:
     did not reach every row (hinge sets up to ``_HINGE_BATCH`` (distinct rows)²), or for the logistic loss, the
     batched convex solver's (:mod:`._lower_ranges`, which skips the largest sets). Both are computed once per set and ε, and skipped when ``quick`` (a ``max_time`` under
     5 s) unless already computed."""
-    from ._lower_ranges import set_row_ranges
+    from ._lower_ranges import distinct_rows, set_row_ranges
 
     if quick:  # only what is already computed
         lp = ms.__dict__.get("_lp_ranges", {}).get(_key(eps, lo, hi)) if loss.name == "hinge" else None
@@ -253,7 +253,7 @@ def tighten_ranges(ms, ranges, loss, eps, lo, hi, quick=False) -> None:
     ranges.lp = lp  # the slab bound's cells re-use its duals (._secant)
     if lp is not None:
         ranges.lo_o, ranges.hi_o = np.maximum(ranges.lo_o, lp.lo_), np.minimum(ranges.hi_o, lp.hi_)
-    m = len(lp.U) if lp is not None else len(np.unique(ms.y[:, None] * ms.D, axis=0))
+    m = len(lp.U) if lp is not None else distinct_rows(ms)
     partial = lp is None or not (np.all(np.isfinite(lp.lo_)) and np.all(np.isfinite(lp.hi_)))
     if partial and (loss.name != "hinge" or m * m <= _HINGE_BATCH):
         slo, shi = set_row_ranges(ms, eps)  # the batched convex solver's (._lower_ranges; ~exact for the logistic)

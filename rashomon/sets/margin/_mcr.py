@@ -58,6 +58,25 @@ from ._terms import MarginTerms
 __all__ = ["MarginSet", "margin_mcr"]
 
 
+class _OrigTerms(MarginTerms):
+    """The e_orig terms of the set (no switched group): :class:`._terms.MarginTerms` whose switched-pair parts (row
+    classes, an n x d copy of the design at 10^6 rows) are built only if something asks for them; e_orig and its
+    derivatives use the design itself."""
+
+    _LAZY = frozenset({"G", "_inv", "_counts", "Dr", "ys", "_cls", "_size", "_scale", "_blocks", "_wkeep"})
+
+    def __init__(self, D: np.ndarray, y: np.ndarray):
+        self.D, self.y = D, y
+        self.n, self.d = D.shape
+        self.gi, self.ri = np.zeros(0, dtype=int), np.arange(D.shape[1])
+
+    def __getattr__(self, name):  # only for attributes not set: the switched parts, built once
+        if name not in _OrigTerms._LAZY or "D" not in self.__dict__:
+            raise AttributeError(name)
+        MarginTerms.__init__(self, self.D, self.y, self.gi)
+        return self.__dict__[name]
+
+
 class MarginSet:
     """The fitted pieces of a classifier Rashomon set: design, labels, loss, ε, K and θ_min."""
 
@@ -66,7 +85,7 @@ class MarginSet:
         self.D = par.design(X)
         self.loss = par.info["margin_loss"]  # smoothed at the class's τ for the hinge
         self.B, self.r, self.o = par.B, par.r, par.o
-        self.orig = MarginTerms(self.D, ye, np.zeros(0, dtype=int))
+        self.orig = _OrigTerms(self.D, ye)
         self._icpt: dict = {}
         self._hchol = None
 
@@ -298,7 +317,9 @@ def _margin_mcr(
         th_x = best("lower")[0]
         # each expansion point gives a valid bound; not for the hinge, whose surrogates (the 0.05-smoothing's
         # curvature: 5 near the kink, 0 elsewhere) never beat the γ = 0 bound (Pima: 0.60-0.90 vs 0.91-0.96)
-        for th in ((th_0, th_x) if th_x is not th_0 else (th_0,)) if loss.name == "logistic" else ():
+        # (cell terms too many to build whole, sp.whole: not; 10^6 rows, where the γ = 0 bound on the search's cells
+        # is the better one)
+        for th in ((th_0, th_x) if th_x is not th_0 else (th_0,)) if loss.name == "logistic" and sp.whole else ():
             for bl in _surrogate(TL, ranges, loss, th, eps, kind, "lower", B, r):
                 lower = max(lower, bl - sp.l_shift)
         left = None if deadline is None else max(0.0, (deadline - time.monotonic()) / 2)  # half for the lower end
@@ -317,7 +338,8 @@ def _margin_mcr(
     uth, umr = best("upper")
     # the hinge's surrogate outer bound is useless where the slab bound applies (Pima: 42-159 vs 1.7-2.5), so
     # for one feature it is the fallback only
-    slab_first = loss.name == "hinge" and uth is not None and len(gi) == 1 and gap_tol < math.inf
+    # (so is it where the cell terms are too many for the surrogate to build whole: then on coarse cells, sp.whole)
+    slab_first = (loss.name == "hinge" or not sp.whole) and uth is not None and len(gi) == 1 and gap_tol < math.inf
     upper = (
         math.inf if slab_first else min(_surrogate(TU, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
     )
@@ -330,7 +352,7 @@ def _margin_mcr(
         sec = secant_upper_bound(ms, T, ranges, loss, eps, lo, hi, kind, umr, b_limits=b_lim, report=rep, **opts)
         upper = min(upper, sec) if np.isfinite(sec) else upper
     if slab_first and not np.isfinite(upper):
-        upper = min(_surrogate(TU, ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
+        upper = min(_surrogate(sp.surrogate_terms()[1], ranges, loss, uth, eps, kind, "upper", B, r), default=math.inf)
     if flat is not None:  # the minimiser set's box (a hinge set at ε = e_min) bounds both ends too
         lower, upper = max(lower, flat[0]), min(upper, flat[1])
     lmod, umod, ref, ref_lo = sp.members(ms, kind, lth, uth, reference_theta, notes)  # each evaluated once

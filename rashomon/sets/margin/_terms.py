@@ -22,10 +22,11 @@ from scipy.special import expit
 
 from ...model_classes import Quadratic
 
-__all__ = ["MarginTerms", "orig_quadratic"]
+__all__ = ["MarginTerms", "orig_quadratic", "unique_rows"]
 
 _BLOCK = 1 << 16  # pairs per block of the switched sums (512 KiB per float array: 2-3x faster elementwise
 # loss evaluation than 4 MiB blocks here, which allocate fresh pages for every temporary)
+_ROWS = 1 << 16  # rows above which the Hessian of e_orig is summed in blocks of this many rows
 _KEEP = 1 << 22  # the pair weights are kept (32 MiB at most) when V·n is at most this, else rebuilt per block
 
 
@@ -87,6 +88,27 @@ def orig_quadratic(D, y, w, theta0, loss, curv, offset=0.0) -> Quadratic:
     return Quadratic(0.5 * (Q + Q.T), c, k)
 
 
+def unique_rows(A: np.ndarray):
+    """``np.unique(A, axis=0, return_inverse=True, return_counts=True)`` (the same rows, order and classes) with
+    O(n) memory besides A: one stable lexicographic sort of the rows and comparisons of neighbours in blocks (the
+    axis form copies A several times: about 0.9 GB of temporaries at 10^6 x 21)."""
+    A = np.asarray(A, dtype=float)
+    n = A.shape[0]
+    if n == 0 or A.ndim != 2 or A.shape[1] == 0:
+        return np.unique(A, axis=0, return_inverse=True, return_counts=True)
+    order = np.lexsort(A.T[::-1]) if A.shape[1] > 1 else np.argsort(A[:, 0], kind="stable")
+    new = np.ones(n, dtype=bool)
+    step = max(1, _BLOCK // A.shape[1])
+    for a in range(1, n, step):
+        b = min(a + step, n)
+        new[a:b] = np.any(A[order[a:b]] != A[order[a - 1 : b - 1]], axis=1)
+    starts = np.flatnonzero(new)
+    inv = np.empty(n, dtype=np.intp)
+    inv[order] = np.cumsum(new) - 1
+    counts = np.diff(np.append(starts, n))
+    return A[order[starts]], inv, counts
+
+
 class MarginTerms:
     """The e_orig rows and the switched pairs of one feature group (see the module docstring).
 
@@ -105,14 +127,12 @@ class MarginTerms:
         self.D, self.y, self.n, self.d = D, y, n, d
         self.gi = np.asarray(group, dtype=int)
         self.ri = np.setdiff1d(np.arange(d), self.gi)
-        vals, inv, counts = np.unique(D[:, self.gi], axis=0, return_inverse=True, return_counts=True)
+        vals, inv, counts = unique_rows(D[:, self.gi])
         self.G, self._inv, self._counts = vals, inv.ravel(), counts.astype(float)
         # rows sharing (rest of the design, label) share every switched pair: the pairs are summed over
         # these classes (Dr, ys: one row each) with the class sizes in the weights -- exact, and 5-14x fewer
         # pairs for COMPAS's priors and age
-        rest, cls, size = np.unique(
-            np.column_stack([D[:, self.ri], y]), axis=0, return_inverse=True, return_counts=True
-        )
+        rest, cls, size = unique_rows(np.column_stack([D[:, self.ri], y]))
         self.Dr, self.ys, self._cls, self._size = rest[:, :-1], rest[:, -1], cls.ravel(), size.astype(float)
         self._scale = 1.0 / (n * (n - 1.0))
         m = len(self.ys)
@@ -174,7 +194,12 @@ class MarginTerms:
         f, g = float(l0.mean()), self.D.T @ (l1 * self.y) / self.n
         if order == 1:
             return f, g
-        return f, g, (self.D.T * (l2 / self.n)) @ self.D
+        if self.n <= _ROWS:
+            return f, g, (self.D.T * (l2 / self.n)) @ self.D
+        w, H = l2 / self.n, np.zeros((self.d, self.d))
+        for a in range(0, self.n, _ROWS):  # in row blocks: no n x d temporary (168 MB at 10^6 x 21)
+            H += (self.D[a : a + _ROWS].T * w[a : a + _ROWS]) @ self.D[a : a + _ROWS]
+        return f, g, H
 
     def switch_parts(self, theta, loss, order, need_value=True):
         """``(value,)``, ``(value, gradient)`` or ``(value, gradient, Hessian)`` of the smooth e_switch, block by
