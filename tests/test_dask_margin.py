@@ -119,7 +119,8 @@ def test_model_reliance_of_a_member_matches_in_memory():
     assert dv.method == "divide" and dv.exact_algorithm is None
     mem = model_reliance(m, df[list("abcd")], df["t"], "a", method="divide")
     assert dv.e_switch == pytest.approx(mem.e_switch, rel=TOL) and dv.ratio == pytest.approx(mem.ratio, rel=TOL)
-    arr = model_reliance(m, da.from_array(X, chunks=(400, 4)), da.from_array(y, chunks=400), 0, method="divide")
+    with pytest.warns(UserWarning, match="valid feature names"):  # an array for a model fitted with names
+        arr = model_reliance(m, da.from_array(X, chunks=(400, 4)), da.from_array(y, chunks=400), 0, method="divide")
     assert arr.e_switch == pytest.approx(mem.e_switch, rel=TOL)
 
 

@@ -79,7 +79,10 @@ def run_classifier(
             Xtr[:, keep], ytr, names, model_class, cv if fold_u is not None else 0, 0, fold_u
         )
         ml = ref_wo.parametrization_.info["margin_loss"]
-        s = np.asarray(ref_wo.decision_function(pd.DataFrame(Xte[:, keep], columns=names)))
+        rows = Xte[:, keep]  # with names only where the reference was fitted with them (no feature-name warning)
+        if hasattr(ref_wo, "feature_names_in_"):
+            rows = pd.DataFrame(rows, columns=names)
+        s = np.asarray(ref_wo.decision_function(rows))
         return float(np.mean(ml.exact((2 * yte - 1) * s))) / e_ref
 
     t0 = time.perf_counter()
