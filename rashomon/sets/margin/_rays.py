@@ -24,7 +24,7 @@ import numpy as np
 
 from ._batch_kernels import _softplus_sigmoid
 
-__all__ = ["corrected_points", "hessian_factor", "k_cut", "ray_points"]
+__all__ = ["corrected_points", "hessian_factor", "k_cut", "ray_points", "ray_setup"]
 
 _STEPS = 4  # sampled loss evaluations per row: the model's point, Newton steps from outside, a chord inside
 _SAMPLE = 8192  # rows of the sample the search runs on (the point found is then checked on every row)
@@ -54,7 +54,7 @@ def ray_points(bat, A: np.ndarray, want=None):
         Points, membership, tangent points, loss lower bounds and gradients there.
     """
     ms = bat.eng.ms
-    t0, eps, e_min = ms.theta_min, bat.eps, bat.e_min
+    t0, e_min = ms.theta_min, bat.e_min
     m, d = A.shape
     T = np.empty((m, d))
     inside = np.zeros(m, dtype=bool)
@@ -62,18 +62,8 @@ def ray_points(bat, A: np.ndarray, want=None):
     if not m:
         return T, inside, P, Ls, Gs
     Dir = bat._start(A) - t0[None, :]
-    # the ball: (t0 + s·d)'B̃(t0 + s·d) <= r(1 - 1e-12), the larger root of a quadratic in s (t0 is inside)
-    Bt, r = bat.Bt, bat.r * (1 - 1e-12)
-    qa = ((Dir @ Bt) * Dir).sum(1)
-    qb = Dir @ (Bt @ t0)
-    qc = float(t0 @ Bt @ t0) - r
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s_ball = np.where(qa > 0, (-qb + np.sqrt(np.maximum(qb * qb - qa * qc, 0.0))) / qa, np.inf)
-    s_ball = np.maximum(s_ball, 0.0)
-    target = eps - _SHORT * max(eps - e_min, 0.0)  # aim inside: the search runs on a sample of the rows
+    s_ball, target, Zs, ws = ray_setup(bat, t0, Dir)
     Zt, w = bat.Zt, bat.w
-    stride = max(1, -(-len(w) // _SAMPLE))
-    Zs, ws = Zt[:, ::stride], w[::stride] * (w.sum() / w[::stride].sum())
     ms0 = t0 @ Zs
     l1s = -1.0 / (1.0 + np.exp(ms0))  # ℓ'(m0) on the sample
     l0s = np.logaddexp(0.0, -ms0)
@@ -154,6 +144,27 @@ def hessian_factor(bat) -> np.ndarray:
         return np.linalg.cholesky(H + 1e-10 * scale * np.eye(len(H)))
     except np.linalg.LinAlgError:
         return np.linalg.cholesky(H + 1e-6 * scale * np.eye(len(H)))
+
+
+def ray_setup(bat, t0: np.ndarray, Dir: np.ndarray):
+    """``(s_ball, target, Zs, ws)``: the start every ray search shares (logistic here, hinge in :mod:`._rays_hinge`).
+
+    ``s_ball``: each ray's last step ``s >= 0`` with ``(t0 + s·d)'B̃(t0 + s·d) <= r(1 - 1e-12)``, the larger root of
+    a quadratic in s (t0 is inside); ``target``: the loss level the search aims at, a share ``_SHORT`` of the slack
+    inside (the search runs on a sample); ``Zs, ws``: that sample of the rows (every ``stride``-th) and its weights,
+    rescaled to the total weight.
+    """
+    Bt, r = bat.Bt, bat.r * (1 - 1e-12)
+    qa = ((Dir @ Bt) * Dir).sum(1)
+    qb = Dir @ (Bt @ t0)
+    qc = float(t0 @ Bt @ t0) - r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s_ball = np.where(qa > 0, (-qb + np.sqrt(np.maximum(qb * qb - qa * qc, 0.0))) / qa, np.inf)
+    s_ball = np.maximum(s_ball, 0.0)
+    target = bat.eps - _SHORT * max(bat.eps - bat.e_min, 0.0)
+    w = bat.w
+    stride = max(1, -(-len(w) // _SAMPLE))
+    return s_ball, target, bat.Zt[:, ::stride], w[::stride] * (w.sum() / w[::stride].sum())
 
 
 def corrected_points(bat, A: np.ndarray, T0: np.ndarray, L0: np.ndarray, G: np.ndarray, chol: np.ndarray):

@@ -19,12 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ray_points"]
+from ._rays import _LOSS_ROUNDING, _STEPS, ray_setup
 
-_STEPS = 4  # sampled loss evaluations per row: the model's point, Newton steps from outside, a chord inside
-_SAMPLE = 8192  # rows of the sample the search runs on (the point found is then checked on every row)
-_SHORT = 0.005  # the search aims this share of the slack ε - e_min inside (the sample's error)
-_LOSS_ROUNDING = 1e-13  # relative allowance for the rounding of a loss value (a tangent's offset is lowered by it)
+__all__ = ["ray_points"]
 
 
 def ray_points(bat, A: np.ndarray, want=None):
@@ -49,7 +46,7 @@ def ray_points(bat, A: np.ndarray, want=None):
         Points, membership, tangent points, loss lower bounds and subgradients there.
     """
     ms = bat.eng.ms
-    t0, eps, e_min = ms.theta_min, bat.eps, bat.e_min
+    t0, e_min = ms.theta_min, bat.e_min
     m, d = A.shape
     T = np.empty((m, d))
     inside = np.zeros(m, dtype=bool)
@@ -61,18 +58,8 @@ def ray_points(bat, A: np.ndarray, want=None):
         Dir = bat._start(A) - t0[None, :]
     finally:
         bat.tau = tau
-    # the ball: (t0 + s·d)'B̃(t0 + s·d) <= r(1 - 1e-12), the larger root of a quadratic in s (t0 is inside)
-    Bt, r = bat.Bt, bat.r * (1 - 1e-12)
-    qa = ((Dir @ Bt) * Dir).sum(1)
-    qb = Dir @ (Bt @ t0)
-    qc = float(t0 @ Bt @ t0) - r
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s_ball = np.where(qa > 0, (-qb + np.sqrt(np.maximum(qb * qb - qa * qc, 0.0))) / qa, np.inf)
-    s_ball = np.maximum(s_ball, 0.0)
-    target = eps - _SHORT * max(eps - e_min, 0.0)
+    s_ball, target, Zs, ws = ray_setup(bat, t0, Dir)
     Zt, w = bat.Zt, bat.w
-    stride = max(1, -(-len(w) // _SAMPLE))
-    Zs, ws = Zt[:, ::stride], w[::stride] * (w.sum() / w[::stride].sum())
     ms0 = t0 @ Zs
     zabs = np.abs(bat.Z).T @ w  # Σ_j w_j |z_j|: the loss's rounding through the margins, (d + 2) ulp each
     step = int(max(8, min(256, (1 << 22) // max(len(w), 1))))
