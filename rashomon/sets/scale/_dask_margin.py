@@ -287,8 +287,6 @@ def _minimise(rows, par, loss, zbar_pos, zbar_neg):
 def fit_dask_margin(rs: Any, Xd: Any, yd: Any, columns: list[str] | None, sample_weight: Any, func: str) -> Any:
     """The body of :meth:`RashomonSet.fit` for a logistic class on Dask input (see the module docstring): ``Xd``
     and ``yd`` are dask arrays with matching row blocks (X with one chunk across columns)."""
-    from .._epsilon import epsilon_threshold, explained_share
-
     mc = _check(rs, func)
     if sample_weight is not None:
         raise RashomonInputError(
@@ -303,22 +301,31 @@ def fit_dask_margin(rs: Any, Xd: Any, yd: Any, columns: list[str] | None, sample
     theta, e_min, _ = _minimise(rows, par, loss, rows.zbar_pos, rows.zbar_neg)
     labels = np.array([int(rows.zero_label), 1])
     par.classes_ = labels
-    rs.n_features_in_ = rows.shape[1]
     if columns is not None:
         rs.feature_names_in_ = np.asarray(columns, dtype=object)
+    _install(rs, rows, par, loss, columns, theta, e_min, theta, e_min, func)
+    return rs
+
+
+def _install(rs, rows, par, loss, columns, theta, e_min, theta_ref, e_ref, func) -> None:
+    """The fitted attributes of a logistic set on Dask input (the rows' oracle, θ_min, the reference, e_null, ε_abs
+    and the share of the explained loss it keeps), then the norm bound tightened: shared by the fit and the fit
+    about a given reference."""
+    from .._epsilon import epsilon_threshold, explained_share
+
+    rs.n_features_in_ = rows.shape[1]
     rs._columns, rs.X_, rs.y_, rs.sample_weight_ = columns, rows, rows, None
     rs._cache, rs._margin, rs._degenerate = {}, _RowsNeeded(rows, loss), False
     rs.parametrization_ = par
     rs.theta_min_, rs.e_min_ = theta, e_min
-    rs.reference_theta_, rs.reference_ = theta, par.estimator(theta)
-    rs.e_ref_ = e_min
+    rs.reference_theta_, rs.reference_ = theta_ref, par.estimator(theta_ref)
+    rs.e_ref_ = e_ref
     q = rows.n_positive / rows.n_rows
     rs.e_null_ = -sum(v * math.log(v) for v in (q, 1.0 - q) if v > 0) if par.o else math.log(2.0)
     rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func, rs.e_null_)
     rs.explained_share_ = explained_share(rs.e_min_, rs.e_null_, rs.epsilon_abs_)
     _tighten(rs, rows, loss)
     rows.par = rs.parametrization_
-    return rs
 
 
 def _tighten(rs, rows, loss) -> None:

@@ -10,14 +10,13 @@ set answers what the logistic class answers on Dask (``prediction_range``, ``mul
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ...utils.validation import RashomonInputError
 from ._dask_inputs import _as_arrays
-from ._dask_margin import _minimise, _RowsNeeded, _statistics, _tighten
+from ._dask_margin import _install, _minimise, _statistics
 
 __all__ = ["fit_dask_margin_reference"]
 
@@ -43,7 +42,6 @@ def fit_dask_margin_reference(rs: Any, X: Any, y: Any, func: str = "RashomonSet.
         ``rs``, fitted.
     """
     from ...model_classes import ClassMember
-    from .._epsilon import epsilon_threshold, explained_share
     from .._set_inputs import record_names
 
     ref = rs.reference
@@ -69,18 +67,6 @@ def fit_dask_margin_reference(rs: Any, X: Any, y: Any, func: str = "RashomonSet.
     rows.zbar_pos, rows.zbar_neg = (xpos - par.mean) / par.sd, (xneg - par.mean) / par.sd
     theta, e_min, _ = _minimise(rows, par, loss, rows.zbar_pos, rows.zbar_neg)
     theta_ref = np.asarray(ref.theta_, dtype=float)
-    rs.n_features_in_ = rows.shape[1]
-    rs._columns, rs.X_, rs.y_, rs.sample_weight_ = columns, rows, rows, None
-    rs._cache, rs._margin, rs._degenerate = {}, _RowsNeeded(rows, loss), False
-    rs.parametrization_ = par
-    rs.theta_min_, rs.e_min_ = theta, e_min
-    rs.reference_theta_, rs.reference_ = theta_ref, par.estimator(theta_ref)
-    rs.e_ref_ = rows.e_orig(theta_ref, loss)
-    q = rows.n_positive / rows.n_rows
-    rs.e_null_ = -sum(v * math.log(v) for v in (q, 1.0 - q) if v > 0) if par.o else math.log(2.0)
-    rs.epsilon_abs_ = epsilon_threshold(float(rs.epsilon), rs.epsilon_kind, rs.e_ref_, rs.e_min_, func, rs.e_null_)
-    rs.explained_share_ = explained_share(rs.e_min_, rs.e_null_, rs.epsilon_abs_)
-    _tighten(rs, rows, loss)
-    rows.par = rs.parametrization_
+    _install(rs, rows, par, loss, columns, theta, e_min, theta_ref, rows.e_orig(theta_ref, loss), func)
     names = np.asarray(columns, dtype=object) if columns is not None else None
     return record_names(rs, names)
