@@ -297,13 +297,10 @@ def step_bnb(rs, P, p0, c, lr, ur, t, eps, func, starts, time_limit=60.0, gap=0.
 
 def bnb_max(rs, spec, coef, lo_s, hi_s, eps, func, t, starts, time_limit, gap):
     """Certified ``max_S Σ_i coef_i 1[s_i > t]`` over the rows of ``spec`` (duplicates merged): ``(bound, members)``."""
-    from ._step_bound import _rows
+    from ._step_bound import _kept_rows, _rows
 
-    P_all, p0_all, c_all, l_all, u_all, keep = _rows(spec, coef, lo_s, hi_s)
-    P, p0, c, lr, ur = P_all[keep], p0_all[keep], c_all[keep], l_all[keep], u_all[keep]
-    if not len(c):
-        return 0.0, []
-    if not (np.all(np.isfinite(lr)) and np.all(np.isfinite(ur))):
-        return np.inf, []
+    (P, p0, c, lr, ur), trivial = _kept_rows(_rows(spec, coef, lo_s, hi_s))
+    if trivial is not None:
+        return trivial
     b, members, _ = step_bnb(rs, P, p0, c, lr, ur, t, eps, func, starts, time_limit, gap)
     return b, members

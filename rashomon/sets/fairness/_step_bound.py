@@ -52,6 +52,19 @@ def _rows(spec, coef, lo_s, hi_s):
     return U[:, :-1], U[:, -1], c, lr, ur, keep
 
 
+def _kept_rows(distinct):
+    """``(rows, trivial)`` from :func:`_rows`' output: the distinct rows with a nonzero coefficient
+    ``(P, p0, c, lr, ur)``, and the answer of a maximum that needs no search: ``(0.0, [])`` when no row is left,
+    ``(inf, [])`` when a score range is unbounded, else None."""
+    P, p0, c, lr, ur, keep = distinct
+    rows = P[keep], p0[keep], c[keep], lr[keep], ur[keep]
+    if not keep.any():
+        return rows, (0.0, [])
+    if not (np.all(np.isfinite(rows[3])) and np.all(np.isfinite(rows[4]))):
+        return rows, (np.inf, [])
+    return rows, None
+
+
 def _row_max(c, gam, lr, ur, t):
     """``max_{s ∈ [lr, ur]} c·1[s > t] - γ s`` per row (the supremum just above t where the range crosses t)."""
     step = lambda s: np.where(s > t, c, 0.0)  # noqa: E731
@@ -84,12 +97,11 @@ def step_max(rs, spec, coef, lo_s, hi_s, eps, func, t):
     from ..margin import margin_set
 
     ms = margin_set(rs)
-    P_all, p0_all, c_all, l_all, u_all, keep = _rows(spec, coef, lo_s, hi_s)
-    P, p0, c, lr, ur = P_all[keep], p0_all[keep], c_all[keep], l_all[keep], u_all[keep]
-    if not len(c):
-        return 0.0, []
-    if not (np.all(np.isfinite(lr)) and np.all(np.isfinite(ur))):
-        return np.inf, []
+    distinct = _rows(spec, coef, lo_s, hi_s)
+    P_all, p0_all, _, l_all, u_all, _ = distinct
+    (P, p0, c, lr, ur), trivial = _kept_rows(distinct)
+    if trivial is not None:
+        return trivial
     d = P.shape[1]
     scale = 1.0 + abs(t)
     open_ = (lr <= t) & (t < ur)

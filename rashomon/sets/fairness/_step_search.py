@@ -106,7 +106,7 @@ def smooth_ascent(rs, P, p0, c, t, eps, starts):
 
 def step_members(rs, spec, coef, lo_s, hi_s, eps, t, starts):
     """:func:`smooth_ascent` on the distinct rows of ``spec`` with summed coefficients ``coef``: a list of members."""
-    from ._step_bound import _rows
+    from ._step_bound import _kept_rows, _rows
 
-    P, p0, c, _, _, keep = _rows(spec, coef, lo_s, hi_s)
-    return smooth_ascent(rs, P[keep], p0[keep], c[keep], t, eps, starts)
+    (P, p0, c, _, _), _ = _kept_rows(_rows(spec, coef, lo_s, hi_s))
+    return smooth_ascent(rs, P, p0, c, t, eps, starts)
