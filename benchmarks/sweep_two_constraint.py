@@ -36,20 +36,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REL = 1e-6
 
 
-def drawn(seed):
-    """The problem of ``seed`` (``tests/test_difference_ends.py::_drawn``, the same draws)."""
-    rng = np.random.default_rng(seed)
-    n, p = int(rng.choice([300, 3000, 20000])), int(rng.integers(2, 9))
-    C = rng.normal(size=(p, p)) * rng.uniform(0, 1)
-    X = rng.normal(size=(n, p)) @ (np.eye(p) + C)
-    k = int(rng.integers(0, p))
-    X[:, :k] = X[:, :k] > 0
-    sig = 10 ** rng.uniform(-2.5, 0)
-    y = X @ (rng.normal(size=p) * sig) + rng.normal(size=n) * 10 ** rng.uniform(-1, 1.5) + rng.normal() * 5
-    rng.uniform(-2, 2), rng.integers(4), rng.integers(2)
-    eps = rng.uniform(0.1, 0.15)
-    group = [int(j) for j in rng.choice(p, int(rng.integers(1, p)), replace=False)]
-    return X, y, eps, group
+sys.path.insert(0, os.path.dirname(HERE))
+from tests._draws import weak_signal_problem as drawn  # noqa: E402  (the tests' problems, the same draws)
 
 
 def one(seed) -> dict:

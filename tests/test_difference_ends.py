@@ -16,6 +16,8 @@ from scipy.optimize import minimize
 
 from rashomon import LinearModelClass, RashomonSet, RashomonWarning
 
+from ._draws import weak_signal_problem
+
 REL = 1e-6
 
 
@@ -61,20 +63,7 @@ def test_weak_signal_20000_rows_difference_ends_attained(eps, offset):
         _attained(rs.model_class_reliance(g, kind="difference"))
 
 
-def _drawn(seed):
-    """A random weak-signal problem (correlated, partly binary, uncentred features) and the group to switch."""
-    rng = np.random.default_rng(seed)
-    n, p = int(rng.choice([300, 3000, 20000])), int(rng.integers(2, 9))
-    C = rng.normal(size=(p, p)) * rng.uniform(0, 1)
-    X = rng.normal(size=(n, p)) @ (np.eye(p) + C)
-    k = int(rng.integers(0, p))
-    X[:, :k] = X[:, :k] > 0
-    sig = 10 ** rng.uniform(-2.5, 0)
-    y = X @ (rng.normal(size=p) * sig) + rng.normal(size=n) * 10 ** rng.uniform(-1, 1.5) + rng.normal() * 5
-    rng.uniform(-2, 2), rng.integers(4), rng.integers(2)  # draws kept: the seeds give the same problems
-    eps = rng.uniform(0.1, 0.15)
-    group = [int(j) for j in rng.choice(p, int(rng.integers(1, p)), replace=False)]
-    return X, y, eps, group
+_drawn = weak_signal_problem  # a random weak-signal problem and the group to switch
 
 
 @pytest.mark.parametrize("seed", [874441201, 986677930, 195091350])

@@ -8,6 +8,7 @@ from scipy.optimize import brentq
 from rashomon import LinearModelClass, RashomonSet, model_class_reliance
 from rashomon.solvers import SolverStatus, solve_two_constraint
 
+from ._draws import weak_signal_problem
 from .test_mcr_linear import _grid_mcr, _mr_of, _sample_rashomon_set
 
 TIGHT = 2.0**-20
@@ -201,17 +202,8 @@ def test_jump_whose_minimum_sits_on_the_far_side_is_attained():
     set reaches 0.29127; both ends must now be attained within 1e-6 and the SLSQP value inside the bound."""
     from scipy.optimize import minimize
 
-    rng = np.random.default_rng(1024744531)
-    n, p = int(rng.choice([300, 3000, 20000])), int(rng.integers(2, 9))
-    C = rng.normal(size=(p, p)) * rng.uniform(0, 1)
-    X = rng.normal(size=(n, p)) @ (np.eye(p) + C)
-    k = int(rng.integers(0, p))
-    X[:, :k] = X[:, :k] > 0
-    sig = 10 ** rng.uniform(-2.5, 0)
-    y = X @ (rng.normal(size=p) * sig) + rng.normal(size=n) * 10 ** rng.uniform(-1, 1.5) + rng.normal() * 5
-    rng.uniform(-2, 2), rng.integers(4), rng.integers(2)
-    eps = rng.uniform(0.1, 0.15)
-    group = [int(j) for j in rng.choice(p, int(rng.integers(1, p)), replace=False)]
+    X, y, eps, group = weak_signal_problem(1024744531)
+    n, p = X.shape
     assert (n, p, group) == (300, 6, [0])
     rs = RashomonSet(LinearModelClass(standardize=False), eps).fit(X, y)
     r = rs.model_class_reliance(group, kind="difference")
@@ -254,17 +246,8 @@ def test_minimum_with_only_the_ball_active_matches_brute_force():
     of the Lagrangian Hessian at that KKT point close it; the solve equals a brute force on both boundary curves."""
     from rashomon.sets.quadratic import _two_constraint as tc
 
-    rng = np.random.default_rng(1703386971)
-    n, p = int(rng.choice([300, 3000, 20000])), int(rng.integers(2, 9))
-    C = rng.normal(size=(p, p)) * rng.uniform(0, 1)
-    X = rng.normal(size=(n, p)) @ (np.eye(p) + C)
-    k = int(rng.integers(0, p))
-    X[:, :k] = X[:, :k] > 0
-    sig = 10 ** rng.uniform(-2.5, 0)
-    y = X @ (rng.normal(size=p) * sig) + rng.normal(size=n) * 10 ** rng.uniform(-1, 1.5) + rng.normal() * 5
-    rng.uniform(-2, 2), rng.integers(4), rng.integers(2)
-    eps = rng.uniform(0.1, 0.15)
-    group = [int(j) for j in rng.choice(p, int(rng.integers(1, p)), replace=False)]
+    X, y, eps, group = weak_signal_problem(1703386971)
+    n, p = X.shape
     calls = []
 
     def spy(*args, **kw):
