@@ -237,11 +237,26 @@ class RowScreen:
 
             inner = of_batch(self.eng._batch())
         size = max(_CHUNK, min(_FIRST, left.size // 16)) if inner is not None else _CHUNK
+
+        def take(rows, T, inside, P0, L, Gr, Ts, Cs, bs):
+            """The points found for ``rows``: members where they beat the row's best, and the tangent planes at
+            ``P0`` as certified bounds (both kept in ``Ts``, ``Cs``, ``bs`` to re-screen the other rows)."""
+            v = np.where(inside, (F[rows] * T).sum(1), np.inf)
+            better = v < value[rows]
+            value[rows[better]], theta[rows[better]] = v[better], T[better]
+            g, Cr, br = self._planes(P0, L, Gr)
+            bound[rows[g]] = np.maximum(bound[rows[g]], self.tangents(F[rows[g]], Cr, br))
+            Ts.append(T[inside])
+            Cs.append(Cr)
+            bs.append(br)
+
         while left.size:
             pick = left[np.linspace(0, left.size - 1, min(size, left.size)).round().astype(int)]
             size = _CHUNK
             pick = np.unique(pick)
-            Ts, Cs, bs = [], [], []  # the round's members and half-spaces c'θ >= b of S
+            Ts: list = []  # the round's members and half-spaces c'θ >= b of S
+            Cs: list = []
+            bs: list = []
             todo = pick
             if rays:  # each row's own ray first (._rays): a member, and the tangent half-space of the loss
                 from ._rays import _LOSS_ROUNDING, ray_points
@@ -257,14 +272,7 @@ class RowScreen:
                 )
                 if inner is not None:
                     inner.add(T0, L0, G)
-                v = np.where(inside, (F[pick] * T).sum(1), np.inf)
-                better = v < value[pick]
-                value[pick[better]], theta[pick[better]] = v[better], T[better]
-                g, Cr, br = self._planes(T0, L0, G)
-                bound[pick[g]] = np.maximum(bound[pick[g]], self.tangents(F[pick[g]], Cr, br))
-                Ts.append(T[inside])
-                Cs.append(Cr)
-                bs.append(br)
+                take(pick, T, inside, T0, L0, G, Ts, Cs, bs)
                 if inner is not None:  # the round's other points too
                     vi, ti = inner.best(F[pick], theta[pick])
                     better = vi < value[pick]
@@ -283,14 +291,7 @@ class RowScreen:
                     T, inside, T1, L1, G1 = corrected_points(self.eng._batch(), *args)
                     if inner is not None:
                         inner.add(T1, L1 + 2.0 * _LOSS_ROUNDING * np.maximum(np.abs(L1), 1.0), G1)
-                    v = np.where(inside, (F[o] * T).sum(1), np.inf)
-                    better = v < value[o]
-                    value[o[better]], theta[o[better]] = v[better], T[better]
-                    g1, C1, b1 = self._planes(T1, L1, G1)
-                    bound[o[g1]] = np.maximum(bound[o[g1]], self.tangents(F[o[g1]], C1, b1))
-                    Ts.append(T[inside])
-                    Cs.append(C1)
-                    bs.append(b1)
+                    take(o, T, inside, T1, L1, G1, Ts, Cs, bs)
                     Tk, Lk, Gk = Tk.copy(), Lk.copy(), Gk.copy()
                     Tk[open_], Lk[open_], Gk[open_] = T1, L1, np.nan_to_num(G1)
                     open_ = ~crosses(value[pick], tau[pick], strict[pick]) & crosses(
