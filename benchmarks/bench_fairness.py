@@ -317,19 +317,24 @@ def pima(figures):
     binding("Pima diabetes, age > 40 vs not", rs, (X["Age"] > 40).to_numpy(), False)
 
 
-def decisions(figures, time_limit=60.0):
-    """Positive-rate gaps, both data sets: the bound without and with the branch and bound (``time_limit``)."""
-    from threadpoolctl import threadpool_limits
-
+def _rate_cases():
+    """The positive-rate cases: ``(name, X, y, ε, sensitive, reference group)`` for COMPAS two-year and Pima."""
     from rashomon.datasets import load_pima_diabetes
 
     d = load_pima_diabetes()
     Xp, yp = d.drop(columns="Outcome"), d["Outcome"]
     X, y, race = _compas_two_year()
-    cases = [
+    return [
         ("COMPAS two-year, ε = 1 %", X, y, 0.01, race, "Caucasian"),
         ("Pima, age > 40, ε = 10 %", Xp, yp, 0.1, (Xp["Age"] > 40).to_numpy(), False),
     ]
+
+
+def decisions(figures, time_limit=60.0):
+    """Positive-rate gaps, both data sets: the bound without and with the branch and bound (``time_limit``)."""
+    from threadpoolctl import threadpool_limits
+
+    cases = _rate_cases()
     print(
         f"\n== Positive-rate gap at p = 0.5 (logistic): certified / attained, one BLAS thread, time_limit {time_limit} s =="
     )
@@ -370,18 +375,11 @@ def trace(figures, time_limit=600.0, checkpoints=(0, 10, 30, 60, 120, 300, 600, 
     """Certified bound and best member of each end of the positive-rate gap over processor time (one BLAS thread)."""
     from threadpoolctl import threadpool_limits
 
-    from rashomon.datasets import load_pima_diabetes
     from rashomon.sets.fairness._step_bnb import step_bnb
     from rashomon.sets.fairness._step_bound import _rows
     from rashomon.sets.fairness._step_search import smooth_ascent
 
-    d = load_pima_diabetes()
-    Xp, yp = d.drop(columns="Outcome"), d["Outcome"]
-    X, y, race = _compas_two_year()
-    cases = [
-        ("COMPAS two-year, ε = 1 %", X, y, 0.01, race, "Caucasian"),
-        ("Pima, age > 40, ε = 10 %", Xp, yp, 0.1, (Xp["Age"] > 40).to_numpy(), False),
-    ]
+    cases = _rate_cases()
     print(f"\n== Positive-rate gap at p = 0.5: branch and bound over processor time, {time_limit:g} s per end ==")
     with threadpool_limits(1):
         for name, X_, y_, eps, sens, ref in cases:
