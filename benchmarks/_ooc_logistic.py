@@ -157,9 +157,8 @@ def logistic_main(args, script: str) -> None:
     logistic_subset_check(args.dir, args.subset, r)
     cmd = [sys.executable, script, "--child", "logistic", "--rows", str(args.rows), "--dir", args.dir]
     cmd += ["--scheduler", args.scheduler, "--sample", str(args.sample), "--norm", repr(r)]
-    out = subprocess.run(cmd, capture_output=True, text=True)
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)  # the child's progress lines go to stderr as they come
     if out.returncode != 0:
-        sys.stderr.write(out.stderr)
         sys.exit(out.returncode)
     q = json.loads(out.stdout.strip().splitlines()[-1])
     print(
