@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["_softplus_sigmoid", "_solve_each", "corners"]
+__all__ = ["_bfgs", "_multipliers", "_softplus_sigmoid", "_softplus_sigmoid_into", "_solve_each", "corners", "hessians"]
+
+_CHUNK = 512  # functionals per block of Hessians (memory: _CHUNK x d(d+1)/2 floats)
+_ROWS = 65536  # rows per block of outer products when they are not kept
 
 
 def _softplus_sigmoid(X: np.ndarray, w: np.ndarray, sigmoid: bool = True):
@@ -25,6 +28,40 @@ def _softplus_sigmoid(X: np.ndarray, w: np.ndarray, sigmoid: bool = True):
     X += 1.0
     np.divide(1.0, X, out=X)
     return val, X
+
+
+def _softplus_sigmoid_into(X: np.ndarray, w: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``Σ_j w_j softplus(-X_ij)`` per row i of X, with X overwritten by ``σ(-X)``: the values of
+    :func:`_softplus_sigmoid` to the bit, with two work arrays of X's shape (A, B) and no allocation of that size.
+    ``Σ w min(x, 0)`` is half of ``Σ w (x - |x|)``: ``x - |x|`` is ``2 min(x, 0)`` exactly, and so is the sum
+    (scaling by 2 commutes with rounding), in one addition where a ``minimum`` costs three times as much."""
+    np.abs(X, out=A)
+    np.negative(A, out=A)
+    np.add(X, A, out=B)
+    half = B @ w
+    np.exp(A, out=A)
+    np.log1p(A, out=A)
+    val = A @ w
+    val -= 0.5 * half
+    with np.errstate(over="ignore"):
+        np.exp(X, out=X)
+    X += 1.0
+    np.divide(1.0, X, out=X)
+    return val
+
+
+def _bfgs(H: np.ndarray, dT: np.ndarray, dG: np.ndarray) -> np.ndarray:
+    """BFGS updates ``H - Hs s'H/(s'Hs) + y y'/(y's)`` of the Hessians H (k x d x d) by the steps s (columns of dT,
+    d x k) and gradient changes y (columns of dG); a pair without positive curvature (``y's <= 0``, rounding on a
+    tiny step) or not finite leaves its Hessian as it is. Positive definite Hessians stay so."""
+    Hs = np.einsum("kij,jk->ki", H, dT)
+    sHs = (dT.T * Hs).sum(1)
+    ys = (dT * dG).sum(0)
+    ok = (sHs > 0) & (ys > 0) & np.isfinite(ys) & np.isfinite(sHs)
+    if ok.any():
+        Hs, y = Hs[ok], dG[:, ok].T
+        H[ok] += y[:, :, None] * (y / ys[ok, None])[:, None, :] - Hs[:, :, None] * (Hs / sHs[ok, None])[:, None, :]
+    return H
 
 
 def _solve_each(J: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -58,3 +95,45 @@ def corners(eng, A: np.ndarray):
         th[:, 0] = np.where(c0 > 0, eng.lo[0], np.where(c0 < 0, eng.hi[0], th[:, 0]))
         val = val + c0 * th[:, 0]
     return val, th
+
+
+def hessians(bat, s: np.ndarray, exact: bool = False) -> np.ndarray:
+    """``Z'diag(w σ(m)σ(-m))Z`` per column of s (= σ(-m)) for the batch solver ``bat``: one product with the
+    row-wise outer products (those of every ``stride``-th row when they are not all kept, unless ``exact``: then
+    built a block at a time)."""
+    St = s.T  # contiguous when s is the view :meth:`value_grad` returns
+    sampled = bat.ZZ is None and not exact
+    if sampled:
+        St = St[:, :: bat.stride]
+    W = St * (1.0 - St)
+    W *= (bat.ws if sampled else bat.w) / bat.tau
+    k = s.shape[1]
+    H = np.empty((k, bat.d, bat.d))
+    for a in range(0, k, _CHUNK):
+        if bat.ZZ is not None or sampled:
+            U = W[a : a + _CHUNK] @ (bat.ZZs if sampled else bat.ZZ)
+        else:  # bounded memory: the outer products of _ROWS rows at a time
+            U = np.zeros((min(_CHUNK, k - a), len(bat.iu[0])))
+            for b in range(0, len(bat.Z), _ROWS):
+                Zb = bat.Z[b : b + _ROWS]
+                U += W[a : a + _CHUNK, b : b + _ROWS] @ (Zb[:, bat.iu[0]] * Zb[:, bat.iu[1]])
+        Hc = H[a : a + _CHUNK]
+        Hc[:, bat.iu[0], bat.iu[1]] = U
+        Hc[:, bat.iu[1], bat.iu[0]] = U
+    return H
+
+
+def _multipliers(C: np.ndarray, G: np.ndarray, BT: np.ndarray):
+    """``(λ, ν, ball)`` per column: least squares of ``c + λg + ν·2B̃θ = 0`` (``BT = 2B̃θ``), the ball engaged where
+    ν > 0 and λ = 1 where it is not positive and finite."""
+    gg, gb, bb = (G * G).sum(0), (G * BT).sum(0), (BT * BT).sum(0)
+    cg, cb = (C * G).sum(0), (C * BT).sum(0)
+    det = gg * bb - gb * gb
+    with np.errstate(divide="ignore", invalid="ignore"):
+        two = det > 1e-12 * gg * bb
+        lam = np.where(two, (-cg * bb + cb * gb) / det, -cg / gg)
+        nu = np.where(two, (-cb * gg + cg * gb) / det, 0.0)
+    ball = nu > 0
+    nu = np.where(ball, nu, 0.0)
+    lam = np.where(np.isfinite(lam) & (lam > 0), lam, 1.0)
+    return lam, nu, ball
