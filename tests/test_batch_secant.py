@@ -77,9 +77,9 @@ def test_secant_steps_give_the_same_certified_ends(monkeypatch):
         monkeypatch.setattr(_batch, "_SECANT", secant)
         n = [0]
 
-        def counted(self, s, exact=False, n=n):
+        def counted(self, s, exact=False, out=None, n=n):
             n[0] += s.shape[1]
-            return hess(self, s, exact)
+            return hess(self, s, exact, out)
 
         monkeypatch.setattr(_batch.MarginBatch, "hessians", counted)
         rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, y)

@@ -31,11 +31,12 @@ import numpy as np
 from ._batch_kernels import (
     _bfgs,
     _multipliers,
-    _softplus_sigmoid,
     _softplus_sigmoid_into,
     _solve_each,
+    capped_loss,
     corners,
     hessians,
+    second_order_model,
 )
 
 __all__ = ["MarginBatch"]
@@ -50,11 +51,11 @@ _COLS = 256  # functionals per block of margins (n x 256 floats; COMPAS: 15% fas
 _ZZ_FLOATS, _ZZ_SAMPLE = 1 << 25, 1 << 24
 _FAR = 1e4  # θ'B̃θ beyond this multiple of r: the iterate is too far outside K for its Frank–Wolfe bound
 _MARGIN_FLOATS = 1 << 22  # margins of a block of functionals (k x n floats) up to 32 MB: fewer columns at large n
+_ROWS = 65536  # rows per block of outer products when they are not kept
 _REUSE = 1e-2  # a row's Hessian is reused while its Newton steps are below this share of its largest coordinate
 # logistic rows whose Hessian is reused take BFGS updates from each accepted step (the pair Δθ, Δ∇L); their first
 # step starts from θ_min's Hessian: 10^4 x 10, 1,000 rows, 20% fewer CPU seconds than fresh Hessians and chord steps
 _SECANT = True
-_PARTS = 8  # a membership test sums the loss over this many strided shares of the rows, dropping columns over ε
 
 
 class MarginBatch:
@@ -95,6 +96,7 @@ class MarginBatch:
         self.tau = self.taus[0]
         self._quad = None
         self._H0 = None  # the logistic loss's Hessian at θ_min (set with the second-order model)
+        self._work = self._bufs = None  # work arrays of value_grad, margins of a block and its trials (solve)
         self.n_eval = 0
         self.tick = None  # progress callback (rows done), set by the caller
         self._decide = None  # (corner, τ, strict) of the block being solved, when rows stop once decided
@@ -102,31 +104,20 @@ class MarginBatch:
 
     # ------------------------------------------------------------------ the loss, vectorised over columns
     def loss(self, T: np.ndarray, cap: float | None = None) -> np.ndarray:
-        """The exact L(θ) for every column θ of T (d x k), in blocks of columns (memory and cache). ``cap``: the rows
-        are summed in _PARTS strided shares and a column stops once its partial sum (a lower bound: every term is
-        >= 0) exceeds cap; its value is then that partial sum."""
-        k = T.shape[1]
-        out = np.zeros(k)
-        parts = _PARTS if cap is not None and len(self.w) >= 256 * _PARTS else 1
-        live = np.arange(k)
-        for j in range(parts):
-            Zt, w = (self.Zt, self.w) if parts == 1 else (self.Zt[:, j::parts], self.w[j::parts])
-            for a in range(0, live.size, self.cols):
-                idx = live[a : a + self.cols]
-                X = T[:, idx].T @ Zt
-                out[idx] += np.maximum(0.0, 1.0 - X) @ w if self.hinge else _softplus_sigmoid(X, w, False)[0]
-            if cap is not None:
-                live = live[out[live] <= cap]
-        return out
+        """The exact L(θ) for every column θ of T (d x k); ``cap``: see :func:`._batch_kernels.capped_loss`."""
+        return capped_loss(self, T, cap)
 
-    def value_grad(self, T: np.ndarray):
+    def value_grad(self, T: np.ndarray, out: np.ndarray | None = None):
         """``(L, ∇L, s)`` of the loss smoothed at τ (``τ·softplus((c - m)/τ)``; the logistic loss is τ = 1, c = 0)
-        for the columns of T, with ``s = -ℓ'(m) = σ((c - m)/τ)``."""
+        for the columns of T, with ``s = -ℓ'(m) = σ((c - m)/τ)`` (written into the first rows of ``out``, k x n, if
+        given: then s is a view of it)."""
         k, n = T.shape[1], len(self.w)
         self.n_eval += k
-        St, val, G = np.empty((k, n)), np.empty(k), np.empty((k, self.d))  # k x n: a functional's margins
-        rows = min(k, self._cache_rows)  # contiguous (selected and replaced by row); a few rows at a time stay in
-        A, B = np.empty((rows, n)), np.empty((rows, n))  # cache, their gradients taken while they are there
+        St = np.empty((k, n)) if out is None else out[:k]  # k x n: a functional's margins contiguous (selected and
+        val, G = np.empty(k), np.empty((k, self.d))  # replaced by row); a few rows at a time stay in cache, their
+        rows = min(k, self._cache_rows)  # gradients taken while they are there
+        work = self._work if self._work is not None and len(self._work[0]) >= rows else None
+        A, B = (np.empty((rows, n)), np.empty((rows, n))) if work is None else work
         for a in range(0, k, rows):
             X = St[a : a + rows]
             np.matmul(T[:, a : a + rows].T, self.Zt, out=X)
@@ -141,29 +132,15 @@ class MarginBatch:
             np.matmul(X, self.Zw, out=G[a : a + len(X)])
         return self.tau * val, -G.T, St.T
 
-    def hessians(self, s: np.ndarray, exact: bool = False) -> np.ndarray:
+    def hessians(self, s: np.ndarray, exact: bool = False, out: np.ndarray | None = None) -> np.ndarray:
         """``Z'diag(w σ(m)σ(-m))Z`` per column of s (= σ(-m)): one product with the row-wise outer products (those
         of every ``stride``-th row when they are not all kept, unless ``exact``: then built a block at a time)."""
-        return hessians(self, s, exact)
+        return hessians(self, s, exact, out, _ROWS)
 
     def _start(self, A: np.ndarray) -> np.ndarray:
         """Exact minimisers over the second-order model of L at θ_min cut by the ball (rows of A)."""
         if self._quad is None:
-            from ..rows import LinearFunctionalRange
-
-            ms = self.eng.ms
-            self.tau = max(self.taus[0], 0.05) if self.hinge else 1.0  # the hinge: a wide smoothing's curvature
-            L0, g0, s0 = self.value_grad(ms.theta_min[:, None])
-            g0, H0, t0 = g0[:, 0], self.hessians(s0)[0], ms.theta_min
-            self._H0 = None if self.hinge else H0
-            L0 = np.array([self.e_min])
-            # L(θ) ≈ e_min + g0'(θ - t0) + ½(θ - t0)'H0(θ - t0) = θ'Qθ - 2c'θ + k
-            Q = 0.5 * H0
-            c = -0.5 * (g0 - H0 @ t0)
-            k = float(L0[0] - g0 @ t0 + 0.5 * t0 @ H0 @ t0)
-            B = np.zeros_like(self.Bt)
-            B[self.o :, self.o :] = self.Bt[self.o :, self.o :]
-            self._quad = LinearFunctionalRange(Q, c, k, B, self.r, self.eps, t0, "margin ranges")
+            self._quad, self._H0 = second_order_model(self)
         return self._quad.minimize(A, tol=1e-8)[1]
 
     # ------------------------------------------------------------------ Newton
@@ -171,10 +148,24 @@ class MarginBatch:
         """``(θ, λ, L, ∇L, Σ_j w_j s_j, ν, ball)`` near the KKT points of ``min a'θ`` over S, one per row a of A
         (θ: d x m; λ, ν: (m,); s = -ℓ'(m)), in blocks of rows (memory: the margins of a block). ``decide = (corner,
         τ, strict)`` (logistic): a row stops as soon as its certified bound or a member decides ``min a'θ <= τ``
-        (``< τ`` where strict); ``tol`` (logistic): a row stops once certified within tol (:meth:`certify`)."""
+        (``< τ`` where strict); ``tol`` (logistic): a row stops once certified within tol (:meth:`certify`). Σ w s
+        is NaN for a logistic row whose last σ(-m) was not kept (the certificate uses it for the hinge only)."""
         T0 = self._start(A).T.copy()
-        out = []
-        block = min(block, self.cols)
+        block = max(1, min(block, self.cols, len(A)))
+        n, rows = len(self.w), min(block, self._cache_rows)
+        # the margins of a block and of its trial steps, and the kernel's work arrays, allocated once per call: fresh
+        # arrays of this size cost their page faults at every evaluation (10^4 x 10, 1,000 rows: a quarter of the time)
+        self._work, self._bufs = (
+            (np.empty((rows, n)), np.empty((rows, n))),
+            (np.empty((block, n)), np.empty((block, n))),
+        )
+        try:
+            return self._solve(A, T0, block, n_iter, decide, tol)
+        finally:
+            self._work = self._bufs = None
+
+    def _solve(self, A, T0, block, n_iter, decide, tol):
+        out: list = []
         self._tol = None if self.hinge else tol
         for a in range(0, len(A), block):
             C, T, lam, nu, ball = A[a : a + block].T, T0[:, a : a + block], None, None, None
@@ -184,10 +175,10 @@ class MarginBatch:
                 last = k == len(self.taus) - 1
                 its = (n_iter if not self.hinge else _HINGE_LAST) if last else _HINGE_ITS
                 with np.errstate(all="ignore"):  # rejected trial steps may overflow; non-finite ones are discarded
-                    T, lam, nu, ball, L, G, S = self._solve_block(
+                    T, lam, nu, ball, L, G, S, have = self._solve_block(
                         C, T, its, lam, nu, ball, (_HINGE_RTOL if last else _HINGE_PATH) if self.hinge else 1e-14
                     )
-            out.append((T, lam, L, G, self.w @ S, nu, ball))
+            out.append((T, lam, L, G, np.where(have, self.w @ S, np.nan), nu, ball))
             self._decide = None
             if self.tick is not None:
                 self.tick(len(lam))  # type: ignore[arg-type]  # set: self.taus is never empty
@@ -197,7 +188,8 @@ class MarginBatch:
     def _solve_block(self, C, T, n_iter, lam=None, nu=None, ball=None, rtol=1e-14):
         eps, Bt, r, d = self.eps, self.Bt, self.r, self.d
         m = C.shape[1]
-        L, G, S = self.value_grad(T)
+        bufs = (None, None) if self._bufs is None else self._bufs
+        L, G, S = self.value_grad(T, bufs[0])
         St = S.T  # k x n, rows contiguous (selected and replaced by row)
         BT = 2.0 * Bt @ T
         first = lam is None
@@ -222,12 +214,16 @@ class MarginBatch:
         secant = _SECANT and reuse > 0 and not self.hinge
         if secant and first and self._H0 is not None:  # the first step with θ_min's Hessian (its secant updates
             Hs[:], fresh[:] = self._H0, False  # correct it): a chord step costs no product over the rows
+        have = np.ones(m, dtype=bool)  # St holds σ(-m) at the row's θ (kept only where a Hessian is due: secant)
         for it in range(n_iter):  # noqa: B007  (it is read after the loop)
             if not act.size:
                 break
             need = act[fresh[act]]
             if need.size:
-                Hs[need] = self.hessians(St[need].T)
+                miss = need[~have[need]]
+                if miss.size:  # a failed chord step's row whose σ(-m) was not kept: evaluated again
+                    St[miss], have[miss] = self.value_grad(T[:, miss])[2].T, True
+                Hs[need] = self.hessians(St[need].T, out=bufs[1])  # (the trial steps' array is free)
             H = Hs[act]
             chord = ~fresh[act]
             la, na, ba = lam[act], nu[act], ball[act]
@@ -258,7 +254,7 @@ class MarginBatch:
                 ln = lam[todo] + t * st[:, d]
                 ln = np.where(ln > 0, ln, 0.5 * lam[todo])
                 nn = np.where(ball[todo], nu[todo] + t * st[:, d + 1], 0.0)
-                Ln, Gn, Sn = self.value_grad(Tn)
+                Ln, Gn, Sn = self.value_grad(Tn, bufs[1])
                 rn, f1, f2, f3, btn = residual(todo, Tn, ln, nn, ball[todo], Ln, Gn)
                 ok = np.isfinite(rn) & (rn < res[todo] * (1 - 1e-4 * t))
                 if _bt == 23:
@@ -267,7 +263,10 @@ class MarginBatch:
                 if secant:  # the rows whose next step reuses their Hessian: corrected by this step's secant pair
                     up = sel[~fresh[sel]]
                     Hs[up] = _bfgs(Hs[up], Tn[:, ok][:, ~fresh[sel]] - T[:, up], Gn[:, ok][:, ~fresh[sel]] - G[:, up])
-                T[:, sel], lam[sel], nu[sel], St[sel], G[:, sel] = Tn[:, ok], ln[ok], nn[ok], Sn.T[ok], Gn[:, ok]
+                T[:, sel], lam[sel], nu[sel], G[:, sel] = Tn[:, ok], ln[ok], nn[ok], Gn[:, ok]
+                keep = ok & fresh[todo] if secant else ok  # σ(-m) kept for the rows whose next step takes a Hessian
+                St[todo[keep]] = Sn.T if keep.all() else Sn.T[keep]  # (a copy of n floats per row: 13% of the time)
+                have[sel] = keep[ok]
                 res[sel], F1[:, sel], F2[sel], F3[sel], BT[:, sel] = rn[ok], f1[:, ok], f2[ok], f3[ok], btn[:, ok]
                 todo, st, t = todo[~ok], st[~ok], 0.5 * t
             stuck = np.isin(act, todo)
@@ -288,7 +287,7 @@ class MarginBatch:
             if (self._decide is not None or self._tol is not None) and act.size:
                 act = act[~self._decided(act, C, T, lam, F2 + eps, G, St)]
         self.n_iter = it
-        return T, lam, nu, ball, F2 + eps, G, St.T
+        return T, lam, nu, ball, F2 + eps, G, St.T, have
 
     def _decided(self, act, C, T, lam, L, G, St) -> np.ndarray:
         """Rows of ``act`` whose question ``min c'θ <= τ`` the current iterate already answers (its certified bound

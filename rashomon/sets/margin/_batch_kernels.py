@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["_bfgs", "_multipliers", "_softplus_sigmoid", "_softplus_sigmoid_into", "_solve_each", "corners", "hessians"]
+__all__ = [
+    "_bfgs",
+    "_multipliers",
+    "_softplus_sigmoid",
+    "_softplus_sigmoid_into",
+    "_solve_each",
+    "capped_loss",
+    "corners",
+    "hessians",
+    "second_order_model",
+]
 
 _CHUNK = 512  # functionals per block of Hessians (memory: _CHUNK x d(d+1)/2 floats)
-_ROWS = 65536  # rows per block of outer products when they are not kept
+_PARTS = 8  # a membership test sums the loss over this many strided shares of the rows, dropping columns over ε
 
 
 def _softplus_sigmoid(X: np.ndarray, w: np.ndarray, sigmoid: bool = True):
@@ -97,26 +107,31 @@ def corners(eng, A: np.ndarray):
     return val, th
 
 
-def hessians(bat, s: np.ndarray, exact: bool = False) -> np.ndarray:
+def hessians(bat, s: np.ndarray, exact: bool = False, out: np.ndarray | None = None, rows: int = 65536) -> np.ndarray:
     """``Z'diag(w σ(m)σ(-m))Z`` per column of s (= σ(-m)) for the batch solver ``bat``: one product with the
     row-wise outer products (those of every ``stride``-th row when they are not all kept, unless ``exact``: then
-    built a block at a time)."""
+    built a block at a time). ``out``: an array of at least s's transposed shape for the weights; ``rows``: rows
+    per block of outer products when they are not kept."""
     St = s.T  # contiguous when s is the view :meth:`value_grad` returns
     sampled = bat.ZZ is None and not exact
     if sampled:
         St = St[:, :: bat.stride]
-    W = St * (1.0 - St)
+    if out is None or sampled:
+        W = St * (1.0 - St)
+    else:
+        W = np.subtract(1.0, St, out=out[: len(St)])
+        W *= St
     W *= (bat.ws if sampled else bat.w) / bat.tau
     k = s.shape[1]
     H = np.empty((k, bat.d, bat.d))
     for a in range(0, k, _CHUNK):
         if bat.ZZ is not None or sampled:
             U = W[a : a + _CHUNK] @ (bat.ZZs if sampled else bat.ZZ)
-        else:  # bounded memory: the outer products of _ROWS rows at a time
+        else:  # bounded memory: the outer products of ``rows`` rows at a time
             U = np.zeros((min(_CHUNK, k - a), len(bat.iu[0])))
-            for b in range(0, len(bat.Z), _ROWS):
-                Zb = bat.Z[b : b + _ROWS]
-                U += W[a : a + _CHUNK, b : b + _ROWS] @ (Zb[:, bat.iu[0]] * Zb[:, bat.iu[1]])
+            for b in range(0, len(bat.Z), rows):
+                Zb = bat.Z[b : b + rows]
+                U += W[a : a + _CHUNK, b : b + rows] @ (Zb[:, bat.iu[0]] * Zb[:, bat.iu[1]])
         Hc = H[a : a + _CHUNK]
         Hc[:, bat.iu[0], bat.iu[1]] = U
         Hc[:, bat.iu[1], bat.iu[0]] = U
@@ -137,3 +152,42 @@ def _multipliers(C: np.ndarray, G: np.ndarray, BT: np.ndarray):
     nu = np.where(ball, nu, 0.0)
     lam = np.where(np.isfinite(lam) & (lam > 0), lam, 1.0)
     return lam, nu, ball
+
+
+def second_order_model(bat):
+    """``(model, H0)``: the ranges of the second-order model of L at θ_min cut by the ball (a
+    :class:`~rashomon.sets.LinearFunctionalRange`, whose minimisers start Newton) and, for the logistic loss, L's
+    Hessian at θ_min (None for the hinge); sets ``bat.tau`` to the smoothing whose curvature the model takes."""
+    from ..rows import LinearFunctionalRange
+
+    ms = bat.eng.ms
+    bat.tau = max(bat.taus[0], 0.05) if bat.hinge else 1.0  # the hinge: a wide smoothing's curvature
+    L0, g0, s0 = bat.value_grad(ms.theta_min[:, None])
+    g0, H0, t0 = g0[:, 0], bat.hessians(s0)[0], ms.theta_min
+    L0 = np.array([bat.e_min])
+    # L(θ) ≈ e_min + g0'(θ - t0) + ½(θ - t0)'H0(θ - t0) = θ'Qθ - 2c'θ + k
+    Q = 0.5 * H0
+    c = -0.5 * (g0 - H0 @ t0)
+    k = float(L0[0] - g0 @ t0 + 0.5 * t0 @ H0 @ t0)
+    B = np.zeros_like(bat.Bt)
+    B[bat.o :, bat.o :] = bat.Bt[bat.o :, bat.o :]
+    return LinearFunctionalRange(Q, c, k, B, bat.r, bat.eps, t0, "margin ranges"), None if bat.hinge else H0
+
+
+def capped_loss(bat, T: np.ndarray, cap: float | None = None) -> np.ndarray:
+    """The exact L(θ) for every column θ of T (d x k) of the batch solver ``bat``, in blocks of columns (memory and
+    cache). ``cap``: the rows are summed in _PARTS strided shares and a column stops once its partial sum (a lower
+    bound: every term is >= 0) exceeds cap; its value is then that partial sum."""
+    k = T.shape[1]
+    out = np.zeros(k)
+    parts = _PARTS if cap is not None and len(bat.w) >= 256 * _PARTS else 1
+    live = np.arange(k)
+    for j in range(parts):
+        Zt, w = (bat.Zt, bat.w) if parts == 1 else (bat.Zt[:, j::parts], bat.w[j::parts])
+        for a in range(0, live.size, bat.cols):
+            idx = live[a : a + bat.cols]
+            X = T[:, idx].T @ Zt
+            out[idx] += np.maximum(0.0, 1.0 - X) @ w if bat.hinge else _softplus_sigmoid(X, w, False)[0]
+        if cap is not None:
+            live = live[out[live] <= cap]
+    return out
