@@ -6,7 +6,7 @@
   leaves a Hessian unchanged for a pair without positive curvature;
 * the ends found with secant-updated Hessians (the first step from θ_min's Hessian) equal the ends found with a
   fresh Hessian at every step and cvxpy (1e-10 relative: both are certified within the default tolerance; cvxpy:
-  1e-6, CLARABEL's accuracy), with fewer Hessian products.
+  1e-6, CLARABEL's accuracy), with fewer Hessian products; rows stop once certified within 0.3 of the tolerance.
 """
 
 from __future__ import annotations
@@ -88,7 +88,8 @@ def test_secant_steps_give_the_same_certified_ends(monkeypatch):
     (a, _), (b, rs) = ends[False], ends[True]
     for u, v in ((a.lower, b.lower), (a.upper, b.upper)):
         np.testing.assert_allclose(v, u, rtol=2e-10, atol=2e-10)
-    assert np.all(b.gap <= 1e-10 * np.maximum(1.0, np.abs([b.lower, b.upper])).max(0) + 1e-15)
+    # rows stop once certified within _STOP (0.3) of the tolerance: ends as tight as exact Newton's leave them
+    assert np.all(b.gap <= _batch._STOP * 1e-10 * np.maximum(1.0, np.abs([b.lower, b.upper])).max(0) + 1e-15)
     assert counts[True] < counts[False]
     P, p0 = rs.parametrization_.prediction_map(X[:3])
     for i in range(3):

@@ -56,6 +56,7 @@ _REUSE = 1e-2  # a row's Hessian is reused while its Newton steps are below this
 # logistic rows whose Hessian is reused take BFGS updates from each accepted step (the pair Δθ, Δ∇L); their first
 # step starts from θ_min's Hessian: 10^4 x 10, 1,000 rows, 20% fewer CPU seconds than fresh Hessians and chord steps
 _SECANT = True
+_STOP = 0.3  # rows stop once certified within this share of tol: ends about as tight as exact Newton's
 
 
 class MarginBatch:
@@ -166,7 +167,7 @@ class MarginBatch:
 
     def _solve(self, A, T0, block, n_iter, decide, tol):
         out: list = []
-        self._tol = None if self.hinge else tol
+        self._tol = None if self.hinge or tol is None else tol * _STOP
         for a in range(0, len(A), block):
             C, T, lam, nu, ball = A[a : a + block].T, T0[:, a : a + block], None, None, None
             self._decide = None if decide is None else tuple(z[a : a + block] for z in decide)
