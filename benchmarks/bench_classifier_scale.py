@@ -14,12 +14,17 @@ For synthetic logistic (and hinge) sets of n rows x p features, in CPU seconds o
   ``functional_range`` (both ends) and ``can_flip`` on ``--peer-rows`` rows, in a subprocess whose import path is
   ``--peer DIR`` (a directory holding its ``rashomon`` package: it has this package's import name), CPU seconds of
   that process, with the per-1,000-rows figure scaled from the rows timed;
-* the peak resident memory of the process.
+* the peak resident memory of the process;
+* with ``--compare DIR`` (a directory holding another version's ``rashomon`` package, e.g. a worktree of ``main``):
+  ``prediction_range`` of the same rows by that version and by this one, alternating in fresh subprocesses
+  (``--rounds`` each), CPU seconds of each subprocess with one BLAS thread, medians and their ratio (the machine may
+  be shared: both sides see the same load), the two versions' ends compared.
 
     python benchmarks/bench_classifier_scale.py                 # 10^4 x 10 logistic and hinge, 3 x 10^4 x 20
     python benchmarks/bench_classifier_scale.py --sizes 100000x20 --exact-max 0
     python benchmarks/bench_classifier_scale.py --sizes 100000x20 --exact-max 0 --cvxpy-max 0 --rows 100 --no-multiplicity
     python benchmarks/bench_classifier_scale.py --peer /tmp/peer  # pip install --target /tmp/peer rashomon-py
+    python benchmarks/bench_classifier_scale.py --sizes 10000x10 --losses logistic --compare ../main --rounds 5
 """
 
 from __future__ import annotations
@@ -62,6 +67,27 @@ with threadpool_limits(1):
     t_flip = time.process_time() - t
 print(json.dumps({"version": getattr(rashomon, "__version__", "?"), "fit": t_fit, "range": t_range,
                   "flip": t_flip, "flips": int(flips.sum())}))
+"""
+
+# prediction_range of the first k rows by the rashomon package on this subprocess's path (CPU seconds, one BLAS thread)
+ROWS = r"""
+import json, sys, time
+import numpy as np
+from threadpoolctl import threadpool_limits
+from rashomon import HingeModelClass, LogisticModelClass, RashomonSet
+n, p, k, eps, loss, dump = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6]
+rng = np.random.default_rng(0)
+X = rng.normal(size=(n, p))
+beta = rng.normal(size=p) * 0.5
+y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ beta)))).astype(int)
+with threadpool_limits(1):
+    rs = RashomonSet((LogisticModelClass if loss == "logistic" else HingeModelClass)(), eps).fit(X, y)
+    t = time.process_time()
+    pr = rs.prediction_range(X[:k], scale="score")
+    t = time.process_time() - t
+np.save(dump, np.stack([pr.lower, pr.upper]))
+gap = float(np.max(pr.gap / np.maximum(1.0, np.abs([pr.lower, pr.upper]))))
+print(json.dumps({"t": t, "gap": gap}))
 """
 
 
@@ -138,6 +164,36 @@ def peer(dir_: str, n: int, p: int, k: int, eps: float) -> str:
     )
 
 
+def compare(dir_: str, n: int, p: int, loss: str, args) -> str:
+    """prediction_range of ``--rows`` rows by the version in ``dir_`` and by this one, alternating in subprocesses."""
+    import tempfile
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    times: dict[str, list[float]] = {"other": [], "this": []}
+    gaps, ends = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(args.rounds):
+            for name, path in (("other", os.path.abspath(dir_)), ("this", here)):
+                env = dict(os.environ, PYTHONPATH=path, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+                dump = os.path.join(tmp, f"{name}.npy")
+                argv = [str(n), str(p), str(min(args.rows, n)), str(args.epsilon), loss, dump]
+                out = subprocess.run(  # cwd: `-c` puts it first on the path
+                    [sys.executable, "-c", ROWS, *argv], env=env, capture_output=True, text=True, cwd=path
+                )
+                if out.returncode:
+                    return f"compare failed ({name}): {out.stderr.strip().splitlines()[-1:]}"
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                times[name].append(r["t"])
+                gaps[name], ends[name] = r["gap"], np.load(dump)
+    diff = float(np.max(np.abs(ends["other"] - ends["this"]) / np.maximum(1.0, np.abs(ends["other"]))))
+    o, t = float(np.median(times["other"])), float(np.median(times["this"]))
+    return (
+        f"prediction_range({min(args.rows, n)}) alternating {args.rounds}x in subprocesses: {dir_} {o:.2f} s "
+        f"(largest gap {gaps['other']:.1e}), this version {t:.2f} s (largest gap {gaps['this']:.1e}): ratio "
+        f"{t / o:.2f}; ends differ by at most {diff:.1e} relative"
+    )
+
+
 def run(n: int, p: int, loss: str, args) -> None:
     X, y = data(n, p)
     cls = LogisticModelClass if loss == "logistic" else HingeModelClass
@@ -165,6 +221,8 @@ def run(n: int, p: int, loss: str, args) -> None:
         f"{loss:8s} {n:>8d} x {p:<3d} fit {t_fit:7.2f} s | prediction_range({m}) {t_pr:7.2f} s "
         f"(largest gap {float(np.max(pr.gap / np.maximum(1.0, np.abs([pr.lower, pr.upper])))):.1e}) | "
     )
+    if args.compare:
+        print(f"{'':8s} {compare(args.compare, n, p, loss, args)}", flush=True)
     if args.no_multiplicity:
         print(f"{line}peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB", flush=True)
         return
@@ -207,6 +265,8 @@ def main() -> None:
     ap.add_argument("--baseline", action="store_true", help="also time multiplicity without the line search")
     ap.add_argument("--peer", default="", help="directory holding rashomon-py's package (timed in a subprocess)")
     ap.add_argument("--peer-rows", type=int, default=100, help="rows the peer is timed on (default: %(default)s)")
+    ap.add_argument("--compare", default="", help="directory holding another version's package (timed alternately)")
+    ap.add_argument("--rounds", type=int, default=5, help="alternations of --compare (default: %(default)s)")
     args = ap.parse_args()
     with threadpool_limits(1):
         for size in args.sizes.split(","):
