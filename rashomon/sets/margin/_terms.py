@@ -61,13 +61,27 @@ def _derivs(loss, m, order=2):
     """``(ℓ, ℓ', ℓ'')`` of ``s·softplus((c - m)/s)`` with one exponential (ℓ'' is None for ``order=1``)."""
     if loss.s <= _SHARP:
         return _sharp(loss, np.asarray(m, dtype=float), order)
-    u = (loss.c - m) / loss.s
-    e = np.exp(-np.abs(u))
-    inv = 1.0 / (1.0 + e)
+    unit = loss.s == 1.0 and loss.c == 0.0  # the logistic loss: the same bits without the shift and scale
+    u = np.negative(m) if unit else (loss.c - m) / loss.s
+    e = np.abs(u)  # in place from here: exp(-|u|), 1/(1 + e), ... (fewer temporaries of the pairs' size)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    inv = 1.0 + e
+    np.divide(1.0, inv, out=inv)
     ei = e * inv  # σ(-|u|)
     p = np.where(u >= 0, inv, ei)  # σ(u)
-    l2 = ei * inv / loss.s if order > 1 else None  # σ(u)σ(-u)/s
-    return loss.s * (np.maximum(u, 0.0) + np.log1p(e)), -p, l2
+    np.negative(p, out=p)
+    l2 = None
+    if order > 1:
+        l2 = np.multiply(ei, inv, out=ei)  # σ(u)σ(-u)/s
+        if not unit:
+            l2 /= loss.s
+    np.log1p(e, out=e)
+    l0 = np.maximum(u, 0.0)
+    l0 += e
+    if not unit:
+        l0 *= loss.s
+    return l0, p, l2
 
 
 def _value(loss, m):
