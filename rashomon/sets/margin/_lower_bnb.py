@@ -90,6 +90,7 @@ _RANGES_TIME = 5.0  # seconds: a shorter max_time skips the set's row ranges (._
 # call's gap_tol (0.2% before: on Pima's 8 logistic features the last quarter of the lower slab search's CPU took the
 # median lower gap from 0.35% to 0.19%)
 _TARGET = 5e-3
+_EARLY = True  # a slab's τ candidates stop at the first bound above the target
 
 
 def _kkt_tau(ms, T, loss, theta, t, k=None):
@@ -283,9 +284,10 @@ class _Slabs:
             return h
         return self.t + h / (self.eps if h >= 0 else self.e_lo)
 
-    def cell(self, a, b, x, kind, taus=()):
+    def cell(self, a, b, x, kind, taus=(), enough=math.inf):
         """``(bound on MR over the slab, a, b, minimiser, τ)``: the best over τ in ``taus`` and the KKT multiplier
-        at x (with θ_k moved into the slab)."""
+        at x (with θ_k moved into the slab), tried in that order; the τ left are skipped once the bound reaches
+        ``enough`` (the search's target: the slab is then not split, and every τ's bound is valid on it)."""
         sd = self.slab(a, b)
         if sd is None:
             return (math.inf, a, b, x, None)
@@ -301,6 +303,8 @@ class _Slabs:
             v = self.mr(h, kind)
             if v > best[0]:
                 best = (v, a, b, xx, tau)
+            if _EARLY and best[0] >= enough:
+                break
         return best
 
 
@@ -384,13 +388,13 @@ def lower_slab_bound(
     # a probe: the slab of (almost) zero width at the best member's coefficient, about the best any cover can do
     # there; when it does not beat ``floor`` (a bound the caller has), no cover will: stop after one slab
     bk = min(max(float(theta_best[k]), a0), b0)
-    probe = sl.cell(bk - 1e-9 * (b0 - a0), bk + 1e-9 * (b0 - a0), theta_best, kind, _PROBE_TAUS * sl.t)
+    probe = sl.cell(bk - 1e-9 * (b0 - a0), bk + 1e-9 * (b0 - a0), theta_best, kind, _PROBE_TAUS * sl.t, target)
     if probe[0] <= floor:
         return -math.inf, [probe[3]]
     edges = np.linspace(a0, b0, _INITIAL + 1)
     first = tuple(f * sl.t for f in ((0.25, 0.5, 0.8) if sl.hinge else (0.3,))) + (probe[4],)  # τ of the first slabs
     # a cell is (bound, a, b, minimiser, τ, its parent's bound or None once its τ has been searched)
-    cells = [sl.cell(a, b, theta_best, kind, first) + (-math.inf,) for a, b in zip(edges[:-1], edges[1:])]
+    cells = [sl.cell(a, b, theta_best, kind, first, target) + (-math.inf,) for a, b in zip(edges[:-1], edges[1:])]
     used = 2 * len(cells) + len(_PROBE_TAUS) // 2
     hist: list = []  # (slabs used, -bound) before each step: the stall rule (on the negated bound)
     while used + 2 <= budget and (max_time is None or time.perf_counter() - t_start < max_time):
@@ -406,11 +410,11 @@ def lower_slab_bound(
         cells.pop(0)
         if _STALL is not None and pv is not None and v <= pv + _STALL * max(abs(v), 1e-12):
             # halving did not help: the relaxation at this τ is the limit, so search τ on this cell first
-            cells.append(sl.cell(a, b, xc, kind, (tc,) + tuple(_TAUS * sl.t)) + (None,))
+            cells.append(sl.cell(a, b, xc, kind, (tc,) + tuple(_TAUS * sl.t), target) + (None,))
             used += len(_TAUS) // 2
             continue
         mid = 0.5 * (a + b)
-        cells += [sl.cell(a, mid, xc, kind, (tc,)) + (v,), sl.cell(mid, b, xc, kind, (tc,)) + (v,)]
+        cells += [sl.cell(a, mid, xc, kind, (tc,), target) + (v,), sl.cell(mid, b, xc, kind, (tc,), target) + (v,)]
         used += 2
     cells.sort(key=lambda c: c[0])
     return cells[0][0], [c[3] for c in cells if c[3] is not None]
