@@ -75,3 +75,19 @@ def test_cell_stops_at_enough():
     calls.clear()
     again = sl.cell(b0 - 0.05, b0 + 0.05, th, "ratio", taus, enough=np.inf)
     assert len(calls) == 3 and again[0] == full[0]
+
+
+def test_hinge_slab_budget_counts_its_own_grid():
+    """The logistic's grids and tables shrank (48 points, tables of 512); the hinge's slab bound keeps its grid of
+    ``HINGE_GRID`` and the budget it had, so the same hinge sets get (or skip) the bound."""
+    import math
+
+    def old_cost(n, V):  # the cost before: grid 64 shrinking from 800 rows, tables of up to 1,024 points
+        grid = int(min(64, max(32, round(64 * math.sqrt(800.0 / n)))))
+        return n * grid * (1.0 + 12.0 * _lower_bnb._MU_STEPS) + V * min(1024, max(64, (1 << 23) // V))
+
+    assert _lower_bnb.HINGE_GRID == 64
+    for n in (60, 300, 560, 768, 1600, 3300, 10**5):
+        for V in (2, 40, 517, 10**4, 10**5):
+            assert _lower_bnb._slab_cost(n, V, hinge=True) == old_cost(n, V)
+            assert _lower_bnb._slab_cost(n, V) <= old_cost(n, V)  # the logistic's slabs cost no more

@@ -66,14 +66,11 @@ LOWER_SLABS = 24  # slabs of one bound at the reference size (Pima: n = 768); se
 _LOWER_WORK = 5.4e7  # work of one bound (units of _slab_budget: rows x grid x programme evaluations, tables)
 _MIN_SLABS, _MAX_SLABS = 8, 64
 _INITIAL = 4  # slabs of the first cover of the b-range
-# grid points per row (logistic: up to 800 distinct rows; fewer for more rows, see _grid): 48 (64 before: on Pima's 8
-# logistic features the lower gaps moved by at most 0.05 points, median 0.35% -> 0.37%, at 8-12% less CPU)
-_GRID = 48
+_GRID = 48  # grid points per row (logistic, up to 800 distinct rows; see _grid): 64 before (Pima: 8-12% more CPU)
 HINGE_GRID = 64  # grid nodes per row for the hinge (three points per cell)
-# fine grid of the tabulated per-label functions (at most; V·grid <= _FINE_PAIRS, at least 64 points): 512 (1,024
-# before; its interpolation errors, ~(hf²/32) per row, stay below 10^-4 of the bound on Pima: the same lower gaps
-# to 0.01 points)
-_FINE = 512
+# fine grid of the per-label tables (at most; V·fine <= _FINE_PAIRS, at least 64): 1,024 before (Pima's lower gaps
+# moved by at most 0.05 points with both changes, median 0.35% -> 0.37%); the hinge's slab cost keeps 1,024
+_FINE, _HINGE_COST_FINE = 512, 1024
 _FINE_PAIRS = 1 << 23  # Pima, COMPAS: the full 512 points; 10^5 distinct values: 83 (the error terms grow as h²)
 _SKIP = 2.0  # the slab bound is skipped when fewer slabs than this fit its work (10^5 rows: 0.6)
 _TEMP = 1e-4  # soft-max temperature
@@ -308,19 +305,19 @@ class _Slabs:
         return best
 
 
-def _grid(n):
-    """Grid points per row for n distinct rows: _GRID up to 800 rows, then shrinking as 1/sqrt(n) down to 32 (COMPAS,
-    about 3,300 rows: 32); large sets get more, coarser slabs for the same work (COMPAS, sex: 8 slabs of 64 points
-    2.35%, 20 of 32 0.66%)."""
-    return int(min(_GRID, max(32, round(_GRID * math.sqrt(800.0 / max(n, 1))))))
+def _grid(n, top=None):
+    """Grid points per row for n distinct rows: ``top`` (_GRID) up to 800 rows, then as 1/sqrt(n) down to 32 (COMPAS,
+    3,300 rows: 32); large sets get more, coarser slabs for the same work (COMPAS, sex: 8 of 64 points 2.35%, 20 of 32
+    0.66%)."""
+    return int(min(top or _GRID, max(32, round((top or _GRID) * math.sqrt(800.0 / max(n, 1))))))
 
 
-def _slab_budget(n, V):
+def _slab_budget(n, V, hinge=False):
     """Slabs of one bound: a fixed amount of work (deterministic, no clock) divided by the work of one slab, about
     ``n·grid·(1 + 12·_MU_STEPS)`` (hull and programme evaluations) plus ``V·fine`` (tables); within
     [_MIN_SLABS, _MAX_SLABS]. About 45-58 slabs for Pima (768 rows; 31 with 64 grid points), 20 for COMPAS (3,300
     distinct rows, grid 32)."""
-    return int(min(max(_LOWER_WORK / _slab_cost(n, V), _MIN_SLABS), _MAX_SLABS))
+    return int(min(max(_LOWER_WORK / _slab_cost(n, V, hinge), _MIN_SLABS), _MAX_SLABS))
 
 
 def _fine(V):
@@ -328,9 +325,11 @@ def _fine(V):
     return int(min(_FINE, max(64, _FINE_PAIRS // max(V, 1))))
 
 
-def _slab_cost(n, V):
-    """The work of one slab (units of :func:`_slab_budget`) for n distinct rows and V values."""
-    return n * _grid(n) * (1.0 + 12.0 * _MU_STEPS) + V * _fine(V)
+def _slab_cost(n, V, hinge=False):
+    """The work of one slab (units of :func:`_slab_budget`) for n distinct rows and V values; the hinge's as before
+    the logistic's grids and tables shrank (its own grid, tables of _HINGE_COST_FINE): the same hinge budgets."""
+    f = min(_HINGE_COST_FINE, max(64, _FINE_PAIRS // max(V, 1))) if hinge else _fine(V)
+    return n * _grid(n, HINGE_GRID if hinge else None) * (1.0 + 12.0 * _MU_STEPS) + V * f
 
 
 def lower_slab_bound(
@@ -375,7 +374,7 @@ def lower_slab_bound(
     # the set's row ranges cost up to a few seconds once per set: not under a short time limit
     sl = _Slabs(ms, T, ranges, loss, eps, e_lo, lo, hi, t, set_ranges=max_time is None or max_time >= _RANGES_TIME)
     sl.pairs = T if terms is None else terms
-    budget = _slab_budget(sl.nr, len(T.G)) if max_slabs is None else int(max_slabs)
+    budget = _slab_budget(sl.nr, len(T.G), sl.hinge) if max_slabs is None else int(max_slabs)
     k = sl.k
     e = np.zeros((1, ms.D.shape[1]))
     e[0, k] = 1.0

@@ -26,11 +26,12 @@ def lower_end_slabs(ms, T, ranges, loss, eps, lo, hi, kind, extremes, best, add,
     if th is None or len(T.gi) != 1 or mr - lower <= 0.01 * max(abs(mr), 1e-300):
         return lower
     nr = len(unique_rows(np.column_stack([ms.D, ms.y]))[2])  # distinct rows (O(n) memory besides the copy)
-    if loss.name == "hinge" and lb._slab_budget(nr, len(T.G)) < lb._MAX_SLABS:
+    hinge = loss.name == "hinge"
+    if hinge and lb._slab_budget(nr, len(T.G), hinge) < lb._MAX_SLABS:
         # the hinge's slabs need to be narrow (its b-subgradient jumps): only small sets get enough of them
         # within the budget (Pima, Insulin: 0.853 with 24 slabs, 0.920 with 64; γ = 0 gives 0.910, a member 0.968)
         return lower
-    if lb._LOWER_WORK / lb._slab_cost(nr, len(T.G)) < lb._SKIP:
+    if lb._LOWER_WORK / lb._slab_cost(nr, len(T.G), hinge) < lb._SKIP:
         # a set so large that two slabs exceed the work (3 x 10^4 rows: 1.6; the slabs took 69% of a 39 s MCR)
         if notes is not None:
             notes.append("lower end: no slab bound (fewer than two slabs fit its work on a set this large)")
