@@ -27,10 +27,20 @@ values), the MCR with the exact pairs and on cells, alternating, in CPU seconds 
 upper / lower gaps of each, and the pairs (values x row classes) that the switch compares.
 
     python benchmarks/bench_mcr_classification.py --crossover 1500,2200,3000,4000,5000
+
+``--pima-compare BASE [ROUNDS]`` instead: Pima, logistic, default budget, every feature (fit, then each feature's MCR
+in order, as above) in CPU seconds with one BLAS thread, this tree against the package tree BASE (a directory holding
+a ``rashomon`` package, e.g. ``git archive main rashomon | tar -x -C /tmp/base``), each run in a subprocess (one at a
+time), alternating over ROUNDS rounds (default 2); the least time per feature, and the upper and lower gaps.
+
+    python benchmarks/bench_mcr_classification.py --pima-compare /tmp/base 2
 """
 
+import json
 import math
+import os
 import resource
+import subprocess
 import sys
 import time
 import warnings
@@ -274,8 +284,69 @@ def _pairs(rs, f):
     return float(len(T.G) * len(T.ys))
 
 
+def pima_features():
+    """Pima, logistic, default budget: fit, then each feature's MCR in order; one JSON line of per-feature
+    ``[CPU seconds, upper gap, lower gap]`` (one BLAS thread) and the package's path."""
+    from threadpoolctl import threadpool_limits
+
+    import rashomon
+
+    pima = load_pima_diabetes()
+    X, y = pima.drop(columns="Outcome"), pima["Outcome"]
+    out: dict = {"path": rashomon.__file__}
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rs = RashomonSet(LogisticModelClass(), 0.1).fit(X, y)
+        for f in X.columns:
+            c = time.process_time()
+            r = rs.model_class_reliance(f)
+            dc = time.process_time() - c
+            lm, um = r.lower_model.mr, r.upper_model.mr
+            out[f] = [dc, (r.upper - um) / abs(r.upper), (lm - r.lower) / abs(lm)]
+    print(json.dumps(out), flush=True)
+
+
+def pima_compare(base, rounds=2):
+    """This tree against the tree ``base`` on :func:`pima_features`, alternating subprocesses (see the module
+    docstring); prints a markdown table (before = base, after = this tree)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    trees = {"before": os.path.abspath(base), "after": here}
+    res: dict = {k: {} for k in trees}
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    for rd in range(rounds):
+        for k in list(trees) if rd % 2 == 0 else list(trees)[::-1]:
+            cmd = [sys.executable, os.path.abspath(__file__), "--pima-features"]
+            out = subprocess.run(cmd, env=dict(env, PYTHONPATH=trees[k]), capture_output=True, text=True, check=True)
+            d = json.loads(out.stdout.strip().splitlines()[-1])
+            if not d.pop("path").startswith(trees[k]):
+                raise RuntimeError(f"the {k} run did not import the package of {trees[k]}")
+            for f, v in d.items():
+                if f not in res[k] or v[0] < res[k][f][0]:
+                    res[k][f] = v
+            print(f"{k}, round {rd + 1}: {sum(v[0] for v in d.values()):.2f} s CPU in all", flush=True)
+    with open("/proc/loadavg") as fh:
+        print("load average:", fh.read().split()[:3])
+    print("| feature | CPU s before → after | upper gap before → after | lower gap before → after |")
+    print("|---|---|---|---|")
+    for f in res["before"]:
+        b, a = res["before"][f], res["after"][f]
+        print(f"| {f} | {b[0]:.2f} → {a[0]:.2f} | {b[1]:.2%} → {a[1]:.2%} | {b[2]:.2%} → {a[2]:.2%} |")
+    tot = {k: sum(v[0] for v in res[k].values()) for k in trees}
+    med = {k: [float(np.median([v[i] for v in res[k].values()])) for i in range(3)] for k in trees}
+    b, a = med["before"], med["after"]
+    print(
+        f"| all {len(res['after'])} | {tot['before']:.1f} s → {tot['after']:.1f} s (median {b[0]:.2f} → {a[0]:.2f}) "
+        f"| median {b[1]:.2%} → {a[1]:.2%} | median {b[2]:.2%} → {a[2]:.2%} |"
+    )
+
+
 if __name__ == "__main__":
-    if "--crossover" in sys.argv:
+    if "--pima-features" in sys.argv:
+        pima_features()
+    elif "--pima-compare" in sys.argv:
+        i = sys.argv.index("--pima-compare")
+        pima_compare(sys.argv[i + 1], int(sys.argv[i + 2]) if len(sys.argv) > i + 2 else 2)
+    elif "--crossover" in sys.argv:
         crossover(sys.argv[sys.argv.index("--crossover") + 1].split(","))
     elif "--scale" in sys.argv:
         scale(sys.argv[sys.argv.index("--scale") + 1].split(","))

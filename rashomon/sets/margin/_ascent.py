@@ -16,7 +16,7 @@ step reaches 3.4963). From the second iteration on, the bracket starts at the pr
 little). For a hinge set with few distinct rows each step is instead one exact conic solve (:mod:`._ascent_hinge`).
 
 Every start takes ``_RACE`` iterations; the best ``_KEEP`` then go on until an iteration gains less than
-``_STOP`` (relative) or ``max_iter`` iterations: a fixed amount of work, no clock.
+``_STOP`` (relative; the logistic's ``_STOP_LOGISTIC``) or ``max_iter`` iterations: a fixed amount of work, no clock.
 
 Members are kept only when they lie in S for the exact loss (for the hinge, the smoothed
 constraint ``e_orig,τ <= ε`` implies the exact one).
@@ -37,7 +37,10 @@ from ._starts import random_extremes
 __all__ = ["ascend_upper", "coordinate_extremes"]
 
 _MERGE = 1e-2  # starts this close (B-norm / sqrt(r)) to a better one are merged into it
-_STOP = 1e-6  # relative gain of an iteration below which the ascent stops
+_STOP = 1e-6  # relative gain of an iteration below which the ascent stops; the logistic's: _STOP_LOGISTIC
+# (1e-6 before: on Pima's 8 logistic features the upper members' MR moved by under 5e-5 relative, the upper gaps
+# equal to 0.01 points, at 0.05-0.1 s less CPU per feature)
+_STOP_LOGISTIC = 1e-4
 _RACE = 3  # iterations every start takes before only the best _KEEP go on
 _KEEP = 2
 _HINGE_TAU = 1e-3  # smoothing of the hinge constraint, relative to ε (the smoothed e_orig <= ε implies the exact one)
@@ -104,6 +107,7 @@ def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extreme
     e_ex = lambda th: T.e_orig(th, loss)  # noqa: E731
 
     hs = hinge_step(ms, eps, lo, hi) if use_conic(ms, loss) else None  # exact conic steps (._ascent_hinge)
+    stop = _STOP_LOGISTIC if loss.name == "logistic" else _STOP
 
     def switch(th):
         """(exact e_switch, gradient of the smooth e_switch) at th: one pass over the pairs for logistic."""
@@ -138,7 +142,7 @@ def ascend_upper(ms, T, loss, eps, lo, hi, kind, n_starts, random_state, extreme
                 break
             es_new, g_new = switch(new)
             val = mr_value(eo, es_new, kind)
-            done = val <= cur + _STOP * max(abs(cur), 1e-300)
+            done = val <= cur + stop * max(abs(cur), 1e-300)
             if val > cur:
                 th, cur, es, g = new, val, es_new, g_new
         return [th, cur, (es, g), done, tg]

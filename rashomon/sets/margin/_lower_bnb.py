@@ -66,10 +66,12 @@ LOWER_SLABS = 24  # slabs of one bound at the reference size (Pima: n = 768); se
 _LOWER_WORK = 5.4e7  # work of one bound (units of _slab_budget: rows x grid x programme evaluations, tables)
 _MIN_SLABS, _MAX_SLABS = 8, 64
 _INITIAL = 4  # slabs of the first cover of the b-range
-_GRID = 64  # grid points per row (logistic: up to 800 distinct rows; fewer for more rows, see _grid)
+_GRID = 48  # grid points per row (logistic, up to 800 distinct rows; see _grid): 64 before (Pima: 8-12% more CPU)
 HINGE_GRID = 64  # grid nodes per row for the hinge (three points per cell)
-_FINE = 1024  # fine grid of the tabulated per-label functions (at most; V·grid <= _FINE_PAIRS, at least 64 points)
-_FINE_PAIRS = 1 << 23  # Pima, COMPAS: the full 1,024 points; 10^5 distinct values: 83 (the error terms grow as h²)
+# fine grid of the per-label tables (at most; V·fine <= _FINE_PAIRS, at least 64): 1,024 before (Pima's lower gaps
+# moved by at most 0.05 points with both changes, median 0.35% -> 0.37%); the hinge's slab cost keeps 1,024
+_FINE, _HINGE_COST_FINE = 512, 1024
+_FINE_PAIRS = 1 << 23  # Pima, COMPAS: the full 512 points; 10^5 distinct values: 83 (the error terms grow as h²)
 _SKIP = 2.0  # the slab bound is skipped when fewer slabs than this fit its work (10^5 rows: 0.6)
 _TEMP = 1e-4  # soft-max temperature
 _MU_STEPS = 2  # solves of the multiplier search on one slab
@@ -85,6 +87,7 @@ _RANGES_TIME = 5.0  # seconds: a shorter max_time skips the set's row ranges (._
 # call's gap_tol (0.2% before: on Pima's 8 logistic features the last quarter of the lower slab search's CPU took the
 # median lower gap from 0.35% to 0.19%)
 _TARGET = 5e-3
+_EARLY = True  # a slab's τ candidates stop at the first bound above the target
 
 
 def _kkt_tau(ms, T, loss, theta, t, k=None):
@@ -158,12 +161,17 @@ class _Slabs:
         zf = np.linspace(zlo, zhi, _fine(len(self.G))) if zhi > zlo else np.array([zlo, zlo + 1.0])
         hf = float(zf[1] - zf[0])
         arg = zf[None, :] + (s * b0) * self.G[:, None]
-        d1 = -1.0 / (1.0 + np.exp(np.clip(arg, -700.0, 700.0)))  # ℓ'(m) = -σ(-m)
+        # the logistic ℓ, ℓ' and ℓ'' from one exponential e = exp(-|m|) (rounding, ~1e-16 relative, is far below the
+        # interpolation errors subtracted here and the 1e-10 by which every certified value is lowered)
+        e = np.exp(-np.abs(arg))
+        inv = 1.0 / (1.0 + e)
+        lv = np.maximum(-arg, 0.0) + np.log1p(e)  # ℓ(m) = log(1 + exp(-m))
+        d1 = -np.where(arg >= 0.0, e * inv, inv)  # ℓ'(m) = -σ(-m)
+        d2 = e * inv * inv  # ℓ''(m) = σ(m)σ(-m)
         eF = (self.n / 4.0) * hf * hf / 8.0
         eH0 = self.n * _L3 * hf * hf / 8.0
         eH1 = float(self.cnt @ np.abs(self.G)) * _L3 * hf * hf / 8.0
-        d2 = -d1 * (1.0 + d1)  # ℓ''(m) = σ(m)σ(-m)
-        tabs = (self.cnt @ self.loss.exact(arg) - eF, self.cnt @ d1, (self.cnt * self.G) @ d1, self.cnt @ d2)
+        tabs = (self.cnt @ lv - eF, self.cnt @ d1, (self.cnt * self.G) @ d1, self.cnt @ d2)
         return zf, hf, tabs, eH0, eH1
 
     def slab(self, a, b):
@@ -273,9 +281,10 @@ class _Slabs:
             return h
         return self.t + h / (self.eps if h >= 0 else self.e_lo)
 
-    def cell(self, a, b, x, kind, taus=()):
+    def cell(self, a, b, x, kind, taus=(), enough=math.inf):
         """``(bound on MR over the slab, a, b, minimiser, τ)``: the best over τ in ``taus`` and the KKT multiplier
-        at x (with θ_k moved into the slab)."""
+        at x (with θ_k moved into the slab), tried in that order; the τ left are skipped once the bound reaches
+        ``enough`` (the search's target: the slab is then not split, and every τ's bound is valid on it)."""
         sd = self.slab(a, b)
         if sd is None:
             return (math.inf, a, b, x, None)
@@ -291,21 +300,24 @@ class _Slabs:
             v = self.mr(h, kind)
             if v > best[0]:
                 best = (v, a, b, xx, tau)
+            if _EARLY and best[0] >= enough:
+                break
         return best
 
 
-def _grid(n):
-    """Grid points per row for n distinct rows: _GRID up to 800 rows, then shrinking as 1/sqrt(n) down to 32 (COMPAS,
-    about 3,300 rows: 32); large sets get more, coarser slabs for the same work (COMPAS, sex: 8 slabs of 64 points
-    2.35%, 20 of 32 0.66%)."""
-    return int(min(_GRID, max(32, round(_GRID * math.sqrt(800.0 / max(n, 1))))))
+def _grid(n, top=None):
+    """Grid points per row for n distinct rows: ``top`` (_GRID) up to 800 rows, then as 1/sqrt(n) down to 32 (COMPAS,
+    3,300 rows: 32); large sets get more, coarser slabs for the same work (COMPAS, sex: 8 of 64 points 2.35%, 20 of 32
+    0.66%)."""
+    return int(min(top or _GRID, max(32, round((top or _GRID) * math.sqrt(800.0 / max(n, 1))))))
 
 
-def _slab_budget(n, V):
+def _slab_budget(n, V, hinge=False):
     """Slabs of one bound: a fixed amount of work (deterministic, no clock) divided by the work of one slab, about
     ``n·grid·(1 + 12·_MU_STEPS)`` (hull and programme evaluations) plus ``V·fine`` (tables); within
-    [_MIN_SLABS, _MAX_SLABS]. About 31 slabs for Pima (768 rows), 20 for COMPAS (3,300 distinct rows, grid 32)."""
-    return int(min(max(_LOWER_WORK / _slab_cost(n, V), _MIN_SLABS), _MAX_SLABS))
+    [_MIN_SLABS, _MAX_SLABS]. About 45-58 slabs for Pima (768 rows; 31 with 64 grid points), 20 for COMPAS (3,300
+    distinct rows, grid 32)."""
+    return int(min(max(_LOWER_WORK / _slab_cost(n, V, hinge), _MIN_SLABS), _MAX_SLABS))
 
 
 def _fine(V):
@@ -313,9 +325,11 @@ def _fine(V):
     return int(min(_FINE, max(64, _FINE_PAIRS // max(V, 1))))
 
 
-def _slab_cost(n, V):
-    """The work of one slab (units of :func:`_slab_budget`) for n distinct rows and V values."""
-    return n * _grid(n) * (1.0 + 12.0 * _MU_STEPS) + V * _fine(V)
+def _slab_cost(n, V, hinge=False):
+    """The work of one slab (units of :func:`_slab_budget`) for n distinct rows and V values; the hinge's as before
+    the logistic's grids and tables shrank (its own grid, tables of _HINGE_COST_FINE): the same hinge budgets."""
+    f = min(_HINGE_COST_FINE, max(64, _FINE_PAIRS // max(V, 1))) if hinge else _fine(V)
+    return n * _grid(n, HINGE_GRID if hinge else None) * (1.0 + 12.0 * _MU_STEPS) + V * f
 
 
 def lower_slab_bound(
@@ -360,7 +374,7 @@ def lower_slab_bound(
     # the set's row ranges cost up to a few seconds once per set: not under a short time limit
     sl = _Slabs(ms, T, ranges, loss, eps, e_lo, lo, hi, t, set_ranges=max_time is None or max_time >= _RANGES_TIME)
     sl.pairs = T if terms is None else terms
-    budget = _slab_budget(sl.nr, len(T.G)) if max_slabs is None else int(max_slabs)
+    budget = _slab_budget(sl.nr, len(T.G), sl.hinge) if max_slabs is None else int(max_slabs)
     k = sl.k
     e = np.zeros((1, ms.D.shape[1]))
     e[0, k] = 1.0
@@ -373,13 +387,13 @@ def lower_slab_bound(
     # a probe: the slab of (almost) zero width at the best member's coefficient, about the best any cover can do
     # there; when it does not beat ``floor`` (a bound the caller has), no cover will: stop after one slab
     bk = min(max(float(theta_best[k]), a0), b0)
-    probe = sl.cell(bk - 1e-9 * (b0 - a0), bk + 1e-9 * (b0 - a0), theta_best, kind, _PROBE_TAUS * sl.t)
+    probe = sl.cell(bk - 1e-9 * (b0 - a0), bk + 1e-9 * (b0 - a0), theta_best, kind, _PROBE_TAUS * sl.t, target)
     if probe[0] <= floor:
         return -math.inf, [probe[3]]
     edges = np.linspace(a0, b0, _INITIAL + 1)
     first = tuple(f * sl.t for f in ((0.25, 0.5, 0.8) if sl.hinge else (0.3,))) + (probe[4],)  # τ of the first slabs
     # a cell is (bound, a, b, minimiser, τ, its parent's bound or None once its τ has been searched)
-    cells = [sl.cell(a, b, theta_best, kind, first) + (-math.inf,) for a, b in zip(edges[:-1], edges[1:])]
+    cells = [sl.cell(a, b, theta_best, kind, first, target) + (-math.inf,) for a, b in zip(edges[:-1], edges[1:])]
     used = 2 * len(cells) + len(_PROBE_TAUS) // 2
     hist: list = []  # (slabs used, -bound) before each step: the stall rule (on the negated bound)
     while used + 2 <= budget and (max_time is None or time.perf_counter() - t_start < max_time):
@@ -395,11 +409,11 @@ def lower_slab_bound(
         cells.pop(0)
         if _STALL is not None and pv is not None and v <= pv + _STALL * max(abs(v), 1e-12):
             # halving did not help: the relaxation at this τ is the limit, so search τ on this cell first
-            cells.append(sl.cell(a, b, xc, kind, (tc,) + tuple(_TAUS * sl.t)) + (None,))
+            cells.append(sl.cell(a, b, xc, kind, (tc,) + tuple(_TAUS * sl.t), target) + (None,))
             used += len(_TAUS) // 2
             continue
         mid = 0.5 * (a + b)
-        cells += [sl.cell(a, mid, xc, kind, (tc,)) + (v,), sl.cell(mid, b, xc, kind, (tc,)) + (v,)]
+        cells += [sl.cell(a, mid, xc, kind, (tc,), target) + (v,), sl.cell(mid, b, xc, kind, (tc,), target) + (v,)]
         used += 2
     cells.sort(key=lambda c: c[0])
     return cells[0][0], [c[3] for c in cells if c[3] is not None]

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._slabs import ROW_BLOCK, upper_hull
+from ._slabs import ROW_BLOCK, logistic_loss, upper_hull
 
 __all__ = ["RowEnvelopes"]
 
@@ -68,7 +68,8 @@ class RowEnvelopes:
             if zf is not None:  # widen to cover both the old span and the new one
                 z0, z1 = min(z0, float(zf[0])), max(z1, float(zf[-1]))
             zf = np.linspace(z0, z1, self.fine) if z1 > z0 else np.array([z0, z0 + 1.0])
-            vals = self.cnt @ self.lossv(zf[None, :] + (s * b) * self.G[:, None])
+            Z = zf[None, :] + (s * b) * self.G[:, None]
+            vals = self.cnt @ (self.lossv(Z) if self.hinge else logistic_loss(Z))  # the same loss, faster
             self.work += len(self.G) * len(zf) * (_HINGE_ELEM if self.hinge else 1.0)
             self._fcache[(b, s)] = (zf, vals)
         return zf, vals
