@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ...utils import one_blas_thread
 from ...utils.validation import RashomonInputError
 from ..margin import margin_set
 from ._range_results import CoefRange, FunctionalRange, PredictionRange
@@ -24,6 +25,12 @@ _R = TypeVar("_R", bound="FunctionalRange")
 
 
 # ---------------------------------------------------------------------- engine access
+def _fit_key(rs) -> tuple:
+    """What the engine and the cached closed-form answers are valid for: the fit's parametrisation, threshold
+    and least-loss member (a refit changes it)."""
+    return (id(rs.parametrization_), float(rs.epsilon_abs_), float(rs.theta_min_ @ rs.theta_min_))
+
+
 def engine_of(rs, func: str):
     """The set's range engine, built once per fit: :class:`LinearFunctionalRange` for the quadratic classes,
     :class:`~rashomon.sets.margin._ranges.MarginFunctionalRange` for the logistic and hinge classes."""
@@ -35,7 +42,7 @@ def engine_of(rs, func: str):
             f"(LogisticModelClass, HingeModelClass). Got {type(rs.model_class).__name__} with "
             f"loss={rs.loss_!r}; only model_class_reliance answers this loss."
         )
-    key = (id(rs.parametrization_), float(rs.epsilon_abs_), float(rs.theta_min_ @ rs.theta_min_))
+    key = _fit_key(rs)
     cached = rs.__dict__.get("_functional_engine")
     if cached is not None and cached[0] == key:
         return cached[1]
@@ -158,13 +165,19 @@ def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):
 
 def _check_closed(centre, half, ref, rs, func):
     """The closed-form ranges' check (their ends and members are ordered by construction): finite, and the
-    reference inside when it is a member."""
-    ok = bool(np.isfinite(centre).all() and np.isfinite(half).all())
+    reference inside when it is a member. One pass: ``|centre| + half`` is finite exactly when both are (half
+    >= 0; an overflow of the sum alone sends it to the full check, which passes)."""
+    size = np.abs(centre)
+    size += half
+    ok = bool(size.max(initial=0.0) < np.inf)
     if ok and rs.e_ref_ <= rs.epsilon_abs_ * (1 + 1e-12):
-        ok = not np.any(np.abs(ref - centre) - half > 1e-9 * (1.0 + np.abs(centre) + half))
+        size += 1.0
+        size *= 1e-9
+        ok = not np.any(np.abs(ref - centre) - half > size)
     if not ok:
         _check_consistent(centre - half, centre + half, centre - half, centre + half, ref, rs, func)
-        raise RashomonInputError(f"{func}: a closed-form range is not finite; the ranges are not certified.")
+        if not (np.isfinite(centre).all() and np.isfinite(half).all()):
+            raise RashomonInputError(f"{func}: a closed-form range is not finite; the ranges are not certified.")
 
 
 def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -328,7 +341,34 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
 
 
 def coef_range(rs, tol, return_models, func, standardize=False, progress=False) -> CoefRange:
+    """The coefficients' ranges. A closed-form answer (the ball certified inactive) depends on the fit alone: it
+    is built (and checked) once per fit, ``standardize`` and ``return_models``, and later calls get a copy of it
+    (no BLAS call, hence no thread scope; a user who mutates a result does not change the next one)."""
     rs._check_fitted("coef_range")
+    key, which = _fit_key(rs), (bool(standardize), bool(return_models))
+    cache = rs.__dict__.get("_coef_closed")
+    if cache is None or cache[0] != key:
+        cache = rs._coef_closed = (key, {})
+    hit = cache[1].get(which)
+    if hit is None:
+        with one_blas_thread():
+            hit = _coef_range(rs, tol, return_models, func, standardize, progress)
+            eng = rs.__dict__.get("_functional_engine")
+            if not rs._degenerate and getattr(eng and eng[1], "_closed", None) is not None:
+                cache[1][which] = hit
+    return _copy_of(hit, tol)
+
+
+def _copy_of(res: _R, tol: float) -> _R:
+    """A copy of a result with its arrays (and names) copied and ``tol`` set: the cached answer stays intact."""
+    new = object.__new__(type(res))  # the frozen dataclass's fields, copied without re-running its __init__
+    fields = {k: (v.copy() if isinstance(v, (np.ndarray, list)) else v) for k, v in res.__dict__.items()}
+    fields["tol"] = tol
+    new.__dict__.update(fields)
+    return new
+
+
+def _coef_range(rs, tol, return_models, func, standardize, progress) -> CoefRange:
     par = rs.parametrization_
     cached = rs.__dict__.get("_coef_map")  # the map θ -> (intercept, coefficients), once per parametrisation
     if cached is None or cached[0] is not par:
