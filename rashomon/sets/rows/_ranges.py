@@ -15,22 +15,15 @@ import numpy as np
 from ...utils import one_blas_thread
 from ...utils.validation import RashomonInputError
 from ..margin import margin_set
+from ._closed import _BLOCK, _check_consistent, _closed_engine, _closed_result, _copy_of, _fit_key, _row_labels
 from ._range_results import CoefRange, FunctionalRange, PredictionRange
 
 __all__ = ["functional_ranges", "engine_of", "affine_attributes"]
 
-#: rows per block of predictions (bounded memory for any number of rows)
-_BLOCK = 4096
 _R = TypeVar("_R", bound="FunctionalRange")
 
 
 # ---------------------------------------------------------------------- engine access
-def _fit_key(rs) -> tuple:
-    """What the engine and the cached closed-form answers are valid for: the fit's parametrisation, threshold
-    and least-loss member (a refit changes it)."""
-    return (id(rs.parametrization_), float(rs.epsilon_abs_), float(rs.theta_min_ @ rs.theta_min_))
-
-
 def engine_of(rs, func: str):
     """The set's range engine, built once per fit: :class:`LinearFunctionalRange` for the quadratic classes,
     :class:`~rashomon.sets.margin._ranges.MarginFunctionalRange` for the logistic and hinge classes."""
@@ -81,9 +74,9 @@ def functional_ranges(
 ) -> _R:  # type: ignore[assignment,unused-ignore]  # mypy#3737
     """Ranges of ``A θ + a0`` (rows) over the set, in blocks of rows; ``tick(k)``: k row-ends done (progress);
     ``fields``: further fields of ``cls`` (the scale of a :class:`PredictionRange`)."""
-    ref = A @ rs.reference_theta_ + a0
     m, d = A.shape
     if rs._degenerate:
+        ref = A @ rs.reference_theta_ + a0
         val = A @ rs.theta_min_ + a0
         models = np.tile(rs.theta_min_, (m, 1)) if return_models else None
         return cls(
@@ -102,23 +95,8 @@ def functional_ranges(
         )
     eng = engine_of(rs, func)
     if getattr(eng, "_closed", None) is not None:  # the ball certified inactive: closed forms
-        centre, half, lo_m, hi_m = eng.closed_ranges(A, a0, models=bool(return_models))
-        _check_closed(centre, half, ref, rs, func)
-        inner = half * (1 - 1e-12)  # the members' values (see closed_ranges)
-        return cls(
-            list(names),
-            centre - half,
-            centre + half,
-            centre - inner,
-            centre + inner,
-            ref,
-            lo_m,
-            hi_m,
-            rs.epsilon_abs_,
-            tol,
-            rs.parametrization_,
-            **fields,
-        )
+        return _closed_result(rs, eng, A, a0, list(names), tol, return_models, func, cls, **fields)
+    ref = A @ rs.reference_theta_ + a0
     kw = {"tick": tick} if tick is not None and hasattr(eng, "_batch") else {}
     lo_b, hi_b, lo_v, hi_v = (np.empty(m) for _ in range(4))
     lo_m, hi_m = (np.empty((m if return_models else 0, d)) for _ in range(2))
@@ -147,37 +125,6 @@ def functional_ranges(
         rs.parametrization_,
         **fields,
     )
-
-
-def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):
-    """lower <= attained <= reference-compatible <= upper, or the bounds are not reported."""
-    scale = 1e-9 * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi)))
-    bad = (lo > lo_v + scale) | (hi < hi_v - scale) | (lo > hi + scale)
-    if rs.e_ref_ <= rs.epsilon_abs_ * (1 + 1e-12):
-        bad |= (ref < lo - scale) | (ref > hi + scale)
-    if not np.all(np.isfinite(lo)) or not np.all(np.isfinite(hi)) or np.any(bad):
-        raise RashomonInputError(
-            f"{func}: consistency check failed (a bound is not finite, or the reference or an "
-            "attaining member lies outside it by more than 1e-9 relative); the ranges are not "
-            "certified. Please report this data."
-        )
-
-
-def _check_closed(centre, half, ref, rs, func):
-    """The closed-form ranges' check (their ends and members are ordered by construction): finite, and the
-    reference inside when it is a member. One pass: ``|centre| + half`` is finite exactly when both are (half
-    >= 0; an overflow of the sum alone sends it to the full check, which passes)."""
-    size = np.abs(centre)
-    size += half
-    ok = bool(size.max(initial=0.0) < np.inf)
-    if ok and rs.e_ref_ <= rs.epsilon_abs_ * (1 + 1e-12):
-        size += 1.0
-        size *= 1e-9
-        ok = not np.any(np.abs(ref - centre) - half > size)
-    if not ok:
-        _check_consistent(centre - half, centre + half, centre - half, centre + half, ref, rs, func)
-        if not (np.isfinite(centre).all() and np.isfinite(half).all()):
-            raise RashomonInputError(f"{func}: a closed-form range is not finite; the ranges are not certified.")
 
 
 def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -259,6 +206,17 @@ def to_probability(res: PredictionRange) -> PredictionRange:
 
 def prediction_range(rs, X, *, tol, return_models, func, return_map=False, scale=None, progress=False):
     rs._check_fitted(func.split(".")[-1])
+    eng = None if return_map or scale == "probability" else _closed_engine(rs)
+    if eng is not None:  # closed forms (a regression class: scale "prediction"), one product for all rows
+        Xa = rs._rows(X, func)
+        if len(Xa) <= _BLOCK:
+            P, p0 = rs.parametrization_.prediction_map(Xa)
+            labels = _row_labels(0, len(P))
+            return _closed_result(rs, eng, P, p0, labels, tol, return_models, func, PredictionRange, scale="prediction")
+        with _phase(rs, progress, f"{func}: {len(Xa)} rows", len(Xa)) as tick:
+            return _prediction_blocks(
+                rs, Xa, rs.parametrization_, len(Xa), tol, return_models, func, False, "prediction", tick
+            )
     scale = _score_scale(rs, scale, func)
     if scale == "probability":
         res = prediction_range(
@@ -292,7 +250,7 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
             rs,
             P,
             p0,
-            [str(i) for i in range(m)],
+            _row_labels(0, m),
             tol=tol,
             return_models=return_models,
             func=func,
@@ -310,7 +268,7 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
                 rs,
                 P,
                 p0,
-                [str(i) for i in range(s, s + len(P))],
+                _row_labels(s, s + len(P)),
                 tol=tol,
                 return_models=return_models,
                 func=func,
@@ -357,15 +315,6 @@ def coef_range(rs, tol, return_models, func, standardize=False, progress=False) 
             if not rs._degenerate and getattr(eng and eng[1], "_closed", None) is not None:
                 cache[1][which] = hit
     return _copy_of(hit, tol)
-
-
-def _copy_of(res: _R, tol: float) -> _R:
-    """A copy of a result with its arrays (and names) copied and ``tol`` set: the cached answer stays intact."""
-    new = object.__new__(type(res))  # the frozen dataclass's fields, copied without re-running its __init__
-    fields = {k: (v.copy() if isinstance(v, (np.ndarray, list)) else v) for k, v in res.__dict__.items()}
-    fields["tol"] = tol
-    new.__dict__.update(fields)
-    return new
 
 
 def _coef_range(rs, tol, return_models, func, standardize, progress) -> CoefRange:
