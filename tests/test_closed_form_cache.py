@@ -116,3 +116,19 @@ def test_prediction_range_new_rows_keep_their_checks():
         _fit(X, y).prediction_range(X[:7, :3])
     with pytest.raises(RashomonInputError, match="prediction_range"):
         rs.prediction_range(df.rename(columns={"f0": "g0"}))
+
+
+def test_closed_results_hold_exactly_their_dataclass_fields():
+    """The closed-form results are built without re-running the dataclass's __init__: they must hold exactly
+    its fields, and compare equal field by field to one built through it."""
+    from dataclasses import fields, replace
+
+    X, y = _data()
+    rs = _fit(X, y)
+    for res in (rs.coef_range(), rs.coef_range(), rs.prediction_range(X[:9]), rs.functional_range(np.ones(6))):
+        assert set(vars(res)) == {f.name for f in fields(res)}
+        again = replace(res)
+        for f in fields(res):
+            a, b = getattr(res, f.name), getattr(again, f.name)
+            assert a is b or (isinstance(a, np.ndarray) and np.array_equal(a, b)) or a == b
+    assert rs.prediction_range(X[:9]).scale == "prediction"

@@ -28,20 +28,29 @@ def _closed_result(rs, eng, A, a0, names: list, tol, return_models, func, cls: t
     centre, half, ref, lo_m, hi_m = eng.closed_with_reference(A, a0, rs.reference_theta_, models=bool(return_models))
     _check_closed(centre, half, ref, rs, func)
     inner = half * (1 - 1e-12)  # the members' values (see closed_ranges)
-    return cls(
-        names,
-        centre - half,
-        centre + half,
-        centre - inner,
-        centre + inner,
-        ref,
-        lo_m,
-        hi_m,
-        rs.epsilon_abs_,
-        tol,
-        rs.parametrization_,
+    values = {
+        "names": names,
+        "lower": centre - half,
+        "upper": centre + half,
+        "lower_attained": centre - inner,
+        "upper_attained": np.add(centre, inner, out=inner),
+        "reference": ref,
+        "lower_models": lo_m,
+        "upper_models": hi_m,
+        "epsilon_abs": rs.epsilon_abs_,
+        "tol": tol,
+        "parametrization": rs.parametrization_,
         **fields,
-    )
+    }
+    return _fresh(cls, values)
+
+
+def _fresh(cls: type[_R], values: dict) -> _R:
+    """A result of the frozen dataclass ``cls`` holding every one of its fields in ``values`` (not re-checked:
+    its ``__init__`` assigns them one by one through ``object.__setattr__``, a third of a small query's cost)."""
+    res = object.__new__(cls)
+    res.__dict__.update(values)
+    return res
 
 
 _LABELS: list[str] = []  # "0" to str(_BLOCK - 1): the row labels of prediction ranges, built once
@@ -73,15 +82,18 @@ def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):
 
 def _check_closed(centre, half, ref, rs, func):
     """The closed-form ranges' check (their ends and members are ordered by construction): finite, and the
-    reference inside when it is a member. One pass: ``|centre| + half`` is finite exactly when both are (half
-    >= 0; an overflow of the sum alone sends it to the full check, which passes)."""
+    reference inside when it is a member. Fused: ``|centre| + half`` is finite exactly when both are (half >= 0;
+    an overflow of the sum alone sends it to the full check, which passes) and scales the reference's test."""
     size = np.abs(centre)
     size += half
     ok = bool(size.max(initial=0.0) < np.inf)
     if ok and rs.e_ref_ <= rs.epsilon_abs_ * (1 + 1e-12):
+        dev = np.subtract(ref, centre)
+        np.abs(dev, out=dev)
+        dev -= half
         size += 1.0
         size *= 1e-9
-        ok = not np.any(np.abs(ref - centre) - half > size)
+        ok = not (dev > size).any()
     if not ok:
         _check_consistent(centre - half, centre + half, centre - half, centre + half, ref, rs, func)
         if not (np.isfinite(centre).all() and np.isfinite(half).all()):
@@ -99,8 +111,6 @@ def _closed_engine(rs):
 
 def _copy_of(res: _R, tol: float) -> _R:
     """A copy of a result with its arrays (and names) copied and ``tol`` set: the cached answer stays intact."""
-    new = object.__new__(type(res))  # the frozen dataclass's fields, copied without re-running its __init__
-    fields = {k: (v.copy() if isinstance(v, (np.ndarray, list)) else v) for k, v in res.__dict__.items()}
-    fields["tol"] = tol
-    new.__dict__.update(fields)
-    return new
+    values = {k: (v.copy() if isinstance(v, (np.ndarray, list)) else v) for k, v in res.__dict__.items()}
+    values["tol"] = tol
+    return _fresh(type(res), values)

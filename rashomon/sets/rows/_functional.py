@@ -279,9 +279,10 @@ class LinearFunctionalRange:
         QA = AM[:, :d]
         q = np.einsum("ij,ij->i", A, QA)
         np.maximum(q, 0.0, out=q)
-        centre = AM[:, d] if a0 is None else AM[:, d] + a0
-        ref = None if reference is None else (AM[:, d + 1] if a0 is None else AM[:, d + 1] + a0)
-        half = np.sqrt(q * delta)
+        centre = AM[:, d].copy() if a0 is None else AM[:, d] + a0
+        ref = None if reference is None else (AM[:, d + 1].copy() if a0 is None else AM[:, d + 1] + a0)
+        half = q * delta
+        np.sqrt(half, out=half)
         if not models:
             return centre, half, ref, None, None
         pos = q > 0
