@@ -29,6 +29,14 @@ __all__ = ["LinearFunctionalRange", "quadratic_roots"]
 _TINY = np.finfo(float).tiny
 
 
+def _einsum_rowdot(a, b):
+    return np.einsum("ij,ij->i", a, b)
+
+
+#: row-wise dot products (NumPy 2's gufunc: about half einsum's cost on 50 x 11; einsum on NumPy 1)
+_rowdot = getattr(np, "vecdot", _einsum_rowdot)
+
+
 def quadratic_roots(a, b, c):
     """Roots ``(lo, hi)`` of ``a σ² + 2bσ + c = 0`` with ``a >= 0`` and ``c <= 0`` (σ = 0 feasible), element-wise.
 
@@ -277,7 +285,7 @@ class LinearFunctionalRange:
         M = self._closed_columns(reference)
         AM = A @ M
         QA = AM[:, :d]
-        q = np.einsum("ij,ij->i", A, QA)
+        q = _rowdot(A, QA)
         np.maximum(q, 0.0, out=q)
         centre = AM[:, d].copy() if a0 is None else AM[:, d] + a0
         ref = None if reference is None else (AM[:, d + 1].copy() if a0 is None else AM[:, d + 1] + a0)
