@@ -132,3 +132,40 @@ def test_closed_results_hold_exactly_their_dataclass_fields():
             a, b = getattr(res, f.name), getattr(again, f.name)
             assert a is b or (isinstance(a, np.ndarray) and np.array_equal(a, b)) or a == b
     assert rs.prediction_range(X[:9]).scale == "prediction"
+
+
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+
+
+def test_a_cached_coef_range_reads_no_thread_count_and_the_policy_still_holds(monkeypatch):
+    """A cache hit calls no BLAS, so it skips the thread policy (no library's count is read); a call that
+    computes still runs under one BLAS thread and restores the caller's setting."""
+    from rashomon.sets.rows import _ranges
+    from rashomon.utils import _threads
+
+    X, y = _data()
+    rs = _fit(X, y)
+    first = rs.coef_range()
+    calls, seen = [], []
+    real_controller, real_compute = _threads._controller, _ranges._coef_range
+
+    def controller():
+        calls.append(1)
+        return real_controller()
+
+    def compute(*args):
+        seen.append(_blas_threads())
+        return real_compute(*args)
+
+    monkeypatch.setattr(_threads, "_controller", controller)
+    monkeypatch.setattr(_ranges, "_coef_range", compute)
+    again = rs.coef_range()
+    assert calls == [] and seen == [] and np.array_equal(again.lower, first.lower)
+    with threadpool_limits(limits=2):
+        callers = _blas_threads()
+        rs.coef_range(standardize=True)  # not cached yet: computed under the policy
+        assert _blas_threads() == callers
+    assert calls and seen == [[1]]
