@@ -1,6 +1,7 @@
 """The closed-form answers of a linear set with an inactive ball (``norm_bound=np.inf``): ``coef_range`` is built
-once per fit and served as copies, ``prediction_range`` of new rows runs in NumPy's own loops; both give the same
-bits on every call and under any caller thread count, and a refit invalidates the cache."""
+once per fit and served as copies, ``prediction_range`` of new rows comes from one product; both agree with the
+textbook ellipsoid formulas, give the same bits on every call and under any caller thread count, and a refit
+invalidates the cache."""
 
 import numpy as np
 import pandas as pd

@@ -127,8 +127,7 @@ def scope_inside(fn: F) -> F:
     """Mark ``fn`` as entering :func:`one_blas_thread` itself wherever it calls BLAS.
 
     :func:`one_blas_thread` and :func:`one_blas_thread_methods` then leave it unwrapped, so an answer that
-    calls no BLAS (one served from a cache, a closed form in NumPy's own loops) skips reading every
-    library's thread count. Keeping the results' bits independent of the caller's thread count is then
+    calls no BLAS (one served from a cache) skips reading every library's thread count. Keeping the results' bits independent of the caller's thread count is then
     ``fn``'s duty.
 
     Parameters
