@@ -12,11 +12,16 @@ the tightest box); ``default`` (``norm_bound=None``: a cross-validated norm, a d
 ``1e6 before``: 1e6 with the automatic tightening switched off (the code before it, run in this process). The
 first three must give the same bounds (the same set) and times; the ratios are against ``inf``.
 
-    python benchmarks/bench_norm_bound.py [--n 2000] [--p 5] [--rows 200]
+    python benchmarks/bench_norm_bound.py [--n 2000] [--p 5] [--rows 200] [--glassy-path DIR] [--reps 2000]
+
+``--glassy-path DIR`` puts DIR first on ``sys.path`` (a glassy checkout that is not installed). The head-to-head
+times ``coef_range`` against ``coef_bounds`` and ``prediction_range(X[:50])`` against ``disagreement(X[:50])``
+alternately, ``--reps`` calls each, five rounds, best round per call.
 """
 
 import argparse
 import contextlib
+import sys
 import time
 
 import numpy as np
@@ -112,7 +117,26 @@ def logistic_part(n, p, rows):
     print(f"  inf vs 1e6: largest score-range difference {d:.2e}")
 
 
-def linear_part():
+def head_to_head(rs, pz, Xq, reps):
+    """Per-call CPU seconds of ours and glassy's queries, timed alternately (best of five rounds each)."""
+    calls = {
+        "coef ours": lambda: rs.coef_range(),
+        "coef glassy": lambda: pz.coef_bounds(),
+        "pred ours": lambda: rs.prediction_range(Xq),
+        "pred glassy": lambda: pz.disagreement(Xq),
+    }
+    best = dict.fromkeys(calls, np.inf)
+    for _ in range(5):
+        for k, f in calls.items():
+            f()
+            t = time.process_time()
+            for _ in range(reps):
+                f()
+            best[k] = min(best[k], (time.process_time() - t) / reps)
+    return best
+
+
+def linear_part(reps_h2h=2000):
     from sklearn.datasets import load_diabetes
 
     X, y = load_diabetes(return_X_y=True)
@@ -168,11 +192,18 @@ def linear_part():
         f"  largest difference from glassy: coefficients {dc:.2e} (of {np.abs(cb).max():.3g}), "
         f"predictions {dp:.2e} (of {np.abs(dg['max']).max():.3g})"
     )
+    rs = RashomonSet(LinearModelClass(norm_bound=np.inf), 0.05).fit(X, y)
+    b = head_to_head(rs, pz, Xq, reps_h2h)
+    print(
+        f"  head to head ({reps_h2h} calls, best of 5 alternating rounds): coef_range "
+        f"{b['coef ours'] * 1e6:.1f} us vs coef_bounds {b['coef glassy'] * 1e6:.1f} us "
+        f"({b['coef ours'] / b['coef glassy']:.2f}x); prediction_range(50) {b['pred ours'] * 1e6:.1f} us vs "
+        f"disagreement {b['pred glassy'] * 1e6:.1f} us ({b['pred ours'] / b['pred glassy']:.2f}x)"
+    )
     # large queries: per row
     Xb = np.tile(X, (12, 1))
     t_g = cpu(lambda: pz.disagreement(Xb), repeat=5)[0]
-    rs = RashomonSet(LinearModelClass(norm_bound=np.inf), 0.05).fit(X, y)
-    t_o = cpu(lambda: rs.prediction_range(Xb), repeat=5)[0]
+    t_o = cpu(lambda: rs.prediction_range(Xb), repeat=5)[0]  # the set of the head-to-head
     print(f"  {len(Xb)} rows: glassy {t_g * 1e3:.3f} ms, ours {t_o * 1e3:.3f} ms ({t_o / t_g:.2f}x glassy)")
 
 
@@ -182,11 +213,15 @@ def main():
     ap.add_argument("--p", type=int, default=5)
     ap.add_argument("--rows", type=int, default=200)
     ap.add_argument("--parts", default="linear,logistic", help="comma-separated: linear (with glassy), logistic")
+    ap.add_argument("--glassy-path", default=None, help="directory holding the glassy package (put first on sys.path)")
+    ap.add_argument("--reps", type=int, default=2000, help="calls per round of the head-to-head with glassy")
     args = ap.parse_args()
+    if args.glassy_path:
+        sys.path.insert(0, args.glassy_path)
     parts = set(args.parts.split(","))
     with threadpool_limits(1):
         if "linear" in parts:
-            linear_part()
+            linear_part(args.reps)
         if "logistic" in parts:
             logistic_part(args.n, args.p, args.rows)
 

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..utils import scope_inside
 from ..utils.validation import Boolean, Integral, NJobs, Options, RandomStateLike, Real, validate_params
 
 __all__ = ["SetQueries"]
@@ -109,6 +110,7 @@ class SetQueries:
             progress=progress,
         )
 
+    @scope_inside  # a closed-form answer is served from its cache with no BLAS call; the rest runs in the scope
     @validate_params(
         {
             "standardize": Boolean(),

@@ -15,6 +15,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "one_blas_thread": "._threads",
         "one_blas_thread_methods": "._threads",
         "single_blas_thread": "._threads",
+        "scope_inside": "._threads",
         "LOSS_NAMES": ".losses",
         "Loss": ".losses",
         "Predictor": ".losses",

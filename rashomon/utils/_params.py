@@ -279,9 +279,18 @@ def validate_params(constraints: dict[str, Constraint], *, func: str | None = No
         positional = [q.name for q in params if q.kind is kinds.POSITIONAL_OR_KEYWORD]
         names = {q.name for q in params}
         where = {p: (positional.index(p) if p in positional else None, c) for p, c in constraints.items()}
+        by_position = [(positional.index(p), p, c) for p, c in constraints.items() if p in positional]
 
         @functools.wraps(f)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if simple and not kwargs and len(args) <= len(positional):  # positional only: check those given
+                if not by_position:
+                    return f(*args)
+                checked = list(args)
+                for j, p, c in by_position:
+                    if j < len(checked):
+                        checked[j] = c.check(checked[j], p, name)
+                return f(*checked)
             if simple and len(args) <= len(positional) and names.issuperset(kwargs):
                 if not any(k in kwargs for k in positional[: len(args)]):
                     checked = list(args)

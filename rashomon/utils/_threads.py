@@ -22,8 +22,9 @@ therefore built once and rebuilt only when modules were imported since (a new ex
 brought a new BLAS or OpenMP). The outermost scope reads each library's thread count and sets and restores
 it through the controller's per-library calls (``get_num_threads`` / ``set_num_threads``, about 4 µs in all,
 against 60-80 µs for ``ThreadpoolController.limit``, which re-reads every library's full description on entry
-and on exit), and nested scopes cost a counter. The limit is process-wide, as BLAS's own setting is: concurrent
-scopes from several Python threads share it, and the last one to leave restores the caller's values.
+and on exit), and nested scopes cost a counter. A query whose answer may call no BLAS (``coef_range`` of a
+closed-form set, served from its cache) is marked :func:`scope_inside` and enters the scope only on the path
+that calls BLAS. The limit is process-wide, as BLAS's own setting is: concurrent scopes from several Python threads share it, and the last one to leave restores the caller's values.
 """
 
 from __future__ import annotations
@@ -31,11 +32,10 @@ from __future__ import annotations
 import functools
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["one_blas_thread", "one_blas_thread_methods", "single_blas_thread"]
+__all__ = ["one_blas_thread", "one_blas_thread_methods", "scope_inside", "single_blas_thread"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -56,31 +56,40 @@ def _controller():
     return st["controller"]
 
 
-@contextmanager
-def _scope() -> Iterator[None]:
-    st = _STATE
-    if not st["enabled"]:
-        yield
-        return
-    with _LOCK:
-        if st["depth"] == 0:
-            libs = _controller().lib_controllers
-            old = [lib.get_num_threads() for lib in libs]
-            for lib, n in zip(libs, old):
-                if n != 1:
-                    lib.set_num_threads(1)
-            st["limiter"] = (libs, old)
-        st["depth"] += 1
-    try:
-        yield
-    finally:
+class _Scope:
+    """The thread limit as a re-entrant context manager (one shared instance: entering costs a counter when
+    nested, and at the outermost level one ``get_num_threads`` per library, no generator)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        st = _STATE
+        with _LOCK:
+            if st["depth"] == 0 and st["enabled"]:
+                libs = _controller().lib_controllers
+                old = [lib.get_num_threads() for lib in libs]
+                for lib, n in zip(libs, old):
+                    if n != 1:
+                        lib.set_num_threads(1)
+                st["limiter"] = (libs, old)
+            st["depth"] += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        st = _STATE
         with _LOCK:
             st["depth"] -= 1
-            if st["depth"] == 0:
+            if st["depth"] == 0 and st["limiter"] is not None:
                 (libs, old), st["limiter"] = st["limiter"], None
                 for lib, n in zip(libs, old):
                     if n is not None and n != 1:
                         lib.set_num_threads(n)
+
+
+_SCOPE = _Scope()
+
+
+def _scope() -> _Scope:
+    return _SCOPE
 
 
 def one_blas_thread(fn: F | None = None):
@@ -91,11 +100,13 @@ def one_blas_thread(fn: F | None = None):
     one sets and restores the limits. See the module docstring for the measurements behind the policy.
     """
     if fn is None:
-        return _scope()
+        return _SCOPE
+    if getattr(fn, "__rashomon_own_scope__", False):
+        return fn  # the function enters the scope itself, where it calls BLAS (see scope_inside)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any):
-        with _scope():
+        with _SCOPE:
             return fn(*args, **kwargs)
 
     return wrapper
@@ -108,8 +119,29 @@ def single_blas_thread(fn: Callable[..., Any], *args: Any) -> Any:
     all use the same thread count, hence the same floating-point reductions: results do not
     depend on ``n_jobs`` or the joblib backend.
     """
-    with _scope():
+    with _SCOPE:
         return fn(*args)
+
+
+def scope_inside(fn: F) -> F:
+    """Mark ``fn`` as entering :func:`one_blas_thread` itself wherever it calls BLAS.
+
+    :func:`one_blas_thread` and :func:`one_blas_thread_methods` then leave it unwrapped, so an answer that
+    calls no BLAS (one served from a cache) skips reading every library's thread count. Keeping the results' bits independent of the caller's thread count is then
+    ``fn``'s duty.
+
+    Parameters
+    ----------
+    fn : callable
+        The function (or method) to mark.
+
+    Returns
+    -------
+    callable
+        ``fn`` itself, marked.
+    """
+    fn.__rashomon_own_scope__ = True  # type: ignore[attr-defined]
+    return fn
 
 
 def _set_enabled(enabled: bool) -> bool:

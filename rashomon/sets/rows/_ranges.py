@@ -12,14 +12,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ...utils import one_blas_thread
 from ...utils.validation import RashomonInputError
 from ..margin import margin_set
+from ._closed import _BLOCK, _check_consistent, _closed_engine, _closed_result, _copy_of, _fit_key, _row_labels
 from ._range_results import CoefRange, FunctionalRange, PredictionRange
 
 __all__ = ["functional_ranges", "engine_of", "affine_attributes"]
 
-#: rows per block of predictions (bounded memory for any number of rows)
-_BLOCK = 4096
 _R = TypeVar("_R", bound="FunctionalRange")
 
 
@@ -35,7 +35,7 @@ def engine_of(rs, func: str):
             f"(LogisticModelClass, HingeModelClass). Got {type(rs.model_class).__name__} with "
             f"loss={rs.loss_!r}; only model_class_reliance answers this loss."
         )
-    key = (id(rs.parametrization_), float(rs.epsilon_abs_), float(rs.theta_min_ @ rs.theta_min_))
+    key = _fit_key(rs)
     cached = rs.__dict__.get("_functional_engine")
     if cached is not None and cached[0] == key:
         return cached[1]
@@ -74,9 +74,9 @@ def functional_ranges(
 ) -> _R:  # type: ignore[assignment,unused-ignore]  # mypy#3737
     """Ranges of ``A θ + a0`` (rows) over the set, in blocks of rows; ``tick(k)``: k row-ends done (progress);
     ``fields``: further fields of ``cls`` (the scale of a :class:`PredictionRange`)."""
-    ref = A @ rs.reference_theta_ + a0
     m, d = A.shape
     if rs._degenerate:
+        ref = A @ rs.reference_theta_ + a0
         val = A @ rs.theta_min_ + a0
         models = np.tile(rs.theta_min_, (m, 1)) if return_models else None
         return cls(
@@ -95,23 +95,8 @@ def functional_ranges(
         )
     eng = engine_of(rs, func)
     if getattr(eng, "_closed", None) is not None:  # the ball certified inactive: closed forms
-        centre, half, lo_m, hi_m = eng.closed_ranges(A, a0, models=bool(return_models))
-        _check_closed(centre, half, ref, rs, func)
-        inner = half * (1 - 1e-12)  # the members' values (see closed_ranges)
-        return cls(
-            list(names),
-            centre - half,
-            centre + half,
-            centre - inner,
-            centre + inner,
-            ref,
-            lo_m,
-            hi_m,
-            rs.epsilon_abs_,
-            tol,
-            rs.parametrization_,
-            **fields,
-        )
+        return _closed_result(rs, eng, A, a0, list(names), tol, return_models, func, cls, **fields)
+    ref = A @ rs.reference_theta_ + a0
     kw = {"tick": tick} if tick is not None and hasattr(eng, "_batch") else {}
     lo_b, hi_b, lo_v, hi_v = (np.empty(m) for _ in range(4))
     lo_m, hi_m = (np.empty((m if return_models else 0, d)) for _ in range(2))
@@ -140,31 +125,6 @@ def functional_ranges(
         rs.parametrization_,
         **fields,
     )
-
-
-def _check_consistent(lo, hi, lo_v, hi_v, ref, rs, func):
-    """lower <= attained <= reference-compatible <= upper, or the bounds are not reported."""
-    scale = 1e-9 * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi)))
-    bad = (lo > lo_v + scale) | (hi < hi_v - scale) | (lo > hi + scale)
-    if rs.e_ref_ <= rs.epsilon_abs_ * (1 + 1e-12):
-        bad |= (ref < lo - scale) | (ref > hi + scale)
-    if not np.all(np.isfinite(lo)) or not np.all(np.isfinite(hi)) or np.any(bad):
-        raise RashomonInputError(
-            f"{func}: consistency check failed (a bound is not finite, or the reference or an "
-            "attaining member lies outside it by more than 1e-9 relative); the ranges are not "
-            "certified. Please report this data."
-        )
-
-
-def _check_closed(centre, half, ref, rs, func):
-    """The closed-form ranges' check (their ends and members are ordered by construction): finite, and the
-    reference inside when it is a member."""
-    ok = bool(np.isfinite(centre).all() and np.isfinite(half).all())
-    if ok and rs.e_ref_ <= rs.epsilon_abs_ * (1 + 1e-12):
-        ok = not np.any(np.abs(ref - centre) - half > 1e-9 * (1.0 + np.abs(centre) + half))
-    if not ok:
-        _check_consistent(centre - half, centre + half, centre - half, centre + half, ref, rs, func)
-        raise RashomonInputError(f"{func}: a closed-form range is not finite; the ranges are not certified.")
 
 
 def affine_attributes(par, attrs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -246,6 +206,17 @@ def to_probability(res: PredictionRange) -> PredictionRange:
 
 def prediction_range(rs, X, *, tol, return_models, func, return_map=False, scale=None, progress=False):
     rs._check_fitted(func.split(".")[-1])
+    eng = None if return_map or scale == "probability" else _closed_engine(rs)
+    if eng is not None:  # closed forms (a regression class: scale "prediction"), one product for all rows
+        Xa = rs._rows(X, func)
+        if len(Xa) <= _BLOCK:
+            P, p0 = rs.parametrization_.prediction_map(Xa)
+            labels = _row_labels(0, len(P))
+            return _closed_result(rs, eng, P, p0, labels, tol, return_models, func, PredictionRange, scale="prediction")
+        with _phase(rs, progress, f"{func}: {len(Xa)} rows", len(Xa)) as tick:
+            return _prediction_blocks(
+                rs, Xa, rs.parametrization_, len(Xa), tol, return_models, func, False, "prediction", tick
+            )
     scale = _score_scale(rs, scale, func)
     if scale == "probability":
         res = prediction_range(
@@ -279,7 +250,7 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
             rs,
             P,
             p0,
-            [str(i) for i in range(m)],
+            _row_labels(0, m),
             tol=tol,
             return_models=return_models,
             func=func,
@@ -297,7 +268,7 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
                 rs,
                 P,
                 p0,
-                [str(i) for i in range(s, s + len(P))],
+                _row_labels(s, s + len(P)),
                 tol=tol,
                 return_models=return_models,
                 func=func,
@@ -328,7 +299,25 @@ def _prediction_blocks(rs, Xa, par, m, tol, return_models, func, return_map, sca
 
 
 def coef_range(rs, tol, return_models, func, standardize=False, progress=False) -> CoefRange:
+    """The coefficients' ranges. A closed-form answer (the ball certified inactive) depends on the fit alone: it
+    is built (and checked) once per fit, ``standardize`` and ``return_models``, and later calls get a copy of it
+    (no BLAS call, hence no thread scope; a user who mutates a result does not change the next one)."""
     rs._check_fitted("coef_range")
+    key, which = _fit_key(rs), (bool(standardize), bool(return_models))
+    cache = rs.__dict__.get("_coef_closed")
+    if cache is None or cache[0] != key:
+        cache = rs._coef_closed = (key, {})
+    hit = cache[1].get(which)
+    if hit is None:
+        with one_blas_thread():
+            hit = _coef_range(rs, tol, return_models, func, standardize, progress)
+            eng = rs.__dict__.get("_functional_engine")
+            if not rs._degenerate and getattr(eng and eng[1], "_closed", None) is not None:
+                cache[1][which] = hit
+    return _copy_of(hit, tol)
+
+
+def _coef_range(rs, tol, return_models, func, standardize, progress) -> CoefRange:
     par = rs.parametrization_
     cached = rs.__dict__.get("_coef_map")  # the map θ -> (intercept, coefficients), once per parametrisation
     if cached is None or cached[0] is not par:
