@@ -25,7 +25,7 @@ def _fit_key(rs) -> tuple:
 def _closed_result(rs, eng, A, a0, names: list, tol, return_models, func, cls: type[_R], **fields: Any) -> _R:
     """The ranges of ``A θ + a0`` from the engine's closed forms (one product for ends, members and reference),
     checked by :func:`_check_closed`; ``names`` is kept as given (a fresh list)."""
-    centre, half, ref, lo_m, hi_m = eng.closed_with_reference(A, a0, rs.reference_theta_, models=bool(return_models))
+    centre, half, ref, lo_m, hi_m = eng._closed_with_reference(A, a0, rs.reference_theta_, models=bool(return_models))
     _check_closed(centre, half, ref, rs, func)
     inner = half * (1 - 1e-12)  # the members' values (see closed_ranges)
     values = {

@@ -273,10 +273,10 @@ class LinearFunctionalRange:
         a0`` and, with ``models``, the members ``θ̂ ∓ (1 - 1e-12)·sqrt(δ/a'Q⁻¹a)·Q⁻¹a`` (1e-12 short of the
         boundary: inside the set to rounding; their values are ``centre ∓ (1 - 1e-12)·half``). Returns
         ``(centre, half, θ_lower, θ_upper)``."""
-        centre, half, _, lo, hi = self.closed_with_reference(A, a0, None, models)
+        centre, half, _, lo, hi = self._closed_with_reference(A, a0, None, models)
         return centre, half, lo, hi
 
-    def closed_with_reference(self, A, a0, reference, models: bool = True):
+    def _closed_with_reference(self, A, a0, reference, models: bool = True):
         """:meth:`closed_ranges` with the values ``a'θ_ref + a0`` of a reference θ_ref (None: not computed) from
         the same single product ``A [Q⁻¹ | θ̂ | θ_ref]``. Returns ``(centre, half, ref, θ_lower, θ_upper)``."""
         assert self._closed is not None
