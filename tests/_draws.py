@@ -18,3 +18,12 @@ def weak_signal_problem(seed):
     eps = rng.uniform(0.1, 0.15)
     group = [int(j) for j in rng.choice(p, int(rng.integers(1, p)), replace=False)]
     return X, y, eps, group
+
+
+def logistic_problem(n, p, seed):
+    """``(X, y)``: n Gaussian rows of p features and labels drawn from a logistic model with intercept 0.3."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    beta = rng.normal(size=p) * 0.7
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ beta + 0.3)))).astype(int)
+    return X, y

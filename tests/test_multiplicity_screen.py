@@ -14,13 +14,7 @@ import pytest
 
 from rashomon import HingeModelClass, LogisticModelClass, RashomonSet
 
-
-def _data(n, p, seed):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    beta = rng.normal(size=p) * 0.7
-    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ beta + 0.3)))).astype(int)
-    return X, y
+from ._draws import logistic_problem as _data
 
 
 def _in_set(rs, X, y, theta):
