@@ -61,17 +61,22 @@ def test_value_grad_matches_brute_force(sets):
     np.testing.assert_allclose(G, -((sig * ye[:, None]).T @ D) / len(y), rtol=1e-10, atol=1e-13)
 
 
+def _ellipsoid_and_cuts(seed, rows, cuts, d=4):
+    """``(rng, M, c, F, Hs)``: an ellipsoid ``{t : (t - c)'M⁻¹(t - c) <= 1}``, functionals F and cut normals Hs, drawn
+    in that order (the rng goes on for the cuts' offsets)."""
+    rng = np.random.default_rng(seed)
+    L = rng.normal(size=(d, d))
+    M = L @ L.T + 0.5 * np.eye(d)  # A⁻¹
+    c = rng.normal(size=d)
+    return rng, M, c, rng.normal(size=(rows, d)), rng.normal(size=(cuts, d))
+
+
 def test_cut_bounds_against_cvxpy():
     cp = pytest.importorskip("cvxpy")
     from rashomon.sets.scale._dask_margin_points import _cut_bounds
 
-    rng = np.random.default_rng(1)
-    d = 4
-    L = rng.normal(size=(d, d))
-    M = L @ L.T + 0.5 * np.eye(d)  # A⁻¹
-    c = rng.normal(size=d)
-    F = rng.normal(size=(6, d))
-    Hs = rng.normal(size=(3, d))
+    rng, M, c, F, Hs = _ellipsoid_and_cuts(1, rows=6, cuts=3)
+    d = len(c)
     b = Hs @ c + np.array([-0.8, 0.3, 2.0]) * np.sqrt(np.einsum("ij,jk,ik->i", Hs, M, Hs))
     got = _cut_bounds(F, (c, M), Hs, b)
     A = np.linalg.inv(M)
@@ -91,13 +96,8 @@ def test_combined_cuts_against_cvxpy():
     from rashomon.sets.scale._dask_margin_cuts import combined_bounds
     from rashomon.sets.scale._dask_margin_points import _cut_bounds
 
-    rng = np.random.default_rng(2)
-    d = 4
-    L = rng.normal(size=(d, d))
-    M = L @ L.T + 0.5 * np.eye(d)  # A⁻¹
-    c = rng.normal(size=d)
-    F = rng.normal(size=(8, d))
-    Hs = rng.normal(size=(12, d))
+    rng, M, c, F, Hs = _ellipsoid_and_cuts(2, rows=8, cuts=12)
+    d = len(c)
     b = Hs @ c + rng.uniform(-0.3, 0.8, size=12) * np.sqrt(np.einsum("ij,jk,ik->i", Hs, M, Hs))
     got = combined_bounds(F, (c, M), Hs, b, k=12, iters=400)
     single = _cut_bounds(F, (c, M), Hs, b)
